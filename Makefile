@@ -1,0 +1,50 @@
+# aprs-cloud: the two commands a newcomer needs are `make run` and `make test`.
+# Every install step lives here so a fresh Debian machine (or CI) needs nothing by hand.
+
+SWIFT        ?= swift
+DATA         ?= ./var
+HTTP         ?= 127.0.0.1:8080
+PYENV        := .build/pyenv
+# Debian packages: C libraries the package links, and the real components tests start.
+DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
+DEB_RUN      := nginx-light spawn-fcgi curl sqlite3 openssl
+DEB_BENCH    := wrk python3-venv
+PY_BENCH     := aprslib==0.7.2
+
+.PHONY: all build release test run bench deps deps-bench format lint clean
+
+all: build
+
+# Install missing Debian packages (only possible as root; otherwise say what is missing).
+deps:
+	@./.ci/install-debs $(DEB_BUILD) $(DEB_RUN)
+
+deps-bench: deps
+	@./.ci/install-debs $(DEB_BENCH)
+	@test -x $(PYENV)/bin/python || python3 -m venv $(PYENV)
+	@$(PYENV)/bin/python -c 'import aprslib' 2>/dev/null || $(PYENV)/bin/pip install -q $(PY_BENCH)
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+run: release
+	.build/release/aprs-cloud up --http $(HTTP) --data $(DATA)
+
+bench: deps-bench release
+	./Tests/bench/run $(PYENV)/bin/python
+
+format:
+	swift-format format --in-place --recursive Sources Tests Package.swift
+
+lint:
+	swift-format lint --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build $(DATA)

@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// aprs-cloud: APRS-IS to push-notification bridge.
+///
+/// Layout: one system-library target per C library (`C…`), pure Swift cores
+/// (`APRS`, `JSON`), the only SQL-speaking module (`Store`), and thin executables.
+let package = Package(
+  name: "aprs-cloud",
+  platforms: [.macOS(.v13)],
+  products: [
+    .executable(name: "aprs-cloud", targets: ["aprs-cloud"])
+  ],
+  targets: [
+    // MARK: C libraries from Debian, each a module map plus the thinnest shim.
+    .systemLibrary(
+      name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(
+      name: "CFastCGI", path: "Sources/CFastCGI", pkgConfig: "fcgi",
+      providers: [.apt(["libfcgi-dev"])]),
+    .systemLibrary(
+      name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]),
+    .systemLibrary(
+      name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+      providers: [.apt(["libssl-dev"])]),
+
+    // MARK: Build tooling: sql/*.sql embedded into the Store as Swift string literals.
+    .executableTarget(name: "embed-sql", path: "Sources/embed-sql"),
+    .plugin(
+      name: "EmbedSQLPlugin", capability: .buildTool(), dependencies: ["embed-sql"],
+      path: "Sources/EmbedSQLPlugin"),
+
+    // MARK: Pure cores (no I/O).
+    .target(name: "APRS"),
+    .target(name: "JSON"),
+
+    // MARK: The only module that speaks SQL.
+    .target(name: "Store", dependencies: ["CSQLite", "APRS"], plugins: ["EmbedSQLPlugin"]),
+
+    // MARK: Executables.
+    .executableTarget(name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store"]),
+    .executableTarget(name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store"]),
+
+    // MARK: Tests.
+    .testTarget(name: "APRSTests", dependencies: ["APRS"]),
+    .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+    .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
+    .testTarget(name: "CLITests", dependencies: ["JSON"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,14 @@
+// The thinnest shim over sqlite3: what Swift cannot import directly.
+#ifndef APRS_CLOUD_CSQLITE_SHIM_H
+#define APRS_CLOUD_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a macro casting -1 to a function pointer; Swift cannot import it.
+static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }
+
+/// sqlite3_config and sqlite3_db_config are variadic.
+static inline int csqlite_config_single_thread_off(void) { return sqlite3_config(SQLITE_CONFIG_MULTITHREAD); }
+static inline int csqlite_db_config_defensive(sqlite3 *db, int on) {
+  return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);
+}
+#endif

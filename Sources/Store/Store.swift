@@ -1,0 +1,1 @@
+public enum StorePlaceholder { public static var count: Int { embeddedMigrations.count } }
