@@ -1,0 +1,263 @@
+/// A strict RFC 8259 parser for untrusted request bodies.
+///
+/// Beyond the grammar it refuses what a server must not guess about: duplicate keys, invalid
+/// UTF-8, nesting deeper than `maxDepth`, and anything after the top-level value. It never traps:
+/// every failure is a `JSONParseError`.
+public struct JSONParser {
+  /// The default nesting limit; request bodies of the /v1 API nest two levels.
+  public static let defaultMaxDepth = 16
+
+  /// Parses one JSON document.
+  public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError)
+    -> JSONValue
+  {
+    let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
+      var parser = JSONParser(buffer: buffer, maxDepth: maxDepth)
+      do throws(JSONParseError) {
+        return .success(try parser.parseDocument())
+      } catch {
+        return .failure(error)
+      }
+    }
+    return try result.get()
+  }
+
+  private let buffer: UnsafeBufferPointer<UInt8>
+  private let maxDepth: Int
+  private var offset = 0
+  private var depth = 0
+
+  private init(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    self.buffer = buffer
+    self.maxDepth = maxDepth
+  }
+
+  private mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+    skipWhitespace()
+    if offset == buffer.count { throw .empty }
+    let value = try parseValue()
+    skipWhitespace()
+    if offset != buffer.count { throw .trailingData(offset: offset) }
+    return value
+  }
+
+  private mutating func skipWhitespace() {
+    while offset < buffer.count {
+      switch buffer[offset] {
+      case 0x20, 0x09, 0x0A, 0x0D: offset += 1
+      default: return
+      }
+    }
+  }
+
+  private func peek() throws(JSONParseError) -> UInt8 {
+    guard offset < buffer.count else { throw .unexpectedEnd }
+    return buffer[offset]
+  }
+
+  private mutating func expect(_ literal: StaticString) throws(JSONParseError) {
+    let count = literal.utf8CodeUnitCount
+    let start = literal.utf8Start
+    for index in 0..<count {
+      let byte = try peek()
+      guard byte == start[index] else { throw .unexpectedByte(byte, offset: offset) }
+      offset += 1
+    }
+  }
+
+  private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    let byte = try peek()
+    switch byte {
+    case UInt8(ascii: "{"): return .object(try parseObject())
+    case UInt8(ascii: "["): return .array(try parseArray())
+    case UInt8(ascii: "\""): return .string(try parseString())
+    case UInt8(ascii: "t"):
+      try expect("true")
+      return .bool(true)
+    case UInt8(ascii: "f"):
+      try expect("false")
+      return .bool(false)
+    case UInt8(ascii: "n"):
+      try expect("null")
+      return .null
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      return .number(try parseNumber())
+    default:
+      throw .unexpectedByte(byte, offset: offset)
+    }
+  }
+
+  private mutating func enter() throws(JSONParseError) {
+    depth += 1
+    if depth > maxDepth { throw .tooDeep(limit: maxDepth) }
+    offset += 1
+  }
+
+  private mutating func parseObject() throws(JSONParseError) -> JSONObject {
+    try enter()
+    defer { depth -= 1 }
+    var members: [(key: String, value: JSONValue)] = []
+    skipWhitespace()
+    if try peek() == UInt8(ascii: "}") {
+      offset += 1
+      return JSONObject(members)
+    }
+    while true {
+      skipWhitespace()
+      let byte = try peek()
+      guard byte == UInt8(ascii: "\"") else { throw .unexpectedByte(byte, offset: offset) }
+      let key = try parseString()
+      if members.contains(where: { $0.key == key }) { throw .duplicateKey(key) }
+      skipWhitespace()
+      let colon = try peek()
+      guard colon == UInt8(ascii: ":") else { throw .unexpectedByte(colon, offset: offset) }
+      offset += 1
+      skipWhitespace()
+      members.append((key, try parseValue()))
+      skipWhitespace()
+      let next = try peek()
+      offset += 1
+      if next == UInt8(ascii: "}") { return JSONObject(members) }
+      guard next == UInt8(ascii: ",") else { throw .unexpectedByte(next, offset: offset - 1) }
+    }
+  }
+
+  private mutating func parseArray() throws(JSONParseError) -> [JSONValue] {
+    try enter()
+    defer { depth -= 1 }
+    var elements: [JSONValue] = []
+    skipWhitespace()
+    if try peek() == UInt8(ascii: "]") {
+      offset += 1
+      return elements
+    }
+    while true {
+      skipWhitespace()
+      elements.append(try parseValue())
+      skipWhitespace()
+      let next = try peek()
+      offset += 1
+      if next == UInt8(ascii: "]") { return elements }
+      guard next == UInt8(ascii: ",") else { throw .unexpectedByte(next, offset: offset - 1) }
+    }
+  }
+
+  private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
+    let start = offset
+    if buffer[offset] == UInt8(ascii: "-") { offset += 1 }
+    guard offset < buffer.count else { throw .invalidNumber(offset: start) }
+    if buffer[offset] == UInt8(ascii: "0") {
+      offset += 1
+    } else if try scanDigits() == 0 {
+      throw .invalidNumber(offset: start)
+    }
+    if offset < buffer.count, buffer[offset] == UInt8(ascii: ".") {
+      offset += 1
+      if try scanDigits() == 0 { throw .invalidNumber(offset: start) }
+    }
+    if offset < buffer.count, buffer[offset] | 0x20 == UInt8(ascii: "e") {
+      offset += 1
+      if offset < buffer.count, buffer[offset] == UInt8(ascii: "+") || buffer[offset] == UInt8(ascii: "-") {
+        offset += 1
+      }
+      if try scanDigits() == 0 { throw .invalidNumber(offset: start) }
+    }
+    if offset < buffer.count, isDigit(buffer[offset]) { throw .invalidNumber(offset: start) }
+    return JSONNumber(
+      literal: String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<offset]), as: UTF8.self))
+  }
+
+  private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+  private mutating func scanDigits() throws(JSONParseError) -> Int {
+    let start = offset
+    while offset < buffer.count, isDigit(buffer[offset]) { offset += 1 }
+    return offset - start
+  }
+
+  private mutating func parseString() throws(JSONParseError) -> String {
+    offset += 1  // the opening quote
+    let start = offset
+    // Fast path: no escapes.
+    while offset < buffer.count {
+      let byte = buffer[offset]
+      if byte == UInt8(ascii: "\"") {
+        let slice = UnsafeBufferPointer(rebasing: buffer[start..<offset])
+        guard let string = String(validating: slice, as: UTF8.self) else { throw .invalidUTF8(offset: start) }
+        offset += 1
+        return string
+      }
+      if byte == UInt8(ascii: "\\") { break }
+      if byte < 0x20 { throw .controlCharacterInString(offset: offset) }
+      offset += 1
+    }
+    guard offset < buffer.count else { throw .unexpectedEnd }
+    return try parseEscapedString(from: start)
+  }
+
+  private mutating func parseEscapedString(from start: Int) throws(JSONParseError) -> String {
+    var bytes = Array(UnsafeBufferPointer(rebasing: buffer[start..<offset]))
+    while true {
+      let byte = try peek()
+      switch byte {
+      case UInt8(ascii: "\""):
+        offset += 1
+        guard let string = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8(offset: start) }
+        return string
+      case UInt8(ascii: "\\"):
+        offset += 1
+        try appendEscape(to: &bytes)
+      case 0..<0x20:
+        throw .controlCharacterInString(offset: offset)
+      default:
+        bytes.append(byte)
+        offset += 1
+      }
+    }
+  }
+
+  private mutating func appendEscape(to bytes: inout [UInt8]) throws(JSONParseError) {
+    let escapeOffset = offset - 1
+    let byte = try peek()
+    offset += 1
+    switch byte {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): bytes.append(byte)
+    case UInt8(ascii: "b"): bytes.append(0x08)
+    case UInt8(ascii: "f"): bytes.append(0x0C)
+    case UInt8(ascii: "n"): bytes.append(0x0A)
+    case UInt8(ascii: "r"): bytes.append(0x0D)
+    case UInt8(ascii: "t"): bytes.append(0x09)
+    case UInt8(ascii: "u"):
+      var scalar = try parseHex4(escapeOffset: escapeOffset)
+      if (0xD800...0xDBFF).contains(scalar) {
+        try expect("\\u")
+        let low = try parseHex4(escapeOffset: escapeOffset)
+        guard (0xDC00...0xDFFF).contains(low) else { throw .invalidEscape(offset: escapeOffset) }
+        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+      } else if (0xDC00...0xDFFF).contains(scalar) {
+        throw .invalidEscape(offset: escapeOffset)
+      }
+      guard let unicode = Unicode.Scalar(scalar) else { throw .invalidEscape(offset: escapeOffset) }
+      bytes.append(contentsOf: UTF8.encode(unicode)!)
+    default:
+      throw .invalidEscape(offset: escapeOffset)
+    }
+  }
+
+  private mutating func parseHex4(escapeOffset: Int) throws(JSONParseError) -> UInt32 {
+    var value: UInt32 = 0
+    for _ in 0..<4 {
+      let byte = try peek()
+      let digit: UInt8
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+      default: throw .invalidEscape(offset: escapeOffset)
+      }
+      value = value << 4 | UInt32(digit)
+      offset += 1
+    }
+    return value
+  }
+}
