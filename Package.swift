@@ -9,7 +9,8 @@ let package = Package(
   name: "aprs-cloud",
   platforms: [.macOS(.v13)],
   products: [
-    .executable(name: "aprs-cloud", targets: ["aprs-cloud"])
+    .executable(name: "aprs-cloud", targets: ["aprs-cloud"]),
+    .executable(name: "aprs-cloud-fcgi", targets: ["aprs-cloud-fcgi"]),
   ],
   targets: [
     // MARK: C libraries from Debian, each a module map plus the thinnest shim.
@@ -35,19 +36,28 @@ let package = Package(
     // MARK: Pure cores (no I/O).
     .target(name: "APRS"),
     .target(name: "JSON"),
+    .target(name: "Config"),
 
     // MARK: The only module that speaks SQL.
     .target(name: "Store", dependencies: ["CSQLite", "APRS"], plugins: ["EmbedSQLPlugin"]),
 
+    // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
+    .target(name: "API", dependencies: ["APRS", "JSON", "Store", "COpenSSL"]),
+
     // MARK: Executables.
-    .executableTarget(name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store"]),
+    .executableTarget(
+      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Store", "CFastCGI"]),
+    .executableTarget(name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config"]),
     .executableTarget(name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store"]),
 
     // MARK: Tests.
     .testTarget(name: "APRSTests", dependencies: ["APRS"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON"]),
     .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
+    .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+    .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS"]),
     .testTarget(name: "CLITests", dependencies: ["JSON"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["JSON"]),
   ],
   swiftLanguageModes: [.v6]
 )

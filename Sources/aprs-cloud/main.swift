@@ -1,2 +1,48 @@
-import Store
-print(StorePlaceholder.count)
+// aprs-cloud: the operator's command line.
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+let commands: [any Command.Type] = [
+  PasscodeCommand.self, ParseCommand.self, MigrateCommand.self,
+  NginxConfigCommand.self, UpCommand.self,
+]
+
+func mainUsage(_ commands: [any Command.Type]) -> String {
+  var text = """
+    usage: aprs-cloud COMMAND [ARGUMENTS] [--help]
+
+    The operator's tool for an aprs-cloud server.
+
+    commands:
+
+    """
+  for command in commands {
+    text += "  " + command.name.padding(to: 12) + command.summary + "\n"
+  }
+  text += "\nRun `aprs-cloud COMMAND --help` for a command's options."
+  return text
+}
+
+extension String {
+  fileprivate func padding(to width: Int) -> String {
+    count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+  }
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first else {
+  printError(mainUsage(commands))
+  exit(ExitStatus.usage.rawValue)
+}
+if name == "--help" || name == "-h" || name == "help" {
+  print(mainUsage(commands))
+  exit(0)
+}
+guard let command = commands.first(where: { $0.name == name }) else {
+  printError("aprs-cloud: unknown command '\(name)'\n\n" + mainUsage(commands))
+  exit(ExitStatus.usage.rawValue)
+}
+arguments.removeFirst()
+let status = runCommand(command, arguments)
+exit(status.rawValue)

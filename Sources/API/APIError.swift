@@ -1,0 +1,60 @@
+/// Every way an API request can fail, each with its HTTP status and a human-readable reason.
+///
+/// The app decides success only by the absence of `error`, so every failure becomes
+/// `{"error":"<message>"}` with the status below (PROTOCOL.md, "Errors").
+public enum APIError: Error, Equatable, Sendable {
+  /// 400: malformed body or an invalid field; the message names the field.
+  case badRequest(String)
+  /// 401: the passcode does not match the callsign.
+  case unauthorized
+  /// 404: no such endpoint.
+  case notFound(path: String)
+  /// 405: the endpoint exists but not for this method.
+  case methodNotAllowed(allowed: String)
+  /// 413: the body is larger than the limit.
+  case payloadTooLarge(limit: Int)
+  /// 429: too many requests of this kind for this station; retry after the given seconds.
+  case rateLimited(what: String, retryAfterSeconds: Int)
+  /// 503: the database is busy or unavailable.
+  case unavailable(String)
+  /// 500: anything else (never for bad input).
+  case internalError(String)
+
+  /// The HTTP status code.
+  public var status: Int {
+    switch self {
+    case .badRequest: 400
+    case .unauthorized: 401
+    case .notFound: 404
+    case .methodNotAllowed: 405
+    case .payloadTooLarge: 413
+    case .rateLimited: 429
+    case .unavailable: 503
+    case .internalError: 500
+    }
+  }
+
+  /// The text of `{"error": …}`.
+  public var message: String {
+    switch self {
+    case .badRequest(let reason): reason
+    case .unauthorized: "auth does not match the callsign's APRS-IS passcode"
+    case .notFound(let path): "no such endpoint: \(path.prefix(80))"
+    case .methodNotAllowed(let allowed): "method not allowed; use \(allowed)"
+    case .payloadTooLarge(let limit): "request body is larger than \(limit) bytes"
+    case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"
+    case .unavailable(let reason): "storage is unavailable: \(reason)"
+    case .internalError(let reason): "internal error: \(reason)"
+    }
+  }
+
+  /// Headers the status calls for (`Allow` on 405, `Retry-After` on 429 and 503).
+  public var headers: [(name: String, value: String)] {
+    switch self {
+    case .methodNotAllowed(let allowed): [("Allow", allowed)]
+    case .rateLimited(_, let seconds): [("Retry-After", String(seconds))]
+    case .unavailable: [("Retry-After", "1")]
+    default: []
+    }
+  }
+}

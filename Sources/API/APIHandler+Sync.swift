@@ -1,0 +1,119 @@
+import APRS
+import JSON
+import Store
+
+extension APIHandler {
+  /// `POST /v1/sync`: the caller's messages newer than `since`, the cursor to send next time,
+  /// and the avatar hashes of the peers in them. An unregistered station gets an empty list.
+  func sync(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+    let since = try body.int("since", in: 0...Int64.max) ?? 0
+    let result = try store { () throws(StoreError) in
+      try database.sync(station: station.description, since: since, now: now)
+    }
+    var writer = JSONWriter(capacity: 128 + result.messages.count * 128)
+    writer.beginObject()
+    writeMessages(result.messages, to: &writer)
+    writer.key("serverTime")
+    writer.int(result.serverTime)
+    writeAvatarHashes(result.avatarHashes, to: &writer)
+    writer.endObject()
+    return .ok(writer, station: station.description)
+  }
+
+  /// `messages`: oldest first, each exactly the keys of PROTOCOL.md ("Messages"); `seqId` is a
+  /// string or null, never a number.
+  func writeMessages(_ messages: [StoredMessage], to writer: inout JSONWriter) {
+    writer.key("messages")
+    writer.beginArray()
+    for message in messages where config.includeSent || message.direction == "received" {
+      writer.beginObject()
+      writer.key("direction")
+      writer.string(message.direction)
+      writer.key("type")
+      writer.string("message")
+      writer.key("peer")
+      writer.string(message.peer)
+      writer.key("text")
+      writer.string(message.text)
+      writer.key("timestamp")
+      writer.int(message.timestamp)
+      writer.key("seqId")
+      writer.stringOrNull(message.msgno)
+      writer.endObject()
+    }
+    writer.endArray()
+  }
+
+  /// `avatars`: peer → avatar hash, sorted by peer so answers are stable.
+  func writeAvatarHashes(_ hashes: [String: String], to writer: inout JSONWriter) {
+    writer.key("avatars")
+    writer.beginObject()
+    for peer in hashes.keys.sorted() {
+      writer.key(peer)
+      writer.string(hashes[peer]!)
+    }
+    writer.endObject()
+  }
+
+  /// `POST /v1/unregister`: drop the station (devices, avatar, messages), or with `pushToken` only
+  /// that device. Answers `{}`.
+  func unregister(_ body: RequestBody, station: StationAddress) throws(APIError) -> APIResponse {
+    let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
+    try store { () throws(StoreError) in
+      if let token {
+        _ = try database.deleteDevice(token: token, station: station.description)
+      } else {
+        _ = try database.deleteStation(station.description)
+      }
+    }
+    var writer = JSONWriter(capacity: 2)
+    writer.beginObject()
+    writer.endObject()
+    return .ok(writer, station: station.description)
+  }
+
+  /// Most stations one `/v1/avatars` call may ask about.
+  static let maxAvatarStations = 50
+
+  /// `POST /v1/avatars`: the stored avatars of up to 50 stations; stations without one are left out.
+  func avatars(_ body: RequestBody, station: StationAddress) throws(APIError) -> APIResponse {
+    guard let value = body["stations"] else { throw .badRequest("stations is required (an array)") }
+    guard case .array(let elements) = value else {
+      throw .badRequest("stations must be an array of station addresses, not \(value.typeName)")
+    }
+    guard elements.count <= Self.maxAvatarStations else {
+      throw .badRequest("stations holds \(elements.count) entries; at most \(Self.maxAvatarStations)")
+    }
+    var addresses: [String] = []
+    for (index, element) in elements.enumerated() {
+      guard case .string(let text) = element, text.utf8.count <= 32 else {
+        throw .badRequest("stations[\(index)] must be a station address string")
+      }
+      do {
+        addresses.append(try StationAddress(parsing: text).description)
+      } catch {
+        throw .badRequest("stations[\(index)]: \(error)")
+      }
+    }
+    let found = try store { () throws(StoreError) in try database.avatars(for: addresses) }
+    var writer = JSONWriter(capacity: 64 + found.count * 96)
+    writer.beginObject()
+    writer.key("avatars")
+    writer.beginObject()
+    for address in found.keys.sorted() {
+      let avatar = found[address]!
+      writer.key(address)
+      writer.beginObject()
+      writer.key("icon")
+      writer.stringOrNull(avatar.icon)
+      writer.key("image")
+      writer.stringOrNull(avatar.image)
+      writer.key("hash")
+      writer.string(avatar.hash)
+      writer.endObject()
+    }
+    writer.endObject()
+    writer.endObject()
+    return .ok(writer, station: station.description)
+  }
+}

@@ -1,0 +1,90 @@
+import APRS
+import JSON
+import Store
+
+/// Turns one request into one response: route, decode, validate, call the store, encode.
+///
+/// Pure apart from the `Database` it is given: no sockets, no FastCGI, no wall clock (the clock is
+/// injected), so tests drive it directly. One handler per worker thread, as one `Database` is.
+public final class APIHandler {
+  let database: Database
+  let config: APIConfig
+  let clock: @Sendable () -> Int64
+
+  /// Creates a handler over one database connection. `clock` returns epoch milliseconds.
+  public init(database: Database, config: APIConfig = APIConfig(), clock: @escaping @Sendable () -> Int64) {
+    self.database = database
+    self.config = config
+    self.clock = clock
+  }
+
+  /// The endpoints, by path.
+  enum Endpoint: String, CaseIterable {
+    case register = "/v1/register"
+    case heartbeat = "/v1/heartbeat"
+    case sync = "/v1/sync"
+    case unregister = "/v1/unregister"
+    case avatars = "/v1/avatars"
+    case health = "/health"
+
+    var method: String { self == .health ? "GET" : "POST" }
+  }
+
+  /// Answers one request. Never throws: every failure is an error response.
+  public func handle(_ request: APIRequest) -> APIResponse {
+    guard let endpoint = Endpoint(rawValue: request.path) else {
+      return .error(.notFound(path: request.path))
+    }
+    guard request.method == endpoint.method || (endpoint == .health && request.method == "HEAD") else {
+      return .error(.methodNotAllowed(allowed: endpoint.method))
+    }
+    if endpoint == .health { return health() }
+    guard request.body.count <= config.maxBodyBytes else {
+      return .error(.payloadTooLarge(limit: config.maxBodyBytes))
+    }
+    var station: StationAddress?
+    do throws(APIError) {
+      let body = try RequestBody(request.body)
+      station = try body.authenticatedStation()
+      let now = clock()
+      switch endpoint {
+      case .register: return try register(body, station: station!, now: now)
+      case .heartbeat: return try heartbeat(body, station: station!, now: now)
+      case .sync: return try sync(body, station: station!, now: now)
+      case .unregister: return try unregister(body, station: station!)
+      case .avatars: return try avatars(body, station: station!)
+      case .health: return health()
+      }
+    } catch {
+      return .error(error, station: station?.description)
+    }
+  }
+
+  /// Runs a store operation, turning its failures into HTTP errors (busy → 503, others → 500).
+  @discardableResult
+  func store<T>(_ operation: () throws(StoreError) -> T) throws(APIError) -> T {
+    do {
+      return try operation()
+    } catch {
+      throw Self.apiError(for: error)
+    }
+  }
+
+  static func apiError(for error: StoreError) -> APIError {
+    switch error {
+    case .busy: .unavailable("the database is busy; retry shortly")
+    default: .internalError("storage failed")
+    }
+  }
+
+  /// Applies a per-station rate limit kept in the database (so it holds across workers and CGI runs).
+  func checkRate(_ what: String, station: StationAddress, perHour limit: Int, now: Int64) throws(APIError) {
+    let decision = try store { () throws(StoreError) in
+      try database.consumeRate(
+        key: "\(what):\(station)", limit: limit, windowMs: 3_600_000, now: now)
+    }
+    if case .limited(let retryAfterMs) = decision {
+      throw .rateLimited(what: what, retryAfterSeconds: Int(max(1, (retryAfterMs + 999) / 1000)))
+    }
+  }
+}

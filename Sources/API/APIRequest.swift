@@ -1,0 +1,24 @@
+/// One HTTP request as the responder received it, independent of FastCGI or CGI.
+public struct APIRequest: Sendable {
+  /// `GET`, `POST`, …
+  public var method: String
+  /// The path without query string, e.g. `/v1/sync` (the shell strips any prefix nginx adds).
+  public var path: String
+  /// The `Content-Type` header, if any.
+  public var contentType: String?
+  /// The body, already limited to `APIConfig.maxBodyBytes` by the shell.
+  public var body: [UInt8]
+  /// The client's address as the web server saw it (for logs; rate limits are per station).
+  public var remoteAddress: String
+
+  public init(
+    method: String, path: String, contentType: String? = nil, body: [UInt8] = [],
+    remoteAddress: String = ""
+  ) {
+    self.method = method
+    self.path = path
+    self.contentType = contentType
+    self.body = body
+    self.remoteAddress = remoteAddress
+  }
+}

@@ -1,0 +1,55 @@
+import JSON
+
+/// One HTTP response, ready for the shell to write: status, headers, JSON body.
+public struct APIResponse: Sendable {
+  /// The HTTP status code.
+  public var status: Int
+  /// Extra headers beyond `Content-Type: application/json` and `Cache-Control: no-store`,
+  /// which every response carries (the shell writes those two).
+  public var headers: [(name: String, value: String)]
+  /// The JSON body.
+  public var body: [UInt8]
+  /// The station the request was about, for the log line (never a passcode or a token).
+  public var station: String?
+
+  public init(
+    status: Int, headers: [(name: String, value: String)] = [], body: [UInt8], station: String? = nil
+  ) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+    self.station = station
+  }
+
+  /// A 200 response with the document `writer` holds.
+  public static func ok(_ writer: JSONWriter, station: String? = nil) -> APIResponse {
+    APIResponse(status: 200, body: writer.bytes, station: station)
+  }
+
+  /// The response for an error: its status, its headers, `{"error":"…"}`.
+  public static func error(_ error: APIError, station: String? = nil) -> APIResponse {
+    var writer = JSONWriter(capacity: 64)
+    writer.beginObject()
+    writer.key("error")
+    writer.string(error.message)
+    writer.endObject()
+    return APIResponse(status: error.status, headers: error.headers, body: writer.bytes, station: station)
+  }
+
+  /// The standard reason phrase for the status codes this server sends (`Status: 413 Payload Too Large`).
+  public static func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 200: "OK"
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 413: "Payload Too Large"
+    case 415: "Unsupported Media Type"
+    case 429: "Too Many Requests"
+    case 500: "Internal Server Error"
+    case 503: "Service Unavailable"
+    default: "Status"
+    }
+  }
+}

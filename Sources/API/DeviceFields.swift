@@ -1,0 +1,58 @@
+/// `platform` and `pushToken` of a register or heartbeat, validated together.
+///
+/// An empty or absent token makes a sync-only station (a desktop); then `platform` may be absent.
+struct DeviceFields: Equatable {
+  /// `"android"` (an FCM registration token) or `"ios"` (a raw hex APNs device token), or nil.
+  var platform: String?
+  /// The push token, or nil for a sync-only station.
+  var pushToken: String?
+
+  static let platforms = ["android", "ios"]
+
+  init(platform: String?, pushToken: String?) {
+    self.platform = platform
+    self.pushToken = pushToken
+  }
+
+  init(_ body: RequestBody) throws(APIError) {
+    let platform = try body.string("platform", maxLength: 64).flatMap { $0.isEmpty ? nil : $0 }
+    let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
+    if let platform, !Self.platforms.contains(platform) {
+      throw .badRequest("platform must be \"android\" or \"ios\"")
+    }
+    if let token {
+      switch platform {
+      case nil:
+        throw .badRequest("platform is required with a pushToken (\"android\" or \"ios\")")
+      case "ios"?:
+        guard Self.isAPNsToken(token) else {
+          throw .badRequest("pushToken must be an APNs device token in hex for platform ios")
+        }
+      default:
+        guard Self.isFCMToken(token) else {
+          throw .badRequest("pushToken is not an FCM registration token")
+        }
+      }
+    }
+    self.init(platform: platform, pushToken: token)
+  }
+
+  /// APNs device tokens are hex (32 bytes today; Apple reserves the right to grow them).
+  static func isAPNsToken(_ token: String) -> Bool {
+    let utf8 = token.utf8
+    return utf8.count >= 16 && utf8.count <= 400 && utf8.count % 2 == 0
+      && utf8.allSatisfy { byte in
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
+      }
+  }
+
+  /// FCM registration tokens are URL-safe text such as `dXk…:APA91b…`.
+  static func isFCMToken(_ token: String) -> Bool {
+    let utf8 = token.utf8
+    return utf8.count >= 8
+      && utf8.allSatisfy { byte in
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+          || byte == 0x5F || byte == 0x2D || byte == 0x3A || byte == 0x2E
+      }
+  }
+}

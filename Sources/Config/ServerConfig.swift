@@ -1,0 +1,86 @@
+/// The responder's settings (`aprs-cloud-fcgi`), from `[server]` and `[ratelimit]`.
+///
+/// ```ini
+/// [server]
+/// listen = /run/aprs-cloud/fcgi.sock   ; or 127.0.0.1:9000; absent: fd 0 or CGI
+/// database = /var/lib/aprs-cloud/aprs-cloud.sqlite
+/// workers = 4              ; worker threads, 1–256
+/// logLevel = info          ; debug, info, warn, error
+/// stationExpiry = 7d       ; a station not heard from for this long stops being used
+/// ringSize = 50            ; messages kept per station, 1–1000
+/// maxBody = 65536          ; largest request body in bytes
+/// busyTimeout = 5s         ; how long a write waits for another writer's lock
+///
+/// [ratelimit]
+/// registrationsPerHour = 60
+/// heartbeatsPerHour = 60
+/// avatarUploadsPerHour = 20
+/// syncsPerHour = 3600
+/// ```
+public struct ServerConfig: Sendable, Equatable {
+  /// `--listen`: a unix socket path or `HOST:PORT`; nil to use fd 0 (or CGI).
+  public var listen: String?
+  /// The SQLite database file.
+  public var database = "./var/aprs-cloud.sqlite"
+  /// Worker threads, each with its own database connection.
+  public var workers = 4
+  /// The least severe events logged.
+  public var logLevel = LogLevel.info
+  /// A station not heard from within this window stops being used (ms).
+  public var stationExpiryMs: Int64 = 7 * 86_400_000
+  /// Messages kept per station.
+  public var ringSize = 50
+  /// Largest request body, in bytes.
+  public var maxBody = 65_536
+  /// How long a write waits for another connection's lock before answering 503 (ms).
+  public var busyTimeoutMs: Int64 = 5000
+  /// Registrations per station per hour.
+  public var registrationsPerHour = 60
+  /// Heartbeats per station per hour.
+  public var heartbeatsPerHour = 60
+  /// Avatar uploads per station per hour.
+  public var avatarUploadsPerHour = 20
+  /// Syncs per station per hour.
+  public var syncsPerHour = 3_600
+
+  /// The defaults.
+  public init() {}
+
+  /// Reads and validates every setting, falling back to the defaults.
+  public init(_ config: ConfigFile) throws(ConfigError) {
+    let defaults = ServerConfig()
+    listen = try config.string("server", "listen")
+    if let value = config.value("server", "listen"), value.text.isEmpty {
+      throw .invalidValue(
+        key: "server.listen", value: value.text, source: value.source.description,
+        reason: "expected a socket path or HOST:PORT")
+    }
+    database = try config.path("server", "database", default: defaults.database)
+    workers = try config.int("server", "workers", default: defaults.workers, range: 1...256)
+    let level = try config.choice(
+      "server", "logLevel", ["debug", "info", "warn", "error"], default: defaults.logLevel.name)
+    logLevel = LogLevel(name: level) ?? .info
+    stationExpiryMs = try config.duration(
+      "server", "stationExpiry", default: defaults.stationExpiryMs, range: 60_000...3650 * 86_400_000)
+    ringSize = try config.int("server", "ringSize", default: defaults.ringSize, range: 1...1000)
+    maxBody = try config.int("server", "maxBody", default: defaults.maxBody, range: 1024...16_777_216)
+    busyTimeoutMs = try config.duration(
+      "server", "busyTimeout", default: defaults.busyTimeoutMs, range: 0...60_000)
+    let perHour = 1...1_000_000
+    registrationsPerHour = try config.int(
+      "ratelimit", "registrationsPerHour", default: defaults.registrationsPerHour, range: perHour)
+    heartbeatsPerHour = try config.int(
+      "ratelimit", "heartbeatsPerHour", default: defaults.heartbeatsPerHour, range: perHour)
+    avatarUploadsPerHour = try config.int(
+      "ratelimit", "avatarUploadsPerHour", default: defaults.avatarUploadsPerHour, range: perHour)
+    syncsPerHour = try config.int("ratelimit", "syncsPerHour", default: defaults.syncsPerHour, range: perHour)
+  }
+
+  /// The keys this struct reads.
+  public static let schema = ConfigSchema(sections: [
+    "server": [
+      "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
+    ],
+    "ratelimit": ["registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "syncsPerHour"],
+  ])
+}

@@ -1,0 +1,251 @@
+extension Database {
+  /// The meta key holding the newest message timestamp ever assigned (the cursor's high-water
+  /// mark). Written only by `storeMessages`.
+  static let lastMessageTimestampKey = "last_message_ts"
+
+  /// Stores a batch of messages in ONE write transaction and returns one outcome per message.
+  ///
+  /// For each message: an unknown station is skipped; a dedup key seen within its window is a
+  /// duplicate; otherwise the message is inserted with timestamp `max(now, last + 1)` (so
+  /// timestamps strictly increase in commit order across the database), its dedup key is
+  /// recorded, a push is queued in the outbox (received messages only) and the station's ring
+  /// is trimmed to `options.ringSize`. Nothing is stored if any step fails.
+  public func storeMessages(_ batch: [IncomingMessage], now: Int64) throws(StoreError) -> [StoreOutcome] {
+    for message in batch {
+      guard message.direction == "received" || message.direction == "sent" else {
+        throw .invalidArgument("message direction \"\(message.direction)\" is not received or sent")
+      }
+      guard !message.dedupKey.isEmpty else { throw .invalidArgument("empty dedup key") }
+    }
+    guard !batch.isEmpty else { return [] }
+    return try writeTransaction { () throws(StoreError) in
+      let initialLast = try lastMessageTimestamp()
+      var last = initialLast
+      var outcomes: [StoreOutcome] = []
+      outcomes.reserveCapacity(batch.count)
+      for message in batch {
+        let station = message.station.canonicalAddress
+        guard try stationExists(station) else {
+          outcomes.append(.unknownStation)
+          continue
+        }
+        if try isDuplicate(message.dedupKey, now: now) {
+          outcomes.append(.duplicate)
+          continue
+        }
+        let timestamp = max(now, last + 1)
+        last = timestamp
+        let id = try insertMessage(message, station: station, timestamp: timestamp)
+        try recordDedup(message.dedupKey, now: now, windowMs: message.dedupWindowMs)
+        if message.direction == "received" {
+          try queuePush(station: station, messageID: id, now: now)
+        }
+        try trimRing(station)
+        outcomes.append(.stored(messageID: id, timestamp: timestamp))
+      }
+      if last != initialLast {
+        try setMetaValue(Self.lastMessageTimestampKey, String(last))
+      }
+      return outcomes
+    }
+  }
+
+  /// The newest message timestamp ever assigned (0 before the first message).
+  func lastMessageTimestamp() throws(StoreError) -> Int64 {
+    let statement = try prepared("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, Self.lastMessageTimestampKey)
+    return try statement.step() ? statement.int64(0) : 0
+  }
+
+  private func stationExists(_ address: String) throws(StoreError) -> Bool {
+    let statement = try prepared("SELECT 1 FROM stations WHERE address = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, address)
+    return try statement.step()
+  }
+
+  private func isDuplicate(_ key: String, now: Int64) throws(StoreError) -> Bool {
+    let statement = try prepared("SELECT 1 FROM dedup WHERE key = ?1 AND expires_at > ?2")
+    defer { statement.reset() }
+    try statement.bind(1, key)
+    try statement.bind(2, now)
+    return try statement.step()
+  }
+
+  private func recordDedup(_ key: String, now: Int64, windowMs: Int64) throws(StoreError) {
+    let statement = try prepared(
+      """
+      INSERT INTO dedup (key, first_seen, expires_at) VALUES (?1, ?2, ?3)
+      ON CONFLICT (key) DO UPDATE SET first_seen = excluded.first_seen, expires_at = excluded.expires_at
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, key)
+    try statement.bind(2, now)
+    try statement.bind(3, now + max(0, windowMs))
+    try statement.run()
+  }
+
+  private func insertMessage(
+    _ message: IncomingMessage, station: String, timestamp: Int64
+  ) throws(StoreError) -> Int64 {
+    let statement = try prepared(
+      """
+      INSERT INTO messages (station, direction, peer, text, msgno, timestamp)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, message.direction)
+    try statement.bind(3, message.peer)
+    try statement.bind(4, message.text)
+    try statement.bind(5, message.msgno)
+    try statement.bind(6, timestamp)
+    try statement.run()
+    return lastInsertRowID
+  }
+
+  private func queuePush(station: String, messageID: Int64, now: Int64) throws(StoreError) {
+    let statement = try prepared(
+      """
+      INSERT INTO outbox (station, message_id, created_at, state, attempts, next_attempt_at)
+      VALUES (?1, ?2, ?3, 'pending', 0, ?3)
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, messageID)
+    try statement.bind(3, now)
+    try statement.run()
+  }
+
+  /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade).
+  private func trimRing(_ station: String) throws(StoreError) {
+    let statement = try prepared(
+      """
+      DELETE FROM messages WHERE station = ?1 AND timestamp < (
+        SELECT timestamp FROM messages WHERE station = ?1 ORDER BY timestamp DESC LIMIT 1 OFFSET ?2)
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, options.ringSize - 1)
+    try statement.run()
+  }
+
+  /// Answers a sync for `station`: its messages newer than `since`, oldest first, the cursor,
+  /// and the avatar hashes of their peers — all from ONE read snapshot.
+  ///
+  /// `serverTime` is `max(since, newest timestamp assigned in that snapshot)`. A message
+  /// committed after the snapshot gets a larger timestamp, so the next sync returns it: the
+  /// cursor never skips. Afterwards the station's last sync cursor is advanced to
+  /// `serverTime` (with `lastSyncAt = now`) when it grows; unknown stations get an empty
+  /// answer and no write. That bookkeeping write is best effort: if the database is busy it is
+  /// skipped and the answer still returned.
+  public func sync(station: String, since: Int64, now: Int64) throws(StoreError) -> SyncResult {
+    let address = station.canonicalAddress
+    let (result, storedCursor) = try readTransaction { () throws(StoreError) in
+      let select = try prepared(
+        """
+        SELECT direction, peer, text, msgno, timestamp FROM messages
+        WHERE station = ?1 AND timestamp > ?2 ORDER BY timestamp
+        """)
+      var messages: [StoredMessage] = []
+      do {
+        defer { select.reset() }
+        try select.bind(1, address)
+        try select.bind(2, since)
+        while try select.step() {
+          messages.append(
+            StoredMessage(
+              direction: select.text(0), peer: select.text(1), text: select.text(2),
+              msgno: select.optionalText(3), timestamp: select.int64(4)))
+        }
+      }
+      afterSyncMessagesRead?()
+      let last = try lastMessageTimestamp()
+      let cursor = try syncCursor(address)
+      let hashes = try avatarHashes(of: messages)
+      return (
+        SyncResult(messages: messages, serverTime: max(since, last), avatarHashes: hashes), cursor
+      )
+    }
+    if let storedCursor, result.serverTime > storedCursor, !options.readOnly {
+      do throws(StoreError) {
+        try advanceSyncCursor(address, to: result.serverTime, now: now)
+      } catch {
+        guard error == .busy else { throw error }
+      }
+    }
+    return result
+  }
+
+  private func syncCursor(_ address: String) throws(StoreError) -> Int64? {
+    let statement = try prepared("SELECT last_sync_cursor FROM stations WHERE address = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, address)
+    return try statement.step() ? statement.int64(0) : nil
+  }
+
+  private func advanceSyncCursor(_ address: String, to cursor: Int64, now: Int64) throws(StoreError) {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        """
+        UPDATE stations SET last_sync_cursor = ?2, last_sync_at = ?3
+        WHERE address = ?1 AND last_sync_cursor < ?2
+        """)
+      defer { statement.reset() }
+      try statement.bind(1, address)
+      try statement.bind(2, cursor)
+      try statement.bind(3, now)
+      try statement.run()
+    }
+  }
+
+  /// The hash of each distinct peer's stored avatar, keyed by the peer as it appears.
+  private func avatarHashes(of messages: [StoredMessage]) throws(StoreError) -> [String: String] {
+    var peers = Set<String>()
+    for message in messages { peers.insert(message.peer) }
+    guard !peers.isEmpty else { return [:] }
+    let statement = try prepared(
+      "SELECT avatar_hash FROM stations WHERE address = ?1 AND avatar_hash IS NOT NULL")
+    var hashes: [String: String] = [:]
+    for peer in peers {
+      defer { statement.reset() }
+      try statement.bind(1, peer.canonicalAddress)
+      if try statement.step() { hashes[peer] = statement.text(0) }
+    }
+    return hashes
+  }
+
+  /// How many of the station's stored messages are newer than its last sync cursor (the
+  /// `count` a push carries).
+  public func unpulledCount(station: String) throws(StoreError) -> Int {
+    let statement = try prepared(
+      """
+      SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
+      WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    return try statement.step() ? statement.int(0) : 0
+  }
+
+  /// The 30-second rule: true (and the send time recorded as `now`) when no ACK for `key` was
+  /// sent within `minIntervalMs` before `now`; false when one was. Atomic across processes.
+  public func ackDue(key: String, now: Int64, minIntervalMs: Int64) throws(StoreError) -> Bool {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        """
+        INSERT INTO ack_state (key, last_sent_at) VALUES (?1, ?2)
+        ON CONFLICT (key) DO UPDATE SET last_sent_at = excluded.last_sent_at
+        WHERE excluded.last_sent_at - ack_state.last_sent_at >= ?3
+          OR excluded.last_sent_at < ack_state.last_sent_at
+        """)
+      defer { statement.reset() }
+      try statement.bind(1, key)
+      try statement.bind(2, now)
+      try statement.bind(3, minIntervalMs)
+      try statement.run()
+      return changes > 0
+    }
+  }
+}

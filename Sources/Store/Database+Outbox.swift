@@ -1,0 +1,61 @@
+extension Database {
+  /// Pending pushes due at `now` (next attempt not in the future), oldest first, with their
+  /// messages. Pushes whose message rolled off the ring are gone with it.
+  public func dueOutbox(now: Int64, limit: Int = 100) throws(StoreError) -> [OutboxEntry] {
+    let statement = try prepared(
+      """
+      SELECT outbox.id, outbox.station, outbox.message_id, outbox.created_at, outbox.attempts,
+             outbox.next_attempt_at, messages.direction, messages.peer, messages.text,
+             messages.msgno, messages.timestamp
+      FROM outbox JOIN messages ON messages.id = outbox.message_id
+      WHERE outbox.state = 'pending' AND outbox.next_attempt_at <= ?1
+      ORDER BY outbox.id LIMIT ?2
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, now)
+    try statement.bind(2, limit)
+    var entries: [OutboxEntry] = []
+    while try statement.step() {
+      entries.append(
+        OutboxEntry(
+          id: statement.int64(0), station: statement.text(1), messageID: statement.int64(2),
+          message: StoredMessage(
+            direction: statement.text(6), peer: statement.text(7), text: statement.text(8),
+            msgno: statement.optionalText(9), timestamp: statement.int64(10)),
+          createdAt: statement.int64(3), attempts: statement.int(4), nextAttemptAt: statement.int64(5)))
+    }
+    return entries
+  }
+
+  /// Removes pushes that were sent (or are not worth sending any more).
+  public func completeOutbox(ids: [Int64]) throws(StoreError) {
+    try updateOutbox(ids: ids, sql: "DELETE FROM outbox WHERE id = ?1", nextAttemptAt: nil)
+  }
+
+  /// Counts a failed attempt and defers the pushes until `nextAttemptAt`.
+  public func rescheduleOutbox(ids: [Int64], nextAttemptAt: Int64) throws(StoreError) {
+    try updateOutbox(
+      ids: ids, sql: "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?2 WHERE id = ?1",
+      nextAttemptAt: nextAttemptAt)
+  }
+
+  /// Marks pushes as failed for good (kept for inspection until their message rolls off).
+  public func failOutbox(ids: [Int64]) throws(StoreError) {
+    try updateOutbox(
+      ids: ids, sql: "UPDATE outbox SET state = 'failed', attempts = attempts + 1 WHERE id = ?1",
+      nextAttemptAt: nil)
+  }
+
+  private func updateOutbox(ids: [Int64], sql: String, nextAttemptAt: Int64?) throws(StoreError) {
+    guard !ids.isEmpty else { return }
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(sql)
+      for id in ids {
+        defer { statement.reset() }
+        try statement.bind(1, id)
+        if let nextAttemptAt { try statement.bind(2, nextAttemptAt) }
+        try statement.run()
+      }
+    }
+  }
+}

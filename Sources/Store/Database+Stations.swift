@@ -1,0 +1,210 @@
+extension Database {
+  /// Registers or heartbeats a station and returns it as stored.
+  ///
+  /// Creates the station if it is missing (a heartbeat re-creates a station the server lost)
+  /// and sets `heartbeat_at = now`; a registration also sets `registered_at = now`. A non-nil
+  /// `ackMessages` is stored, nil keeps the stored value; a nil `platform` keeps the stored
+  /// one. A non-empty `pushToken` upserts its device row: a token already held by another
+  /// station moves to this one, a known token only has its refresh time updated.
+  public func upsertStation(_ upsert: StationUpsert, now: Int64) throws(StoreError) -> StationRecord {
+    let address = upsert.address.canonicalAddress
+    let base = upsert.base.canonicalAddress
+    guard !address.isEmpty, !base.isEmpty else { throw .invalidArgument("empty station address or base") }
+    guard (0...15).contains(upsert.ssid) else { throw .invalidArgument("ssid \(upsert.ssid) is not 0–15") }
+    let token = upsert.pushToken.flatMap { $0.isEmpty ? nil : $0 }
+    if token != nil, upsert.platform == nil {
+      throw .invalidArgument("a push token needs a platform")
+    }
+    return try writeTransaction { () throws(StoreError) in
+      let upsertRow = try prepared(
+        """
+        INSERT INTO stations (address, base, ssid, platform, ack_messages, registered_at, heartbeat_at)
+        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), ?6, ?6)
+        ON CONFLICT (address) DO UPDATE SET
+          base = excluded.base,
+          ssid = excluded.ssid,
+          platform = coalesce(excluded.platform, stations.platform),
+          ack_messages = coalesce(?5, stations.ack_messages),
+          registered_at = CASE WHEN ?7 THEN excluded.registered_at ELSE stations.registered_at END,
+          heartbeat_at = excluded.heartbeat_at
+        """)
+      defer { upsertRow.reset() }
+      try upsertRow.bind(1, address)
+      try upsertRow.bind(2, base)
+      try upsertRow.bind(3, upsert.ssid)
+      try upsertRow.bind(4, upsert.platform)
+      try upsertRow.bind(5, upsert.ackMessages)
+      try upsertRow.bind(6, now)
+      try upsertRow.bind(7, upsert.isRegistration)
+      try upsertRow.run()
+
+      if let token, let platform = upsert.platform {
+        let device = try prepared(
+          """
+          INSERT INTO devices (token, station, platform, registered_at, refreshed_at)
+          VALUES (?1, ?2, ?3, ?4, ?4)
+          ON CONFLICT (token) DO UPDATE SET
+            registered_at = CASE WHEN devices.station = excluded.station
+              THEN devices.registered_at ELSE excluded.registered_at END,
+            station = excluded.station,
+            platform = excluded.platform,
+            refreshed_at = excluded.refreshed_at
+          """)
+        defer { device.reset() }
+        try device.bind(1, token)
+        try device.bind(2, address)
+        try device.bind(3, platform)
+        try device.bind(4, now)
+        try device.run()
+      }
+      guard let record = try station(address) else {
+        throw .sqlite(code: 0, message: "station \(address) vanished inside its own transaction")
+      }
+      return record
+    }
+  }
+
+  /// The station stored under `address` (any case), or nil.
+  public func station(_ address: String) throws(StoreError) -> StationRecord? {
+    let statement = try prepared(
+      """
+      SELECT address, base, ssid, platform, ack_messages, avatar_hash, avatar_cleared_at,
+             registered_at, heartbeat_at, last_sync_cursor, last_sync_at
+      FROM stations WHERE address = ?1
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, address.canonicalAddress)
+    guard try statement.step() else { return nil }
+    return StationRecord(
+      address: statement.text(0), base: statement.text(1), ssid: statement.int(2),
+      platform: statement.optionalText(3), ackMessages: statement.bool(4),
+      avatarHash: statement.text(5), avatarClearedAt: statement.optionalInt64(6),
+      registeredAt: statement.int64(7), heartbeatAt: statement.int64(8),
+      lastSyncCursor: statement.int64(9), lastSyncAt: statement.optionalInt64(10))
+  }
+
+  /// Stores a station's avatar. `icon` and `image` both nil means the user cleared it: the
+  /// clear time (`now`) is kept and nothing else (distinct from never set). Otherwise `hash`
+  /// (non-empty) is stored with them and any clear time is forgotten. Returns false when the
+  /// station is unknown (nothing is stored).
+  @discardableResult
+  public func setAvatar(
+    _ address: String, icon: String?, image: String?, hash: String, now: Int64
+  ) throws(StoreError) -> Bool {
+    let cleared = icon == nil && image == nil
+    guard cleared || !hash.isEmpty else { throw .invalidArgument("an avatar needs a hash") }
+    return try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        """
+        UPDATE stations SET avatar_icon = ?2, avatar_image = ?3, avatar_hash = ?4,
+          avatar_updated_at = ?5, avatar_cleared_at = CASE WHEN ?6 THEN ?5 END
+        WHERE address = ?1
+        """)
+      defer { statement.reset() }
+      try statement.bind(1, address.canonicalAddress)
+      try statement.bind(2, icon)
+      try statement.bind(3, image)
+      try statement.bind(4, cleared ? nil : hash)
+      try statement.bind(5, now)
+      try statement.bind(6, cleared)
+      try statement.run()
+      return changes > 0
+    }
+  }
+
+  /// The stored avatars of `addresses` (any case), keyed by upper-case address. Stations
+  /// without one (never set, cleared, unknown) are left out. Reads one snapshot.
+  public func avatars(for addresses: [String]) throws(StoreError) -> [String: Avatar] {
+    guard !addresses.isEmpty else { return [:] }
+    return try readTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        "SELECT avatar_icon, avatar_image, avatar_hash FROM stations WHERE address = ?1 AND avatar_hash IS NOT NULL"
+      )
+      var found: [String: Avatar] = [:]
+      for address in Set(addresses.map(\.canonicalAddress)) {
+        defer { statement.reset() }
+        try statement.bind(1, address)
+        if try statement.step() {
+          found[address] = Avatar(
+            icon: statement.optionalText(0), image: statement.optionalText(1), hash: statement.text(2))
+        }
+      }
+      return found
+    }
+  }
+
+  /// Drops a station with its devices, avatar, messages and pending pushes (all cascade).
+  /// Returns false when it was not registered.
+  @discardableResult
+  public func deleteStation(_ address: String) throws(StoreError) -> Bool {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared("DELETE FROM stations WHERE address = ?1")
+      defer { statement.reset() }
+      try statement.bind(1, address.canonicalAddress)
+      try statement.run()
+      return changes > 0
+    }
+  }
+
+  /// Drops one device of a station (unregister with a push token); the station stays.
+  /// Returns false when that token was not registered for that station.
+  @discardableResult
+  public func deleteDevice(token: String, station: String) throws(StoreError) -> Bool {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared("DELETE FROM devices WHERE token = ?1 AND station = ?2")
+      defer { statement.reset() }
+      try statement.bind(1, token)
+      try statement.bind(2, station.canonicalAddress)
+      try statement.run()
+      return changes > 0
+    }
+  }
+
+  /// Drops a token wherever it is registered (the push provider called it invalid).
+  /// Returns false when it was not registered.
+  @discardableResult
+  public func deleteDevice(token: String) throws(StoreError) -> Bool {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared("DELETE FROM devices WHERE token = ?1")
+      defer { statement.reset() }
+      try statement.bind(1, token)
+      try statement.run()
+      return changes > 0
+    }
+  }
+
+  /// The devices of a station, most recently refreshed first. With `refreshedSince`, only
+  /// tokens refreshed at or after that time (expired tokens are not used for pushes).
+  public func devices(of address: String, refreshedSince: Int64 = .min) throws(StoreError) -> [DeviceRecord] {
+    let statement = try prepared(
+      """
+      SELECT token, station, platform, registered_at, refreshed_at FROM devices
+      WHERE station = ?1 AND refreshed_at >= ?2 ORDER BY refreshed_at DESC, id DESC
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, address.canonicalAddress)
+    try statement.bind(2, refreshedSince)
+    var devices: [DeviceRecord] = []
+    while try statement.step() {
+      devices.append(
+        DeviceRecord(
+          token: statement.text(0), station: statement.text(1), platform: statement.text(2),
+          registeredAt: statement.int64(3), refreshedAt: statement.int64(4)))
+    }
+    return devices
+  }
+
+  /// Stations heard from (register or heartbeat) within `expiryMs` before `now`, by address:
+  /// the ones the listener's filter should hold.
+  public func liveStations(now: Int64, expiryMs: Int64) throws(StoreError) -> [LiveStation] {
+    let statement = try prepared(
+      "SELECT address, ack_messages FROM stations WHERE heartbeat_at >= ?1 ORDER BY address")
+    defer { statement.reset() }
+    try statement.bind(1, now - expiryMs)
+    var stations: [LiveStation] = []
+    while try statement.step() {
+      stations.append(LiveStation(address: statement.text(0), ackMessages: statement.bool(1)))
+    }
+    return stations
+  }
+}

@@ -1,0 +1,76 @@
+/// A message as stored and as /v1/sync returns it.
+public struct StoredMessage: Sendable, Equatable {
+  /// `"received"`, or `"sent"` for outgoing tracking.
+  public var direction: String
+  /// The other station: the sender of a received message, the addressee of a sent one.
+  public var peer: String
+  /// The text without the `{msgno` suffix.
+  public var text: String
+  /// The message number (`seqId`), or nil for an unnumbered message.
+  public var msgno: String?
+  /// When the server stored it, epoch ms; unique and the sync cursor.
+  public var timestamp: Int64
+
+  /// A stored message; see the properties.
+  public init(direction: String, peer: String, text: String, msgno: String?, timestamp: Int64) {
+    self.direction = direction
+    self.peer = peer
+    self.text = text
+    self.msgno = msgno
+    self.timestamp = timestamp
+  }
+}
+
+/// The answer to a sync: everything a client needs to move its cursor forward.
+public struct SyncResult: Sendable, Equatable {
+  /// Messages newer than `since`, oldest first.
+  public var messages: [StoredMessage]
+  /// The cursor to hand back: the newest timestamp visible to the read that built this answer
+  /// (or `since`, if larger). Never the wall clock.
+  public var serverTime: Int64
+  /// The avatar hash of each distinct peer in `messages` that has a stored avatar.
+  public var avatarHashes: [String: String]
+}
+
+/// A message the listener heard for a registered station, to be stored once.
+public struct IncomingMessage: Sendable, Equatable {
+  /// The registered station address it is for (any case).
+  public var station: String
+  /// `"received"` or `"sent"`; anything else is refused.
+  public var direction: String
+  /// The other station (the sender of a received message).
+  public var peer: String
+  /// The text without the `{msgno` suffix.
+  public var text: String
+  /// The message number, or nil.
+  public var msgno: String?
+  /// The retransmission key (sender, addressee, msgno, text); a key seen within its window is
+  /// a duplicate and is not stored again.
+  public var dedupKey: String
+  /// How long this key suppresses copies, in ms (about 1 h with a msgno, 30 min without).
+  public var dedupWindowMs: Int64
+
+  /// An incoming message; see the properties.
+  public init(
+    station: String, direction: String = "received", peer: String, text: String, msgno: String?,
+    dedupKey: String, dedupWindowMs: Int64
+  ) {
+    self.station = station
+    self.direction = direction
+    self.peer = peer
+    self.text = text
+    self.msgno = msgno
+    self.dedupKey = dedupKey
+    self.dedupWindowMs = dedupWindowMs
+  }
+}
+
+/// What `storeMessages` did with one message of a batch.
+public enum StoreOutcome: Sendable, Equatable {
+  /// Stored (with its push queued in the outbox when received) under this id and timestamp.
+  case stored(messageID: Int64, timestamp: Int64)
+  /// A copy of a message stored within its dedup window: not stored again (still ACK it).
+  case duplicate
+  /// The station is not registered: nothing stored.
+  case unknownStation
+}

@@ -1,1 +1,0 @@
-public enum StorePlaceholder { public static var count: Int { embeddedMigrations.count } }

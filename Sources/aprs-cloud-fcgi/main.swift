@@ -1,0 +1,196 @@
+// aprs-cloud-fcgi: the /v1 API as a FastCGI responder (own socket or fd 0) or a CGI program.
+// This file only wires things together: settings, the database, the mode, the exit status.
+import API
+import CFastCGI
+import Config
+import Store
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+// A client that goes away must cost an EPIPE, not the process.
+signal(SIGPIPE, SIG_IGN)
+
+let environment = ConfigFile.processEnvironment()
+
+let options: Options
+do {
+  options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+  writeAll(2, Array("aprs-cloud-fcgi: \(error)\n\n\(Options.usage)\n".utf8))
+  exit(2)
+}
+if options.help {
+  print(Options.usage)
+  exit(0)
+}
+
+/// How this process was started.
+enum Mode {
+  case socket(String)
+  case inherited
+  case cgi
+}
+
+// Decided before the settings are read, so that in CGI mode even a broken configuration is
+// answered with JSON (the app treats anything else as a network failure).
+let fdZeroIsListening = FCGX_IsCGI() == 0
+let runsAsCGI = options.listen == nil && !fdZeroIsListening && environment["GATEWAY_INTERFACE"] != nil
+
+/// Answers the one CGI request with `error` (when running as CGI), logs `message`, exits.
+func failStartup(_ message: String, status: Int32, answer: APIError, logger: Logger = Logger()) -> Never {
+  logger.error(message)
+  if runsAsCGI { writeAll(1, Responder.encode(.error(answer))) }
+  exit(status)
+}
+
+// Settings: defaults < config file < environment < flags.
+var configFile: ConfigFile
+let configPath =
+  options.configPath ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
+do {
+  if let configPath {
+    configFile = try ConfigFile.load(path: configPath, environment: environment)
+  } else {
+    configFile = ConfigFile(environment: environment)
+  }
+} catch {
+  failStartup(error.description, status: 2, answer: .internalError("the server's configuration is invalid"))
+}
+options.apply(to: &configFile)
+let settings: ServerConfig
+do {
+  settings = try ServerConfig(configFile)
+} catch {
+  failStartup(error.description, status: 2, answer: .internalError("the server's configuration is invalid"))
+}
+let logger = Logger(level: settings.logLevel)
+for warning in configFile.warnings(for: .all) {
+  logger.warn("configuration", ["warning": warning])
+}
+
+let mode: Mode
+if runsAsCGI {
+  mode = .cgi
+} else if let listen = settings.listen {
+  mode = .socket(listen)
+} else if fdZeroIsListening {
+  mode = .inherited
+} else {
+  writeAll(
+    2,
+    Array(
+      """
+      aprs-cloud-fcgi: nothing to serve: give --listen PATH|HOST:PORT, start it with a listening \
+      socket on fd 0 (spawn-fcgi, mod_fcgid, systemd), or run it as a CGI program
+
+      \(Options.usage)
+
+      """.utf8))
+  exit(2)
+}
+
+let apiConfig: APIConfig = {
+  var config = APIConfig()
+  config.maxBodyBytes = settings.maxBody
+  config.stationExpiryMs = settings.stationExpiryMs
+  config.registrationsPerHour = settings.registrationsPerHour
+  config.heartbeatsPerHour = settings.heartbeatsPerHour
+  config.avatarUploadsPerHour = settings.avatarUploadsPerHour
+  return config
+}()
+
+let storeOptions = StoreOptions(busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize)
+
+/// Opens one connection (the first one also creates the file's directory).
+func openDatabase() throws(StoreError) -> Database {
+  try Database(path: settings.database, options: storeOptions)
+}
+
+/// Creates the database's directory (and its parents) if missing, so a fresh deploy starts.
+func createParentDirectory(of path: String) {
+  var prefix = ""
+  let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+  for (index, part) in parts.enumerated() {
+    prefix += (index == 0 ? "" : "/") + part
+    if part.isEmpty || part == "." || part == ".." { continue }
+    _ = mkdir(prefix, 0o750)
+  }
+}
+
+func makeResponder(_ database: Database) -> Responder {
+  Responder(
+    handler: APIHandler(database: database, config: apiConfig, clock: { Logger.epochMilliseconds() }),
+    maxBody: settings.maxBody, logger: logger)
+}
+
+createParentDirectory(of: settings.database)
+
+switch mode {
+case .cgi:
+  let database: Database
+  do {
+    database = try openDatabase()
+    try database.migrate()
+  } catch {
+    failStartup(
+      "cannot open the database: \(error)", status: 1, answer: .unavailable("cannot open the database"),
+      logger: logger)
+  }
+  logger.debug("aprs-cloud-fcgi started", ["mode": "cgi", "database": settings.database])
+  var channel = CGIChannel(environment: environment)
+  makeResponder(database).serve(&channel)
+  database.close()
+  exit(0)
+
+case .socket, .inherited:
+  // Before any thread exists, so every thread inherits the mask and only the signal thread
+  // receives them (a signal arriving during start-up waits for it).
+  FastCGIServer.blockStopSignals()
+  let socket: ListenSocket
+  do {
+    if case .socket(let spec) = mode {
+      socket = try ListenSocket.open(spec)
+    } else {
+      socket = try ListenSocket.inherited()
+    }
+  } catch {
+    logger.error(error.description)
+    exit(1)
+  }
+  var databases: [Database] = []
+  let schemaVersion: Int
+  do {
+    let first = try openDatabase()
+    schemaVersion = try first.migrate()
+    databases.append(first)
+    while databases.count < settings.workers { databases.append(try openDatabase()) }
+  } catch {
+    logger.error("cannot open the database", ["database": settings.database, "error": error.description])
+    socket.close()
+    exit(1)
+  }
+  logger.info(
+    "aprs-cloud-fcgi started",
+    [
+      "mode": socket.kind.rawValue, "listen": socket.address, "workers": String(settings.workers),
+      "database": settings.database, "schemaVersion": String(schemaVersion), "pid": String(getpid()),
+    ])
+  let server = FastCGIServer(socket: socket, logger: logger)
+  let stoppedBySignal: Bool
+  do {
+    stoppedBySignal = try server.run(handlers: databases.map(makeResponder))
+  } catch {
+    logger.error(error.description)
+    exit(1)
+  }
+  socket.close()
+  for database in databases { database.close() }
+  if stoppedBySignal {
+    logger.info("aprs-cloud-fcgi stopped")
+    exit(0)
+  }
+  logger.error("aprs-cloud-fcgi stopped: every worker gave up")
+  exit(1)
+}

@@ -1,0 +1,184 @@
+import Store
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `aprs-cloud up`: the whole stack on one machine, supervised.
+enum UpCommand: Command {
+  static let name = "up"
+  static let summary = "run the stack locally (nginx, responder, database) until Ctrl-C"
+  static let usage = """
+    usage: aprs-cloud up [--http HOST:PORT] [--data DIR] [--config FILE] [--nginx-dir DIR]
+
+    Runs the whole server on this machine for trying it out or developing it:
+    creates DIR, applies the database migrations to DIR/aprs-cloud.sqlite,
+    writes DIR/nginx.conf from nginx/local.conf.template, starts the responder
+    (aprs-cloud-fcgi, found beside this executable) on DIR/fcgi.sock and nginx
+    on HOST:PORT, waits until /health answers and prints the URL and a curl
+    example. A child that dies is restarted after a short backoff (0.5 s,
+    doubling up to 10 s). Ctrl-C or SIGTERM stops everything and exits 0.
+    No root needed; nginx's logs are DIR/nginx-error.log and
+    DIR/nginx-access.log.
+
+    options:
+      --http HOST:PORT   where nginx listens (default 127.0.0.1:8080)
+      --data DIR         the data directory (default ./var)
+      --config FILE      the INI configuration passed to the responder
+      --nginx-dir DIR    the folder with the nginx templates (see `nginx-config --help`)
+
+    environment:
+      APRS_CLOUD_NGINX      the nginx executable (default: nginx from $PATH or /usr/sbin)
+      APRS_CLOUD_NGINX_DIR  the folder with the nginx templates
+    """
+
+  static func run(_ arguments: [String]) -> ExitStatus {
+    let parsed: Arguments
+    let listen: UpListenAddress
+    do {
+      parsed = try Arguments(arguments, options: ["http", "data", "config", "nginx-dir"])
+      guard parsed.positionals.isEmpty else {
+        throw UsageError("unexpected argument '\(parsed.positionals[0])'")
+      }
+      listen = try UpListenAddress(parsing: parsed.options["http"] ?? "127.0.0.1:8080")
+    } catch {
+      printError("aprs-cloud up: \(error)\n\n\(usage)")
+      return .usage
+    }
+    do throws(UpError) {
+      let plan = try UpPlan.prepare(
+        listen: listen, data: parsed.options["data"] ?? "./var", config: parsed.options["config"],
+        nginxDirectory: parsed.options["nginx-dir"])
+      return UpRunner(plan: plan).run()
+    } catch {
+      printError("aprs-cloud up: \(error)")
+      return .failure
+    }
+  }
+}
+
+/// One supervised program.
+struct UpChild {
+  var name: String
+  var path: String
+  var arguments: [String]
+  /// A unix socket the child listens on: removed before each start if an earlier run left it.
+  var socket: String?
+}
+
+/// Everything `up` resolved and prepared before starting children.
+struct UpPlan {
+  var listen: UpListenAddress
+  var dataDirectory: String
+  var children: [UpChild]
+
+  /// Finds the programs, checks the port, creates the data directory, migrates the database, writes
+  /// and checks the nginx configuration. Every failure is a sentence for the operator.
+  static func prepare(
+    listen: UpListenAddress, data: String, config: String?, nginxDirectory: String?
+  ) throws(UpError) -> UpPlan {
+    let nginx: String
+    if let variable = getenv("APRS_CLOUD_NGINX").map({ String(cString: $0) }), !variable.isEmpty {
+      guard access(variable, X_OK) == 0 else {
+        throw UpError("APRS_CLOUD_NGINX: no nginx executable at \(variable)")
+      }
+      nginx = variable
+    } else {
+      guard
+        let found = UpProcess.findExecutable(
+          "nginx", extraDirectories: ["/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"])
+      else {
+        throw UpError(
+          "nginx is not installed (looked in $PATH and /usr/sbin); on Debian or Ubuntu: "
+            + "`apt-get install nginx-light` (or `make deps`)")
+      }
+      nginx = found
+    }
+    guard let executable = UpProcess.executablePath() else {
+      throw UpError("cannot find this executable's path (/proc/self/exe)")
+    }
+    let binaries = NginxFiles.parent(of: executable)
+    let responder = binaries + "/aprs-cloud-fcgi"
+    guard access(responder, X_OK) == 0 else {
+      throw UpError("the responder \(responder) is missing; build it beside aprs-cloud (`swift build`)")
+    }
+    let nginxFolder = try NginxFiles.findDirectory(explicit: nginxDirectory)
+    var configArguments: [String] = []
+    if let config {
+      guard NginxFiles.isFile(config), access(config, R_OK) == 0 else {
+        throw UpError("--config: cannot read \(config)")
+      }
+      configArguments = ["--config", NginxFiles.absolute(config)]
+    }
+    try UpNetwork.checkAvailable(listen)
+
+    let directory = try makeDataDirectory(data)
+    try lock(directory)
+    let database = directory + "/aprs-cloud.sqlite"
+    try migrate(database)
+
+    let socket = directory + "/fcgi.sock"
+    let nginxConfig = directory + "/nginx.conf"
+    let errorLog = directory + "/nginx-error.log"
+    let local = NginxLocalConfig(
+      listen: listen, prefix: directory, socket: socket, nginxDirectory: nginxFolder,
+      rootUser: NginxLocalConfig.currentRootUser())
+    let template = try NginxFiles.read(nginxFolder + "/" + NginxLocalConfig.templateName)
+    try NginxFiles.write(try local.render(template), to: nginxConfig)
+    let nginxArguments = ["-p", directory + "/", "-c", nginxConfig, "-e", errorLog]
+    switch UpProcess.run(nginx, ["-q", "-t"] + nginxArguments) {
+    case .success(.exited(0)):
+      break
+    case .success(let status):
+      throw UpError("nginx refused \(nginxConfig) (nginx -t: \(status)); see the messages above")
+    case .failure(let error):
+      throw UpError("cannot run nginx: \(error)")
+    }
+
+    let children = [
+      UpChild(
+        name: "aprs-cloud-fcgi", path: responder,
+        arguments: ["--listen", socket, "--db", database] + configArguments, socket: socket),
+      UpChild(name: "nginx", path: nginx, arguments: nginxArguments),
+      // The listener joins here once it exists:
+      // UpChild(name: "aprs-listener", path: binaries + "/aprs-listener", arguments: ["--db", database] + configArguments),
+    ]
+    return UpPlan(listen: listen, dataDirectory: directory, children: children)
+  }
+
+  /// Creates `path` and its parents; returns it absolute.
+  private static func makeDataDirectory(_ path: String) throws(UpError) -> String {
+    let absolute = NginxFiles.absolute(path)
+    var current = ""
+    for part in absolute.split(separator: "/") {
+      current += "/" + part
+      if NginxFiles.isDirectory(current) { continue }
+      guard mkdir(current, 0o750) == 0 || errno == EEXIST else {
+        throw UpError("cannot create the data directory \(current): \(String(cString: strerror(errno)))")
+      }
+    }
+    guard NginxFiles.isDirectory(absolute) else { throw UpError("\(absolute) is not a directory") }
+    return NginxFiles.absolute(absolute)
+  }
+
+  /// One `up` per data directory: an exclusive lock held (by a deliberately kept descriptor) until exit.
+  private static func lock(_ directory: String) throws(UpError) {
+    let path = directory + "/up.lock"
+    let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o640)
+    guard fd >= 0 else { throw UpError("cannot open \(path): \(String(cString: strerror(errno)))") }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+      close(fd)
+      throw UpError("another `aprs-cloud up` is running with the data directory \(directory)")
+    }
+  }
+
+  private static func migrate(_ path: String) throws(UpError) {
+    do {
+      let database = try Database(path: path)
+      defer { database.close() }
+      _ = try database.migrate()
+    } catch {
+      throw UpError("cannot prepare the database \(path): \(error)")
+    }
+  }
+}

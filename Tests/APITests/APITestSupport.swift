@@ -1,0 +1,125 @@
+import API
+import Foundation
+import JSON
+import Store
+import Synchronization
+
+/// A clock tests move by hand.
+final class ManualClock: Sendable {
+  private let value: Mutex<Int64>
+  init(_ start: Int64 = 1_800_000_000_000) { value = Mutex(start) }
+  var now: Int64 { value.withLock { $0 } }
+  func advance(ms: Int64) { value.withLock { $0 += ms } }
+}
+
+/// A handler over a fresh database file in its own temp directory.
+final class APIFixture {
+  let directory: String
+  let path: String
+  let database: Database
+  let clock = ManualClock()
+  let handler: APIHandler
+
+  init(config: APIConfig = APIConfig(), ringSize: Int = 50) throws {
+    directory = NSTemporaryDirectory() + "api-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    path = directory + "/test.sqlite"
+    var options = StoreOptions()
+    options.ringSize = ringSize
+    database = try Database(path: path, options: options)
+    _ = try database.migrate()
+    let clock = self.clock
+    handler = APIHandler(database: database, config: config, clock: { clock.now })
+  }
+
+  deinit {
+    database.close()
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+
+  /// POSTs a JSON text to `path`.
+  func post(_ path: String, _ body: String) -> Reply {
+    Reply(
+      handler.handle(
+        APIRequest(method: "POST", path: path, contentType: "application/json", body: Array(body.utf8))))
+  }
+
+  /// POSTs an object built from a dictionary (values: String, Int, Bool, NSNull, arrays).
+  func post(_ path: String, _ fields: [String: Any]) -> Reply {
+    let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+    return post(path, String(decoding: data, as: UTF8.self))
+  }
+
+  /// Stores a received message for `station` as the listener would.
+  @discardableResult
+  func deliver(to station: String, from peer: String, text: String, msgno: String? = nil) throws
+    -> [StoreOutcome]
+  {
+    let key = "\(peer)|\(station)|\(msgno ?? "")|\(text)"
+    let message = IncomingMessage(
+      station: station, direction: "received", peer: peer, text: text, msgno: msgno, dedupKey: key,
+      dedupWindowMs: 3_600_000)
+    clock.advance(ms: 1)
+    return try database.storeMessages([message], now: clock.now)
+  }
+}
+
+/// A response decoded for assertions.
+struct Reply {
+  let status: Int
+  let headers: [(name: String, value: String)]
+  let text: String
+  let json: JSONValue?
+
+  init(_ response: APIResponse) {
+    status = response.status
+    headers = response.headers
+    text = String(decoding: response.body, as: UTF8.self)
+    json = try? JSONParser.parse(response.body)
+  }
+
+  var object: JSONObject? {
+    if case .object(let object)? = json { return object }
+    return nil
+  }
+
+  subscript(key: String) -> JSONValue? { object?[key] }
+
+  var error: String? {
+    if case .string(let text)? = self["error"] { return text }
+    return nil
+  }
+
+  func header(_ name: String) -> String? {
+    headers.first { $0.name.lowercased() == name.lowercased() }?.value
+  }
+
+  var messages: [JSONObject] {
+    guard case .array(let items)? = self["messages"] else { return [] }
+    return items.compactMap { if case .object(let object) = $0 { object } else { nil } }
+  }
+
+  var serverTime: Int64? {
+    if case .number(let number)? = self["serverTime"] { return number.int64 }
+    return nil
+  }
+}
+
+extension JSONValue {
+  var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+  var intValue: Int64? { if case .number(let number) = self { number.int64 } else { nil } }
+}
+
+/// A one-pixel PNG, base64.
+let tinyPNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+/// A register body for N0CALL-7 the way the app sends it.
+func registerBody(_ extra: [String: Any] = [:]) -> [String: Any] {
+  var body: [String: Any] = [
+    "callsign": "n0call", "ssid": 7, "platform": "android", "pushToken": "fcm-token:APA91b-test",
+    "ackMessages": false, "wantHistory": true, "since": 0, "auth": "13023",
+  ]
+  body.merge(extra) { $1 }
+  return body
+}

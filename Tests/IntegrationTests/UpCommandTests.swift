@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A TCP listener held open on 127.0.0.1 (to make a port "in use").
+private final class HeldPort {
+  let fd: Int32
+  let port: Int
+
+  init() throws {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    self.fd = fd
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0, listen(fd, 4) == 0 else {
+      port = 0
+      throw TestFailure("cannot hold a port")
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    port = Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  deinit { close(fd) }
+}
+
+/// `aprs-cloud up` as a newcomer runs it: a real process on a temporary data directory and a free port.
+private final class UpRun {
+  let directory: String
+  let data: String
+  let port: Int
+  let process: Process
+  var url: String { "http://127.0.0.1:\(port)" }
+  var log: String { (try? String(contentsOfFile: directory + "/up.log", encoding: .utf8)) ?? "" }
+
+  init(extraArguments: [String] = []) throws {
+    directory = try makeTemporaryDirectory("up")
+    data = directory + "/var"
+    port = try freePort()
+    process = try TestStack.launch(
+      try TestPaths.executable("aprs-cloud"),
+      ["up", "--http", "127.0.0.1:\(port)", "--data", data, "--nginx-dir", TestPaths.nginxDirectory]
+        + extraArguments,
+      output: directory + "/up.log")
+  }
+
+  /// The direct children of `up` named `name` (comm is cut to 15 characters).
+  func children(named name: String) -> [Int32] {
+    ProcessTable.children(of: process.processIdentifier).filter { ProcessTable.name(of: $0) == name }
+  }
+
+  /// Ends `up` if a test left it running, and removes the folder.
+  func cleanUp() {
+    if process.isRunning { TestStack.terminate(process) }
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+}
+
+@Suite struct UpCommandTests {
+  /// The supervisor's lifecycle, whatever state the responder is in: up starts nginx, holds the data
+  /// directory, and on SIGTERM stops every process it started and exits 0.
+  @Test func upStartsNginxAndStopsEverythingOnSIGTERM() throws {
+    let up = try UpRun()
+    defer { up.cleanUp() }
+    let nginxAnswers = waitUntil(timeout: 30, interval: 0.05) {
+      (try? Curl.request("GET", up.url + "/", timeout: 2))?.status == 404
+    }
+    try #require(nginxAnswers, "nginx did not come up:\n\(up.log)")
+    #expect(FileManager.default.fileExists(atPath: up.data + "/nginx.conf"))
+    #expect(FileManager.default.fileExists(atPath: up.data + "/aprs-cloud.sqlite"))
+    #expect(up.children(named: "nginx").count == 1)
+
+    // A second `up` on the same data directory is refused.
+    let second = try runProcess(
+      try TestPaths.executable("aprs-cloud"),
+      [
+        "up", "--http", "127.0.0.1:\(try freePort())", "--data", up.data, "--nginx-dir",
+        TestPaths.nginxDirectory,
+      ])
+    #expect(second.status == 1)
+    #expect(second.stderrText.contains("another `aprs-cloud up`"), "\(second.stderrText)")
+
+    let started = ProcessTable.descendants(of: up.process.processIdentifier)
+    #expect(!started.isEmpty)
+    kill(up.process.processIdentifier, SIGTERM)
+    let exited = waitUntil(timeout: 20) { !up.process.isRunning }
+    try #require(exited, "up did not exit after SIGTERM:\n\(up.log)")
+    up.process.waitUntilExit()
+    #expect(up.process.terminationReason == .exit)
+    #expect(up.process.terminationStatus == 0, "\(up.log)")
+    let allGone = waitUntil(timeout: 5) { started.allSatisfy { !ProcessTable.isAlive($0) } }
+    #expect(allGone, "left running: \(started.filter { ProcessTable.isAlive($0) })")
+    #expect((try? Curl.request("GET", up.url + "/", timeout: 2)) == nil, "nothing listens any more")
+    #expect(!FileManager.default.fileExists(atPath: up.data + "/fcgi.sock"))
+  }
+
+  /// End to end with the real responder: /health through nginx, the banner, a restart after a crash,
+  /// and a clean stop.
+  @Test func upServesTheAPIRestartsACrashedChildAndStopsOnSIGTERM() throws {
+    let up = try UpRun()
+    defer { up.cleanUp() }
+    let healthy = waitUntil(timeout: 60, interval: 0.1) {
+      (try? Curl.request("GET", up.url + "/health", timeout: 2))?.status == 200
+    }
+    try #require(healthy, "/health did not answer 200:\n\(up.log)")
+    let health = try Curl.request("GET", up.url + "/health")
+    expectAPIAnswer(health, status: 200, isError: false)
+    let bannerShown = waitUntil(timeout: 5) { up.log.contains("aprs-cloud is up at \(up.url)") }
+    #expect(bannerShown, "\(up.log)")
+    #expect(up.log.contains("curl -s \(up.url)/v1/register"))
+    #expect(up.log.contains(#""auth":"13023""#))
+    #expect(up.log.contains("\(up.url)/v1/sync"))
+
+    // The banner's register example works.
+    let register = try Curl.request(
+      "POST", up.url + "/v1/register",
+      body: Data(#"{"callsign":"N0CALL","ssid":0,"auth":"13023","wantHistory":true,"since":0}"#.utf8),
+      headers: ["content-type: application/json"])
+    expectAPIAnswer(register, status: 200, isError: false)
+
+    // nginx's master dies hard: the supervisor logs it, clears its workers and starts a new one.
+    let master = try #require(up.children(named: "nginx").first)
+    kill(master, SIGKILL)
+    let restarted = waitUntil(timeout: 30, interval: 0.1) {
+      up.children(named: "nginx").contains { $0 != master }
+        && (try? Curl.request("GET", up.url + "/health", timeout: 2))?.status == 200
+    }
+    #expect(restarted, "nginx was not restarted:\n\(up.log)")
+    #expect(up.log.contains("nginx exited (signal 9); restarting in 0.5 s"), "\(up.log)")
+
+    // The responder too.
+    let responder = try #require(up.children(named: "aprs-cloud-fcgi").first)
+    kill(responder, SIGKILL)
+    let responderBack = waitUntil(timeout: 30, interval: 0.1) {
+      up.children(named: "aprs-cloud-fcgi").contains { $0 != responder }
+        && (try? Curl.request("GET", up.url + "/health", timeout: 2))?.status == 200
+    }
+    #expect(responderBack, "the responder was not restarted:\n\(up.log)")
+
+    let started = ProcessTable.descendants(of: up.process.processIdentifier)
+    kill(up.process.processIdentifier, SIGTERM)
+    let exited = waitUntil(timeout: 20) { !up.process.isRunning }
+    try #require(exited, "up did not exit after SIGTERM:\n\(up.log)")
+    up.process.waitUntilExit()
+    #expect(up.process.terminationStatus == 0, "\(up.log)")
+    let allGone = waitUntil(timeout: 5) { started.allSatisfy { !ProcessTable.isAlive($0) } }
+    #expect(allGone, "left running: \(started.filter { ProcessTable.isAlive($0) })")
+  }
+
+  @Test func aPortInUseIsAClearErrorAndExit1() throws {
+    let held = try HeldPort()
+    let directory = try makeTemporaryDirectory("up")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let result = try runProcess(
+      try TestPaths.executable("aprs-cloud"),
+      [
+        "up", "--http", "127.0.0.1:\(held.port)", "--data", directory + "/var", "--nginx-dir",
+        TestPaths.nginxDirectory,
+      ])
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("127.0.0.1:\(held.port) is already in use"), "\(result.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: directory + "/var"), "nothing was created")
+  }
+
+  @Test func missingNginxIsAClearErrorAndExit1() throws {
+    let directory = try makeTemporaryDirectory("up")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["APRS_CLOUD_NGINX"] = "/nonexistent/nginx"
+    let result = try runProcess(
+      try TestPaths.executable("aprs-cloud"),
+      ["up", "--http", "127.0.0.1:\(try freePort())", "--data", directory + "/var"], environment: environment)
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("no nginx executable at /nonexistent/nginx"), "\(result.stderrText)")
+  }
+
+  @Test func badArgumentsAreUsageErrors() throws {
+    let cli = try TestPaths.executable("aprs-cloud")
+    for arguments in [
+      ["up", "--http", "nope"], ["up", "extra"], ["up", "--port", "1"], ["up", "--http", "[::1]"],
+    ] {
+      let result = try runProcess(cli, arguments)
+      #expect(result.status == 2, "\(arguments)")
+      #expect(result.stderrText.contains("usage: aprs-cloud up"), "\(arguments)")
+    }
+    let help = try runProcess(cli, ["up", "--help"])
+    #expect(help.status == 0 && help.stdoutText.contains("usage: aprs-cloud up"))
+  }
+}

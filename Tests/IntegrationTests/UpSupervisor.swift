@@ -1,0 +1,1 @@
+../../Sources/aprs-cloud/UpSupervisor.swift

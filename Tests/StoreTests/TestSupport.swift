@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+@testable import Store
+
+/// A fresh directory under /tmp for one test's database files; `remove()` it in a `defer`.
+struct TempDirectory {
+  let path: String
+
+  init() throws {
+    var template = Array("/tmp/aprs-store-test-XXXXXX".utf8CString)
+    guard let created = mkdtemp(&template) else {
+      throw CocoaError(.fileWriteUnknown)
+    }
+    path = String(cString: created)
+  }
+
+  /// The database file inside the directory.
+  var database: String { path + "/store.sqlite" }
+
+  func remove() {
+    try? FileManager.default.removeItem(atPath: path)
+  }
+}
+
+/// Opens a connection on `path` and, unless told otherwise, migrates it to the latest schema.
+func openStore(_ path: String, options: StoreOptions = .init(), migrate: Bool = true) throws -> Database {
+  let database = try Database(path: path, options: options)
+  if migrate { try database.migrate() }
+  return database
+}
+
+/// Registers `address` (CALL or CALL-SSID) with an optional token.
+@discardableResult
+func register(
+  _ database: Database, _ address: String, platform: String? = "android", token: String? = nil,
+  ackMessages: Bool? = false, now: Int64 = 1_000
+) throws -> StationRecord {
+  try database.upsertStation(
+    stationUpsert(address, platform: platform, token: token, ackMessages: ackMessages, isRegistration: true),
+    now: now)
+}
+
+/// A heartbeat for `address`.
+@discardableResult
+func heartbeat(
+  _ database: Database, _ address: String, platform: String? = "android", token: String? = nil,
+  now: Int64
+) throws -> StationRecord {
+  try database.upsertStation(
+    stationUpsert(address, platform: platform, token: token, ackMessages: nil, isRegistration: false),
+    now: now)
+}
+
+func stationUpsert(
+  _ address: String, platform: String?, token: String?, ackMessages: Bool?, isRegistration: Bool
+) -> StationUpsert {
+  let parts = address.split(separator: "-", maxSplits: 1)
+  return StationUpsert(
+    address: address, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1]) ?? 0 : 0,
+    platform: platform, pushToken: token, ackMessages: ackMessages, isRegistration: isRegistration)
+}
+
+/// A received message for `station` from `peer`, deduplicated on its text unless a key is given.
+func incoming(
+  _ station: String, _ text: String, from peer: String = "KJ7ABC-7", msgno: String? = nil,
+  key: String? = nil, windowMs: Int64 = 3_600_000, direction: String = "received"
+) -> IncomingMessage {
+  IncomingMessage(
+    station: station, direction: direction, peer: peer, text: text, msgno: msgno,
+    dedupKey: key ?? "\(peer)>\(station):\(msgno ?? ""):\(text)", dedupWindowMs: windowMs)
+}
+
+/// Counts the rows of `table` with a one-off query on the connection.
+func count(_ database: Database, _ table: String, where condition: String = "1") throws -> Int {
+  Int(try database.scalarText("SELECT count(*) FROM \(table) WHERE \(condition)") ?? "") ?? -1
+}
+
+/// Collects problems found on background threads, to assert on the test's own thread.
+final class Problems: @unchecked Sendable {
+  private let lock = NSLock()
+  private var items: [String] = []
+
+  func add(_ problem: String) {
+    lock.lock()
+    items.append(problem)
+    lock.unlock()
+  }
+
+  var all: [String] {
+    lock.lock()
+    defer { lock.unlock() }
+    return items
+  }
+}
+
+/// Runs each body on its own thread and waits for all of them.
+func runOnThreads(_ bodies: [@Sendable () -> Void]) {
+  let group = DispatchGroup()
+  for body in bodies {
+    group.enter()
+    let thread = Thread {
+      body()
+      group.leave()
+    }
+    thread.start()
+  }
+  group.wait()
+}
