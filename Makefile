@@ -16,8 +16,11 @@ PY_BENCH     := aprslib==0.7.2
 all: build
 
 # Install missing Debian packages (only possible as root; otherwise say what is missing).
+# The push-provider fakes run on Node's built-in http2 module: install Debian's nodejs only
+# where no node is on PATH.
 deps:
 	@./.ci/install-debs $(DEB_BUILD) $(DEB_RUN)
+	@command -v node >/dev/null || ./.ci/install-debs nodejs
 
 deps-bench: deps
 	@./.ci/install-debs $(DEB_BENCH)
@@ -30,7 +33,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# The fakes' own tests first (they prove the fakes behave like the real services), then every
+# Swift test: unit, store, API, and the integration tests through real nginx, responder, listener.
 test: deps
+	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
+	node --test Tests/fakes/test_push_fake.mjs
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -11,6 +11,7 @@ let package = Package(
   products: [
     .executable(name: "aprs-cloud", targets: ["aprs-cloud"]),
     .executable(name: "aprs-cloud-fcgi", targets: ["aprs-cloud-fcgi"]),
+    .executable(name: "aprs-listener", targets: ["aprs-listener"]),
   ],
   targets: [
     // MARK: C libraries from Debian, each a module map plus the thinnest shim.
@@ -44,10 +45,19 @@ let package = Package(
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
     .target(name: "API", dependencies: ["APRS", "JSON", "Store", "COpenSSL"]),
 
+    // MARK: The listener's core: APRS-IS connection, filter, storage decisions, ACKs.
+    .target(name: "Listener", dependencies: ["APRS", "Store", "Config"]),
+
+    // MARK: Push delivery: payloads, JWTs, FCM and APNs over one curl multi handle.
+    .target(name: "Push", dependencies: ["JSON", "Store", "Config", "CCurl", "COpenSSL"]),
+
     // MARK: Executables.
     .executableTarget(
+      name: "aprs-listener", dependencies: ["Listener", "Push", "Config", "Store", "APRS"]),
+    .executableTarget(
       name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Store", "CFastCGI"]),
-    .executableTarget(name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config"]),
+    .executableTarget(
+      name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
     .executableTarget(name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store"]),
 
     // MARK: Tests.
@@ -56,7 +66,9 @@ let package = Package(
     .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config"]),
     .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS"]),
-    .testTarget(name: "CLITests", dependencies: ["JSON"]),
+    .testTarget(name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config"]),
+    .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "Config"]),
+    .testTarget(name: "CLITests", dependencies: ["JSON", "aprs-cloud"]),
     .testTarget(name: "IntegrationTests", dependencies: ["JSON"]),
   ],
   swiftLanguageModes: [.v6]

@@ -38,7 +38,8 @@ extension Database {
     let statement = try prepared("SELECT holder, acquired_at, expires_at FROM listener_lease WHERE id = 1")
     defer { statement.reset() }
     guard try statement.step() else { return nil }
-    return LeaseRecord(holder: statement.text(0), acquiredAt: statement.int64(1), expiresAt: statement.int64(2))
+    return LeaseRecord(
+      holder: statement.text(0), acquiredAt: statement.int64(1), expiresAt: statement.int64(2))
   }
 
   /// Stores a small setting or counter under `key`. The store's own keys (the cursor's

@@ -67,9 +67,8 @@ extension Database {
           try execute(migration.sql)
           let violations = try columnTexts("PRAGMA foreign_key_check")
           if !violations.isEmpty {
-            throw .migrationFailed(
-              name: migration.name,
-              reason: "foreign key check failed in table(s) \(Set(violations).sorted().joined(separator: ", "))")
+            let tables = Set(violations).sorted().joined(separator: ", ")
+            throw .migrationFailed(name: migration.name, reason: "foreign key check failed in \(tables)")
           }
           try execute("PRAGMA user_version=\(migration.version)")
         } catch {

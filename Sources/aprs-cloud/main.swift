@@ -18,7 +18,7 @@ func mainUsage(_ commands: [any Command.Type]) -> String {
 
     """
   for command in commands {
-    text += "  " + command.name.padding(to: 12) + command.summary + "\n"
+    text += "  " + command.name.padding(to: 14) + command.summary + "\n"
   }
   text += "\nRun `aprs-cloud COMMAND --help` for a command's options."
   return text

@@ -16,7 +16,9 @@ import Testing
       try database.avatars(for: ["kj7abc-7", "UNKNOWN"])
         == ["KJ7ABC-7": Avatar(icon: "radio", image: nil, hash: "icon:radio")])
     try database.setAvatar("KJ7ABC-7", icon: nil, image: "iVBORw0KGgo=", hash: "abc123", now: 30)
-    #expect(try database.avatars(for: ["KJ7ABC-7"])["KJ7ABC-7"] == Avatar(icon: nil, image: "iVBORw0KGgo=", hash: "abc123"))
+    #expect(
+      try database.avatars(for: ["KJ7ABC-7"])["KJ7ABC-7"]
+        == Avatar(icon: nil, image: "iVBORw0KGgo=", hash: "abc123"))
     #expect(try database.setAvatar("NOBODY", icon: "x", image: nil, hash: "icon:x", now: 1) == false)
   }
 
@@ -36,7 +38,8 @@ import Testing
     #expect(cleared.avatarHash == "" && cleared.avatarClearedAt == 40)
     #expect(try database.avatars(for: ["NEVER", "CLEARS"]).isEmpty)
     #expect(
-      try count(database, "stations", where: "address = 'CLEARS' AND avatar_icon IS NULL AND avatar_image IS NULL")
+      try count(
+        database, "stations", where: "address = 'CLEARS' AND avatar_icon IS NULL AND avatar_image IS NULL")
         == 1, "a clear stores nothing but its time")
 
     // Setting again forgets the clear.

@@ -41,11 +41,17 @@ import Testing
     #expect(try first.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 1_000) == .allowed)
     #expect(try second.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 2_000) == .allowed)
     #expect(try first.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 3_000) == .allowed)
-    #expect(try second.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 4_000) == .limited(retryAfterMs: 57_000))
+    #expect(
+      try second.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 4_000)
+        == .limited(retryAfterMs: 57_000))
     #expect(try first.consumeRate(key: "ip:2", limit: 3, windowMs: 60_000, now: 4_000) == .allowed)
-    #expect(try first.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 60_999) == .limited(retryAfterMs: 1))
+    #expect(
+      try first.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 60_999) == .limited(retryAfterMs: 1)
+    )
     #expect(try first.consumeRate(key: "ip:1", limit: 3, windowMs: 60_000, now: 61_000) == .allowed)
-    #expect(try first.consumeRate(key: "ip:3", limit: 0, windowMs: 60_000, now: 1) == .limited(retryAfterMs: 60_000))
+    #expect(
+      try first.consumeRate(key: "ip:3", limit: 0, windowMs: 60_000, now: 1) == .limited(retryAfterMs: 60_000)
+    )
   }
 
   @Test func busyWriterGivesTypedBusyError() throws {

@@ -75,7 +75,9 @@ import Testing
 
     let total = 2_000
     let problems = Problems()
+    let writerDone = Flag()
     let writer: @Sendable () -> Void = {
+      defer { writerDone.raise() }
       do {
         let database = try openStore(path, options: options, migrate: false)
         defer { database.close() }
@@ -104,6 +106,7 @@ import Testing
               problems.add("\(name): timed out at message \(next)")
               return
             }
+            let writerFinished = writerDone.isRaised
             let result = try database.sync(station: "N0CALL", since: cursor, now: 0)
             for message in result.messages {
               guard message.text == "m\(next)" else {
@@ -124,7 +127,13 @@ import Testing
               return
             }
             cursor = result.serverTime
-            if result.messages.isEmpty { sched_yield() }
+            if result.messages.isEmpty {
+              guard !writerFinished else {
+                problems.add("\(name): the writer is done but message \(next) never came")
+                return
+              }
+              sched_yield()
+            }
           }
         } catch {
           problems.add("\(name): \(error)")

@@ -18,7 +18,9 @@ import Testing
     let texts = try database.sync(station: "N0CALL", since: 0, now: 3_000).messages.map(\.text)
     #expect(texts == (10..<60).map { "m\($0)" })
     #expect(try count(database, "messages", where: "station = 'N0CALL'") == 50)
-    #expect(try count(database, "outbox", where: "station = 'N0CALL'") == 50, "pushes of rolled-off messages go too")
+    #expect(
+      try count(database, "outbox", where: "station = 'N0CALL'") == 50, "pushes of rolled-off messages go too"
+    )
     #expect(try database.sync(station: "K1ABC", since: 0, now: 3_000).messages.map(\.text) == ["other"])
   }
 
@@ -30,7 +32,8 @@ import Testing
     try register(database, "N0CALL")
     let outcomes = try database.storeMessages((0..<5).map { incoming("N0CALL", "m\($0)") }, now: 1_000)
     #expect(outcomes.count == 5)
-    #expect(try database.sync(station: "N0CALL", since: 0, now: 2_000).messages.map(\.text) == ["m2", "m3", "m4"])
+    #expect(
+      try database.sync(station: "N0CALL", since: 0, now: 2_000).messages.map(\.text) == ["m2", "m3", "m4"])
     #expect(throws: StoreError.self) { try Database(path: dir.database, options: StoreOptions(ringSize: 0)) }
   }
 
@@ -104,7 +107,8 @@ import Testing
     defer { database.close() }
     try register(database, "N0CALL")
     #expect(throws: StoreError.self) {
-      try database.storeMessages([incoming("N0CALL", "ok"), incoming("N0CALL", "bad", direction: "sideways")], now: 1)
+      try database.storeMessages(
+        [incoming("N0CALL", "ok"), incoming("N0CALL", "bad", direction: "sideways")], now: 1)
     }
     // A failure half-way (here: a UNIQUE timestamp collision forced through the meta row)
     // leaves nothing behind.
@@ -126,7 +130,8 @@ import Testing
     try register(database, "N0CALL")
     _ = try database.storeMessages([incoming("N0CALL", "out", from: "K1ABC", direction: "sent")], now: 10)
     let messages = try database.sync(station: "N0CALL", since: 0, now: 20).messages
-    #expect(messages == [StoredMessage(direction: "sent", peer: "K1ABC", text: "out", msgno: nil, timestamp: 10)])
+    #expect(
+      messages == [StoredMessage(direction: "sent", peer: "K1ABC", text: "out", msgno: nil, timestamp: 10)])
     #expect(try count(database, "outbox") == 0)
   }
 
@@ -139,10 +144,12 @@ import Testing
     defer { other.close() }
     #expect(try database.ackDue(key: "k", now: 100_000, minIntervalMs: 30_000))
     #expect(try database.ackDue(key: "k", now: 100_001, minIntervalMs: 30_000) == false)
-    #expect(try other.ackDue(key: "k", now: 129_999, minIntervalMs: 30_000) == false, "shared across connections")
+    #expect(
+      try other.ackDue(key: "k", now: 129_999, minIntervalMs: 30_000) == false, "shared across connections")
     #expect(try database.ackDue(key: "other", now: 129_999, minIntervalMs: 30_000))
     #expect(try other.ackDue(key: "k", now: 130_000, minIntervalMs: 30_000))
-    #expect(try database.ackDue(key: "k", now: 159_999, minIntervalMs: 30_000) == false, "the window restarts")
+    #expect(
+      try database.ackDue(key: "k", now: 159_999, minIntervalMs: 30_000) == false, "the window restarts")
     #expect(try database.ackDue(key: "k", now: 160_000, minIntervalMs: 30_000))
   }
 

@@ -8,7 +8,8 @@ import Testing
     defer { dir.remove() }
     let database = try openStore(dir.database)
     defer { database.close() }
-    let record = try register(database, "n0call-7", platform: "ios", token: "apns-1", ackMessages: true, now: 500)
+    let record = try register(
+      database, "n0call-7", platform: "ios", token: "apns-1", ackMessages: true, now: 500)
     #expect(record.address == "N0CALL-7")
     #expect(record.base == "N0CALL" && record.ssid == 7)
     #expect(record.platform == "ios")
@@ -19,7 +20,10 @@ import Testing
     #expect(try database.station("N0CALL-7") == record)
     #expect(
       try database.devices(of: "N0CALL-7")
-        == [DeviceRecord(token: "apns-1", station: "N0CALL-7", platform: "ios", registeredAt: 500, refreshedAt: 500)])
+        == [
+          DeviceRecord(
+            token: "apns-1", station: "N0CALL-7", platform: "ios", registeredAt: 500, refreshedAt: 500)
+        ])
     #expect(try database.station("N0CALL") == nil)
   }
 
@@ -137,7 +141,9 @@ import Testing
     try register(database, "NEW", token: "stale-token", ackMessages: nil, now: 1_000)
     try heartbeat(database, "NEW", token: "new-token", now: 50_000)
     #expect(
-      try database.liveStations(now: 60_000, expiryMs: 20_000) == [LiveStation(address: "NEW", ackMessages: true)])
+      try database.liveStations(now: 60_000, expiryMs: 20_000) == [
+        LiveStation(address: "NEW", ackMessages: true)
+      ])
     #expect(try database.devices(of: "NEW", refreshedSince: 40_000).map(\.token) == ["new-token"])
     #expect(try database.devices(of: "NEW").count == 2)
   }

@@ -94,6 +94,24 @@ final class Problems: @unchecked Sendable {
   }
 }
 
+/// A flag one thread raises and others poll.
+final class Flag: @unchecked Sendable {
+  private let lock = NSLock()
+  private var raised = false
+
+  func raise() {
+    lock.lock()
+    raised = true
+    lock.unlock()
+  }
+
+  var isRaised: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return raised
+  }
+}
+
 /// Runs each body on its own thread and waits for all of them.
 func runOnThreads(_ bodies: [@Sendable () -> Void]) {
   let group = DispatchGroup()

@@ -1,8 +1,8 @@
 import Testing
 
-// `UpSupervisor` is compiled into this target from Sources/aprs-cloud/UpSupervisor.swift (a
-// symbolic link beside this file) because the test target cannot import the executable module
-// without a dependency in Package.swift. Time is whatever the test says: the supervisor reads no clock.
+@testable import aprs_cloud
+
+// Time is whatever the test says: the supervisor reads no clock.
 
 /// A raw `waitpid` status for a normal exit with `code`.
 private func exitedStatus(_ code: Int32) -> Int32 { code << 8 }

@@ -1,0 +1,2 @@
+/// The listener core (see issue 4).
+public enum ListenerPlaceholder {}

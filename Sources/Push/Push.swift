@@ -1,0 +1,2 @@
+/// Push delivery (see issue 5).
+public enum PushPlaceholder {}

@@ -1,0 +1,1 @@
+print("aprs-listener placeholder")

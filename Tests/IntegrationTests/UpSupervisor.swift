@@ -1,1 +1,0 @@
-../../Sources/aprs-cloud/UpSupervisor.swift
