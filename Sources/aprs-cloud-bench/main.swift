@@ -4,7 +4,7 @@
 // ``Benchmark`` in its own file and list it in `benchmarks` below.
 
 let benchmarks: [any Benchmark.Type] = [
-  ParseBench.self
+  ParseBench.self, SeedBench.self,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

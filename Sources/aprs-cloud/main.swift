@@ -5,8 +5,10 @@
 
 let commands: [any Command.Type] = [
   PasscodeCommand.self, ParseCommand.self, MigrateCommand.self,
-  NginxConfigCommand.self, UpCommand.self,
+  NginxConfigCommand.self, UpCommand.self, PushTestCommand.self,
 ]
+/// Commands that work but are left out of the overview (documented in their neighbours' help).
+let hiddenCommands: [any Command.Type] = [PushWorkerCommand.self]
 
 func mainUsage(_ commands: [any Command.Type]) -> String {
   var text = """
@@ -39,7 +41,7 @@ if name == "--help" || name == "-h" || name == "help" {
   print(mainUsage(commands))
   exit(0)
 }
-guard let command = commands.first(where: { $0.name == name }) else {
+guard let command = (commands + hiddenCommands).first(where: { $0.name == name }) else {
   printError("aprs-cloud: unknown command '\(name)'\n\n" + mainUsage(commands))
   exit(ExitStatus.usage.rawValue)
 }

@@ -1,0 +1,450 @@
+import Foundation
+import JSON
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The real `aprs-listener` against the APRS-IS fake, on a real database (issue 4's scenarios).
+@Suite(.serialized) struct ListenerEndToEndTests {
+  /// Messages to 1, 60 and 2000 registered stations (live `#filter`, login line, full feed) all arrive and are served
+  /// by `/v1/sync` through nginx and the responder; registering while connected changes the filter.
+  @Test func messagesTo1And60And2000StationsArriveAndAreServedBySync() throws {
+    let stack = try TestStack(.real())
+    defer { stack.stop() }
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let database = SQLiteFile(path: stack.databasePath)
+    let listener = try ListenerProcess(
+      database: stack.databasePath, config: ListenerProcess.config(fake: fake))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1), "no login:\n\(listener.log)")
+
+    // One station, registered through the API: a live #filter update.
+    let register = try stack.post(
+      "/v1/register",
+      json:
+        #"{"callsign":"oh7lzb","ssid":0,"auth":"\#(aprsPasscode("OH7LZB"))","ackMessages":true,"wantHistory":false,"since":0}"#
+    )
+    #expect(register.status == 200, "\(register.text)")
+    #expect(try fake.wait("filter", count: 1), "no #filter:\n\(listener.log)")
+    #expect(try fake.currentFilter() == "g/OH7LZB")
+    #expect(
+      try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "Testing, 1 2 3", msgno: "42")]) == 1)
+    #expect(try fake.wait("transmitted", count: 1), "no ACK:\n\(listener.log)")
+    #expect(try fake.ackLines() == ["OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack42"])
+    let one = try syncMany(stack, stations: ["OH7LZB"])
+    #expect(one["OH7LZB"]?.map { $0.string("text") } == ["Testing, 1 2 3"])
+    #expect(
+      one["OH7LZB"]?.first?.string("peer") == "OH7AA-1" && one["OH7LZB"]?.first?.string("seqId") == "42")
+    #expect(listener.log.contains("mode=live"))
+
+    // 60 stations (59 more, registered at once): too long for #filter, so the login line carries the filter.
+    let sixty = listenerStations(59)
+    try database.register(sixty)
+    #expect(
+      try fake.wait("login", count: 2, timeout: 20),
+      "no reconnect for the login-line filter:\n\(listener.log)")
+    let loginFilter = try #require(try fake.clients().last?.string("login_filter"))
+    #expect(loginFilter.contains("g/") && loginFilter.contains("OH7LZB") && loginFilter.contains(sixty.last!))
+    #expect(loginFilter.utf8.count > 510)
+    #expect(try database.waitUntil { try $0.meta("filterMode") == "login" && $0.meta("filterSize") == "60" })
+    _ = try fake.inject(
+      sixty.enumerated().map { messageLine(from: "W1AW", to: $1, text: "hello \($0)", msgno: nil) })
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 60 })
+    let synced60 = try syncMany(stack, stations: sixty)
+    #expect(synced60.allSatisfy { $0.value.count == 1 && $0.value.first?.string("peer") == "W1AW" })
+
+    // 2000 stations: beyond a login line, the full feed, filtered locally.
+    let many = listenerStations(1940, prefix: "KX")
+    try database.register(many)
+    #expect(
+      try database.waitUntil(timeout: 20) { try $0.meta("filterMode") == "fullFeed" }, "\(listener.log)")
+    #expect(
+      try database.waitUntil {
+        try $0.meta("state") == "online" && $0.meta("server")?.hasSuffix(":\(fake.fullFeedPort)") == true
+      })
+    #expect(try database.meta("filterSize") == "2000")
+    let everyone = ["OH7LZB"] + sixty + many
+    var lines = everyone.enumerated().map {
+      messageLine(from: "VE3XYZ-5", to: $1, text: "to all \($0)", msgno: "\($0 % 99_999)")
+    }
+    // Noise the full feed carries: positions, bulletins, messages to unregistered stations.
+    lines += (0..<200).map { "NOISE\($0 % 10)>APRS,TCPIP*:!4903.50N/07201.75W-position \($0)" }
+    lines += (0..<50).map { messageLine(from: "VE3XYZ-5", to: "ZZ\($0)", text: "not for us", msgno: "1") }
+    lines += ["VE3XYZ-5>APRS,TCPIP*::BLN1     :a bulletin"]
+    _ = try fake.inject(lines.shuffled())
+    let allStored = try database.waitUntil(timeout: 30) {
+      try $0.int("SELECT count(*) FROM messages") == 60 + 2000
+    }
+    let storedCount = try database.int("SELECT count(*) FROM messages")
+    #expect(allStored, "stored \(storedCount)")
+    let synced = try syncMany(stack, stations: everyone)
+    #expect(synced.count == 2000)
+    let missing = synced.filter { station, messages in !messages.contains { $0.string("peer") == "VE3XYZ-5" }
+    }
+    #expect(missing.isEmpty, "no message for \(missing.keys.prefix(5))")
+    #expect(try database.int("SELECT count(*) FROM outbox") == 2060)
+
+    // /health shows the listener's state.
+    let health = try #require(try stack.get("/health").jsonObject)
+    guard case .object(let state)? = health["listener"] else {
+      Issue.record("no listener object")
+      return
+    }
+    #expect(
+      state.bool("running") == true && state.bool("connected") == true && state.bool("verified") == true)
+    #expect(state.string("filterMode") == "fullFeed" && state.int("filterSize") == 2000)
+    #expect(state.bool("receiveOnly") == false)
+    #expect(listener.terminate() == 0)
+  }
+
+  /// A sender that retransmits: one stored copy, one outbox row, an ACK for each copy the 30 s rule lets through
+  /// (shortened to 1.5 s here, with the fake's clock moved past its own 30 s duplicate window between copies);
+  /// no ACK for a station with ackMessages false.
+  @Test func retransmissionsAreStoredOnceAndAckedPerTheIntervalRule() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"], ackMessages: true)
+    try database.register(["N0CALL-7"], ackMessages: false)
+    let listener = try ListenerProcess(
+      database: database.path,
+      config: ListenerProcess.config(fake: fake, extraListener: "ackInterval = 1500ms\n"))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+
+    let copy = messageLine(from: "OH7AA-1", to: "OH7LZB", text: "Are you there?", msgno: "7")
+    let started = Date()
+    try fake.inject([copy])
+    #expect(try fake.wait("transmitted", count: 1))
+    // Second copy at once (the fake's clock moved so APRS-IS passes it): stored already, ACKed 0.0 s ago: no ACK.
+    try fake.advance(31)
+    try fake.inject([copy])
+    #expect(try database.waitUntil { try $0.meta("duplicates") == "1" })
+    // The message to a station without ackMessages is stored but never ACKed; its ACK would come before the
+    // sentinel's.
+    try fake.inject([messageLine(from: "OH7AA-1", to: "N0CALL-7", text: "no ack please", msgno: "8")])
+    try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "sentinel", msgno: "9")])
+    #expect(try fake.wait("transmitted", count: 2))
+    #expect(
+      try fake.ackLines() == ["OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack7", "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack9"])
+    // A third copy after the interval: ACKed again (and APRS-IS forwards it: not a duplicate for the fake).
+    let elapsed = Date().timeIntervalSince(started)
+    if elapsed < 1.6 { usleep(useconds_t((1.6 - elapsed) * 1_000_000)) }  // the rule is about time itself
+    try fake.advance(31)
+    try fake.inject([copy])
+    #expect(try fake.wait("transmitted", count: 3))
+    let transmitted = try fake.transmitted()
+    #expect(transmitted.map { $0.string("line") }.last == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack7")
+    #expect(transmitted.allSatisfy { $0.bool("duplicate") == false && $0.string("dropped") == nil })
+    #expect(try database.int("SELECT count(*) FROM messages WHERE msgno = '7'") == 1)
+    #expect(
+      try database.int(
+        "SELECT count(*) FROM outbox JOIN messages ON messages.id = outbox.message_id WHERE msgno = '7'") == 1
+    )
+    #expect(try database.int("SELECT count(*) FROM messages WHERE station = 'N0CALL-7'") == 1)
+    #expect(try database.waitUntil { try $0.meta("acksSent") == "3" && $0.meta("duplicates") == "2" })
+    #expect(listener.terminate() == 0)
+  }
+
+  /// An unverified login (wrong passcode) and a receive-only one (no login): messages stored, nothing sent, and
+  /// the state says so.
+  @Test(arguments: [("N0CALL-10", 12345), (nil, nil)] as [(String?, Int?)])
+  func unverifiedAndReceiveOnlyLoginsStoreButNeverAck(login: String?, passcode: Int?) throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"], ackMessages: true)
+    let listener = try ListenerProcess(
+      database: database.path, config: ListenerProcess.config(fake: fake, login: login, passcode: passcode))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+    let client = try #require(try fake.clients().first)
+    #expect(client.bool("verified") == false)
+    if login == nil {
+      let name = try #require(client.string("login"))
+      #expect(name.hasPrefix("ACLD") && name.count == 8, "login \(name)")
+      #expect(listener.log.contains("receive-only"))
+    } else {
+      #expect(listener.log.contains("login unverified"))
+    }
+    #expect(try database.waitUntil { try $0.meta("state") == "online" && $0.meta("receiveOnly") == "1" })
+    try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "hi", msgno: "1")])
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 1 })
+    #expect(try database.waitUntil { try $0.meta("messagesStored") == "1" })
+    usleep(200_000)  // an ACK would have been written within milliseconds of the commit
+    #expect(try fake.transmitted().isEmpty)
+    #expect(try database.meta("acksSent") == "0")
+    #expect(listener.terminate() == 0)
+  }
+
+  /// Registering and unregistering while connected changes the live filter within seconds.
+  @Test func registrationChangesReachTheFilterWithinSeconds() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"])
+    let listener = try ListenerProcess(
+      database: database.path,
+      config: ListenerProcess.config(fake: fake, extraListener: "registrationPoll = 1s\n"))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+    #expect(try fake.currentFilter() == "g/OH7LZB")
+    var started = Date()
+    try database.register(["N0CALL-7"])
+    #expect(try fake.wait("filter", count: 1, timeout: 5))
+    #expect(try fake.currentFilter() == "g/N0CALL-7/OH7LZB")
+    #expect(Date().timeIntervalSince(started) < 3)
+    started = Date()
+    try database.unregister("OH7LZB")
+    #expect(try fake.wait("filter", count: 2, timeout: 5))
+    #expect(try fake.currentFilter() == "g/N0CALL-7")
+    #expect(Date().timeIntervalSince(started) < 3)
+    // A change that leaves the set as it was (a heartbeat) sends nothing.
+    try database.register(["N0CALL-7"])
+    #expect(try fake.wait("filter", count: 3, timeout: 1.5) == false)
+    #expect(try fake.logins() == 1)
+    #expect(listener.terminate() == 0)
+  }
+
+  /// The server closes the connection, then goes silent without closing (watchdog shortened to 2 s): the listener
+  /// reconnects each time with its filter, and a message repeated across the reconnects is stored once.
+  @Test func reconnectsAfterCloseAndSilenceWithTheFilterAndNothingStoredTwice() throws {
+    let fake = try FakeAPRSIS(keepalive: 1)
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB", "N0CALL-7"], ackMessages: true)
+    let listener = try ListenerProcess(
+      database: database.path, config: ListenerProcess.config(fake: fake, extraAPRSIS: "watchdog = 2s\n"))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+    let message = messageLine(from: "OH7AA-1", to: "OH7LZB", text: "across reconnects", msgno: "11")
+    try fake.inject([message])
+    #expect(try fake.wait("transmitted", count: 1))
+
+    try fake.command(["cmd": "close_all"])
+    #expect(try fake.wait("login", count: 2, timeout: 10), "no reconnect after close:\n\(listener.log)")
+    #expect(try fake.clients().last?.string("filter") == "g/N0CALL-7/OH7LZB")
+    try fake.advance(31)
+    try fake.inject([message])
+    #expect(try database.waitUntil { try $0.meta("duplicates") == "1" })
+
+    try fake.command(["cmd": "silence", "on": true])
+    let silencedAt = Date()
+    #expect(try fake.wait("login", count: 3, timeout: 10), "no reconnect after silence:\n\(listener.log)")
+    #expect(Date().timeIntervalSince(silencedAt) >= 1.9)
+    #expect(listener.log.contains("no line for 2 s"))
+    #expect(try fake.clients().last { $0.bool("silenced") == false }?.string("filter") == "g/N0CALL-7/OH7LZB")
+    try fake.command(["cmd": "silence", "on": false])
+    try fake.advance(31)
+    try fake.inject([message, messageLine(from: "OH7AA-1", to: "N0CALL-7", text: "after", msgno: "12")])
+    #expect(
+      try database.waitUntil {
+        try $0.int("SELECT count(*) FROM messages") == 2 && $0.meta("duplicates") == "2"
+      })
+    #expect(try database.int("SELECT count(*) FROM messages WHERE msgno = '11'") == 1)
+    #expect(try database.waitUntil { try $0.meta("reconnects") == "2" })
+    #expect(listener.terminate() == 0)
+  }
+
+  /// Garbage lines, 600-byte lines and binary bytes: skipped and counted, the connection and the process live on.
+  @Test func garbageIsSkippedCountedAndSurvived() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"])
+    let listener = try ListenerProcess(database: database.path, config: ListenerProcess.config(fake: fake))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+    let answer = try fake.command([
+      "cmd": "garbage", "preset": "standard",
+      "lines": [
+        String(repeating: "A", count: 600), "OH7AA>APRS::OH7LZB   :" + String(repeating: "x", count: 700),
+      ],
+      "hex": ["4f4837414100ff80fe3a3a", "ffffffffffff", "23fffe00"],
+    ])
+    #expect(answer.bool("ok") == true, "\(answer)")
+    try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "still here", msgno: "1")])
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 1 })
+    #expect(try database.waitUntil { (Int(try $0.meta("tooLong") ?? "0") ?? 0) >= 3 })
+    #expect(try database.waitUntil { (Int(try $0.meta("invalidLines") ?? "0") ?? 0) >= 6 })
+    #expect(listener.isRunning)
+    #expect(try database.meta("state") == "online")
+    #expect(try fake.logins() == 1)
+    #expect(listener.terminate() == 0)
+  }
+
+  /// `kill -9` at random moments while messages flow and senders retry: after a restart, every message that was
+  /// ever ACKed is stored exactly once (ACK only after commit), and every message is stored in the end.
+  @Test func killMinus9WhileMessagesFlowLosesNoAckedMessage() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB", "KJ7ABC-7"], ackMessages: true)
+    let config = ListenerProcess.config(fake: fake, extraListener: "ackInterval = 300ms\nleaseTtl = 1s\n")
+    var listener = try ListenerProcess(database: database.path, config: config, arguments: ["--standby"])
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+
+    let messages = (1...60).map { index in
+      (
+        msgno: String(index),
+        line: messageLine(
+          from: "W\(index % 4)XYZ-\(index % 3 + 1)", to: index % 2 == 0 ? "OH7LZB" : "KJ7ABC-7",
+          text: "msg \(index)",
+          msgno: String(index))
+      )
+    }
+    var acked = Set<String>()
+    var generator = SystemRandomNumberGenerator()
+    var kills = 0
+    for round in 0..<25 {
+      let pending = messages.filter { !acked.contains($0.msgno) }.shuffled(using: &generator)
+      if pending.isEmpty { break }
+      try fake.advance(31)  // past APRS-IS's duplicate window: every retry gets through
+      // In the first rounds, kill the listener twice at random points of the flow.
+      let killPoints =
+        round < 4 ? Set((0..<2).map { _ in Int.random(in: 0..<pending.count, using: &generator) }) : []
+      for (index, message) in pending.enumerated() {
+        _ = try fake.inject([message.line])
+        if killPoints.contains(index) && listener.isRunning {
+          usleep(UInt32.random(in: 0...5_000, using: &generator))
+          listener.killHard()
+          kills += 1
+          listener = try ListenerProcess(database: database.path, config: config, arguments: ["--standby"])
+        }
+      }
+      // Whoever runs now is logged in and had time to ACK what it stored.
+      #expect(
+        waitUntil(timeout: 10) { (try? fake.clients().contains { $0.bool("logged_in") == true }) == true })
+      usleep(300_000)
+      for line in try fake.ackLines() {
+        if let range = line.range(of: ":ack") { acked.insert(String(line[range.upperBound...])) }
+      }
+    }
+    #expect(kills >= 2, "only \(kills) kills")
+    // Every ACKed message is stored exactly once.
+    let rows = try database.run("SELECT msgno, count(*) FROM messages GROUP BY station, peer, msgno;")
+    var counts: [String: Int] = [:]
+    for row in rows.split(separator: "\n") {
+      let columns = row.split(separator: "|")
+      counts[String(columns[0])] = Int(columns[1])
+    }
+    for msgno in acked {
+      #expect(counts[msgno] == 1, "ACKed message \(msgno) stored \(counts[msgno] ?? 0) times")
+    }
+    #expect(counts.values.allSatisfy { $0 == 1 })
+    #expect(acked.count == messages.count, "\(messages.count - acked.count) never ACKed")
+    #expect(try database.int("SELECT count(*) FROM messages") == messages.count)
+    #expect(try database.int("SELECT count(*) FROM outbox") == messages.count)
+    #expect(listener.terminate() == 0)
+  }
+
+  /// A second listener on the same database exits with a clear message; with --standby it waits and takes over
+  /// when the first is killed and its lease lapses. SIGTERM releases the lease at once.
+  @Test func oneListenerPerDatabaseAndStandbyTakesOver() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"])
+    let config = ListenerProcess.config(fake: fake)
+    let first = try ListenerProcess(database: database.path, config: config, label: "first")
+    defer { first.stop() }
+    #expect(try fake.wait("login", count: 1))
+
+    let second = try ListenerProcess(database: database.path, config: config, label: "second")
+    defer { second.stop() }
+    #expect(second.waitForExit(timeout: 15) == 1)
+    #expect(second.log.contains("another aprs-listener is running on this database"), "\(second.log)")
+    #expect(second.log.contains("--standby"))
+
+    let standby = try ListenerProcess(
+      database: database.path, config: config, arguments: ["--standby"], label: "standby")
+    defer { standby.stop() }
+    #expect(standby.waitForLog("standby: another listener holds the lease"))
+    #expect(try fake.logins() == 1)
+    first.killHard()
+    let killedAt = Date()
+    #expect(try fake.wait("login", count: 2, timeout: 10), "the standby did not take over:\n\(standby.log)")
+    #expect(Date().timeIntervalSince(killedAt) >= 0.5)  // it waited for the lease to lapse
+    #expect(try database.waitUntil { try $0.meta("state") == "online" })
+    try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "to the successor", msgno: "3")])
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 1 })
+
+    #expect(standby.terminate() == 0)
+    #expect(standby.log.contains("aprs-listener stopped"))
+    #expect(try database.int("SELECT count(*) FROM listener_lease") == 0)
+    #expect(try database.meta("connected") == "0")
+  }
+
+  /// Outgoing tracking: `b/` entries in the filter, and a registered station's own messages stored as sent.
+  @Test func outgoingTrackingStoresSentMessages() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"], ackMessages: true)
+    let listener = try ListenerProcess(
+      database: database.path,
+      config: ListenerProcess.config(fake: fake, extraAPRSIS: "trackOutgoing = true\n"))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+    #expect(try fake.currentFilter() == "g/OH7LZB b/OH7LZB")
+    try fake.inject([
+      messageLine(from: "OH7LZB", to: "W1AW", text: "from my radio", msgno: "5"),
+      messageLine(from: "W1AW", to: "OH7LZB", text: "the answer", msgno: "6"),
+    ])
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 2 })
+    #expect(
+      try database.run("SELECT direction, peer, text FROM messages ORDER BY id;")
+        == "sent|W1AW|from my radio\nreceived|W1AW|the answer\n")
+    #expect(try database.int("SELECT count(*) FROM outbox") == 1)  // no push for one's own message
+    #expect(try fake.wait("transmitted", count: 1))
+    #expect(try fake.ackLines() == ["OH7LZB>APZACL,TCPIP*::W1AW     :ack6"])
+    #expect(listener.terminate() == 0)
+  }
+
+  /// A listener whose lease was taken stops at once with status 1 and leaves the successor's state alone.
+  @Test func aListenerThatLosesItsLeaseStops() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let listener = try ListenerProcess(database: database.path, config: ListenerProcess.config(fake: fake))
+    defer { listener.stop() }
+    #expect(try fake.wait("login", count: 1))
+    #expect(try database.waitUntil { try $0.meta("connected") == "1" })
+    let future = Int64(Date().timeIntervalSince1970 * 1000) + 600_000
+    try database.run("UPDATE listener_lease SET holder = 'thief:1', expires_at = \(future);")
+    #expect(listener.waitForExit(timeout: 10) == 1)
+    #expect(listener.log.contains("the listener lease was taken by another listener"))
+    #expect(try database.run("SELECT holder FROM listener_lease;") == "thief:1\n")
+  }
+
+  /// The command line: help, usage errors and configuration errors.
+  @Test func commandLine() throws {
+    let binary = try TestPaths.executable("aprs-listener")
+    let help = try runProcess(binary, ["--help"])
+    #expect(help.status == 0 && help.stdoutText.contains("usage: aprs-listener"))
+    let unknown = try runProcess(binary, ["--bogus"])
+    #expect(unknown.status == 2 && unknown.stderrText.contains("unknown option '--bogus'"))
+    let directory = try makeTemporaryDirectory("listener-cli")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try "[aprsis]\nlogin = N0CALL\n".write(toFile: directory + "/bad.ini", atomically: true, encoding: .utf8)
+    let bad = try runProcess(binary, ["--config", directory + "/bad.ini", "--db", directory + "/x.sqlite"])
+    #expect(bad.status == 2 && bad.stderrText.contains("aprsis.login"), "\(bad.stderrText)")
+    let badEnvironment = try runProcess(
+      binary, ["--db", directory + "/x.sqlite"],
+      environment: ["APRS_CLOUD_APRSIS_SERVERS": "no-port", "PATH": "/usr/bin:/bin"])
+    #expect(badEnvironment.status == 2 && badEnvironment.stderrText.contains("APRS_CLOUD_APRSIS_SERVERS"))
+  }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import JSON
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The operator's push commands against the real stack: devices registered through nginx and the
+/// responder, `aprs-cloud push-test` and `aprs-cloud push-worker` talking to the fake providers
+/// over TLS and HTTP/2, and `/health` showing what the sender published.
+@Suite(.serialized) struct PushCommandTests {
+  static let apnsToken = String(repeating: "ab", count: 32)
+
+  func register(_ stack: TestStack, platform: String, token: String) throws {
+    let response = try stack.post(
+      "/v1/register",
+      json: #"{"callsign":"N0CALL","ssid":7,"platform":"\#(platform)","pushToken":"\#(token)","ackMessages":false,"wantHistory":false,"since":0,"auth":"13023"}"#
+    )
+    #expect(response.status == 200, "\(response.text)")
+  }
+
+  func writeConfig(_ path: String, database: String, fake: PushProviderFake, iosKeyFile: String = "AuthKey_TESTKEY123.p8")
+    throws
+  {
+    try """
+    [server]
+    database = \(database)
+    [messaging.android]
+    serviceAccountFile = \(fake.directory)/service-account.json
+    endpoint = https://127.0.0.1:\(fake.port)
+    caFile = \(fake.directory)/ca.pem
+    [messaging.ios.apns]
+    keyFile = \(fake.directory)/\(iosKeyFile)
+    keyId = TESTKEY123
+    teamId = TEAM123456
+    bundleId = org.example.htcommander
+    endpoint = https://localhost:\(fake.port)
+    caFile = \(fake.directory)/ca.pem
+    """.write(toFile: path, atomically: true, encoding: .utf8)
+  }
+
+  @Test func pushTestSendsToEveryRegisteredDeviceAndPrintsEachAnswer() throws {
+    let stack = try TestStack()
+    defer { stack.stop() }
+    let fake = try PushProviderFake()
+    defer { fake.stop() }
+    try register(stack, platform: "android", token: "fcm-token-1")
+    try register(stack, platform: "ios", token: Self.apnsToken)
+    let config = fake.directory + "/push.ini"
+    try writeConfig(config, database: stack.databasePath, fake: fake)
+    let cli = try TestPaths.executable("aprs-cloud")
+
+    let ok = try runProcess(cli, ["push-test", "n0call-7", "--config", config])
+    #expect(ok.status == 0, "\(ok.stdoutText) \(ok.stderrText)")
+    #expect(ok.stdoutText.contains("android …-token-1: 200 accepted (projects/aprs-cloud-test/messages/"))
+    #expect(ok.stdoutText.contains("ios …abababab: 200 accepted"))
+    #expect(try fake.count("fcm") == 1)
+    #expect(try fake.count("apns") == 1)
+
+    try fake.control("POST", "/control/script", #"{"role":"fcm","status":404}"#)
+    let dead = try runProcess(cli, ["push-test", "N0CALL-7", "--config", config])
+    #expect(dead.status == 1)
+    #expect(dead.stdoutText.contains("android …-token-1: 404 404 UNREGISTERED (the token is dead)"), "\(dead.stdoutText)")
+    #expect(dead.stdoutText.contains("ios …abababab: 200 accepted"))
+
+    let nobody = try runProcess(cli, ["push-test", "W5AGO", "--config", config])
+    #expect(nobody.status == 1)
+    #expect(nobody.stdoutText.contains("W5AGO: no devices registered"))
+    #expect(try runProcess(cli, ["push-test", "--config", config]).status == 2)
+  }
+
+  @Test func healthShowsWhatThePushWorkerPublished() throws {
+    let stack = try TestStack()
+    defer { stack.stop() }
+    let fake = try PushProviderFake()
+    defer { fake.stop() }
+    let before = try #require(try stack.get("/health").jsonObject)
+    guard case .object(let off)? = before["push"] else { throw TestFailure("no push object: \(before)") }
+    #expect(off["android"] == .string("off") && off["ios"] == .string("off"))
+
+    let config = fake.directory + "/push.ini"
+    try writeConfig(config, database: stack.databasePath, fake: fake, iosKeyFile: "missing.p8")
+    let worker = try TestStack.launch(
+      try TestPaths.executable("aprs-cloud"), ["push-worker", "--config", config], output: fake.directory + "/worker.log")
+    defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
+    var push: JSONObject?
+    let published = waitUntil(timeout: 10, interval: 0.1) {
+      guard case .object(let object)? = (try? stack.get("/health"))?.jsonObject?["push"] else { return false }
+      push = object
+      return object["android"] == .string("ok")
+    }
+    #expect(published, "\(String(describing: push))")
+    guard case .string(let ios)? = push?["ios"] else { throw TestFailure("no ios state") }
+    #expect(ios.hasPrefix("stopped: messaging.ios.apns.keyFile: cannot read"), "\(ios)")
+    kill(worker.processIdentifier, SIGTERM)
+    #expect(waitUntil(timeout: 10) { !worker.isRunning })
+    worker.waitUntilExit()
+    #expect(worker.terminationStatus == 0)
+  }
+}
+
+/// `Tests/fakes/push_fake.mjs` with credentials made for it (see `make_push_credentials.sh`).
+final class PushProviderFake: @unchecked Sendable {
+  let directory: String
+  let port: Int
+  let controlPort: Int
+  private let process: Process
+
+  init() throws {
+    directory = try makeTemporaryDirectory("pushfake")
+    let script = TestPaths.packageRoot + "/Tests/fakes/make_push_credentials.sh"
+    let made = try runProcess("/bin/sh", [script, directory])
+    guard made.status == 0 else { throw TestFailure("credentials: \(made.stderrText)") }
+    let node = ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    guard let node else { throw TestFailure("node is not installed (make deps)") }
+    let ready = directory + "/ready.json"
+    process = try TestStack.launch(
+      node,
+      [TestPaths.packageRoot + "/Tests/fakes/push_fake.mjs", "--dir", directory, "--ready-file", ready, "--max-seconds", "300"],
+      output: directory + "/fake.log")
+    var ports: (Int, Int)?
+    _ = waitUntil(timeout: 15, interval: 0.02) {
+      guard let data = FileManager.default.contents(atPath: ready),
+        case .object(let object)? = try? JSONParser.parse(Array(data)),
+        case .number(let port)? = object["port"], case .number(let control)? = object["control_port"],
+        let port = port.int64, let control = control.int64
+      else { return false }
+      ports = (Int(port), Int(control))
+      return true
+    }
+    guard let ports else {
+      process.terminate()
+      throw TestFailure("the push fake did not start")
+    }
+    (port, controlPort) = ports
+    let rewritten = try runProcess("/bin/sh", [script, directory, "https://127.0.0.1:\(port)"])
+    guard rewritten.status == 0 else { throw TestFailure("credentials: \(rewritten.stderrText)") }
+  }
+
+  func stop() {
+    if process.isRunning {
+      process.terminate()
+      process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+
+  @discardableResult
+  func control(_ method: String, _ path: String, _ body: String? = nil) throws -> JSONObject {
+    let response = try Curl.request(
+      method, "http://127.0.0.1:\(controlPort)\(path)", body: body.map { Data($0.utf8) },
+      headers: ["content-type: application/json"])
+    guard let object = response.jsonObject else { throw TestFailure("control \(path): \(response.text)") }
+    return object
+  }
+
+  /// Requests of `role` recorded so far.
+  func count(_ role: String) throws -> Int {
+    guard case .array(let items)? = try control("GET", "/control/requests?role=\(role)")["requests"] else { return 0 }
+    return items.count
+  }
+}
