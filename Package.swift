@@ -58,7 +58,8 @@ let package = Package(
       name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Store", "CFastCGI"]),
     .executableTarget(
       name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
-    .executableTarget(name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store"]),
+    .executableTarget(
+      name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
 
     // MARK: Tests.
     .testTarget(name: "APRSTests", dependencies: ["APRS"]),

@@ -2,16 +2,30 @@ import JSON
 import Store
 
 extension APIHandler {
+  /// The listener's counters shown under `listener.counters` (published by aprs-listener as `listener.<name>`).
+  static let listenerCounterNames = [
+    "linesRead", "messagesStored", "duplicates", "receipts", "acksSent", "acksSuppressed", "acksDropped",
+    "drops",
+    "invalidLines", "tooLong", "skipped", "reconnects",
+  ]
+
   /// `GET /health`: 200 with a small JSON object when the database answers, 503 when it does not.
   /// It carries what the listener last recorded about its APRS-IS connection.
+  ///
+  /// `listener`: `running` (its lease is held), `connected` (logged in to APRS-IS, as last published by a running
+  /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
+  /// `receiveOnly` (nothing it sends gets through: no login, or an unverified one; ACKs are off), `server`,
+  /// `login`, `filterMode` (`live`, `login` or `fullFeed`), `filterSize` (stations in the filter), `lineRate`
+  /// (lines per second over the last minute), `updatedAgeSeconds`, and `counters` since it started.
   func health() -> APIResponse {
     let now = clock()
     do {
       let version = try database.schemaVersion()
       let lease = try database.lease()
-      let connected = try database.meta("listener.connected")
-      let lastLine = try database.meta("listener.lastLineAt").flatMap { Int64($0) }
-      var writer = JSONWriter(capacity: 256)
+      let published = try database.metaValues(prefix: "listener.")
+      let running = lease.map { $0.expiresAt > now } ?? false
+      let lastLine = published["listener.lastLineAt"].flatMap { Int64($0) }
+      var writer = JSONWriter(capacity: 512)
       writer.beginObject()
       writer.key("status")
       writer.string("ok")
@@ -22,16 +36,64 @@ extension APIHandler {
       writer.key("listener")
       writer.beginObject()
       writer.key("running")
-      writer.bool(lease.map { $0.expiresAt > now } ?? false)
+      writer.bool(running)
       writer.key("connected")
-      writer.bool(connected == "1")
+      writer.bool(running && published["listener.connected"] == "1")
       writer.key("lastLineAgeSeconds")
       if let lastLine { writer.int(max(0, now - lastLine) / 1000) } else { writer.null() }
+      if let state = published["listener.state"] {
+        writer.key("state")
+        writer.string(running ? state : "stopped")
+        for flag in ["verified", "receiveOnly"] {
+          writer.key(flag)
+          writer.bool(published["listener." + flag] == "1")
+        }
+        for text in ["server", "login", "filterMode"] {
+          writer.key(text)
+          let value = published["listener." + text] ?? ""
+          if value.isEmpty { writer.null() } else { writer.string(value) }
+        }
+        writer.key("filterSize")
+        writer.int(published["listener.filterSize"].flatMap { Int($0) } ?? 0)
+        writer.key("lineRate")
+        writer.value(.number(JSONNumber(literal: Self.decimalLiteral(published["listener.lineRate"]))))
+        writer.key("updatedAgeSeconds")
+        if let updated = published["listener.updatedAt"].flatMap({ Int64($0) }) {
+          writer.int(max(0, now - updated) / 1000)
+        } else {
+          writer.null()
+        }
+        writer.key("counters")
+        writer.beginObject()
+        for name in Self.listenerCounterNames {
+          writer.key(name)
+          writer.int(published["listener." + name].flatMap { Int($0) } ?? 0)
+        }
+        writer.endObject()
+      }
+      writer.endObject()
+      // What the push sender last published per provider: ok, off or "stopped: <reason>".
+      writer.key("push")
+      writer.beginObject()
+      for platform in ["android", "ios"] {
+        writer.key(platform)
+        writer.string(try database.meta("push.\(platform).state") ?? "off")
+      }
       writer.endObject()
       writer.endObject()
       return .ok(writer)
     } catch {
       return .error(.unavailable("the database does not answer"))
     }
+  }
+
+  /// `text` when it is a plain decimal (`12`, `0.25`), else `0`: it is written into the JSON as a number.
+  static func decimalLiteral(_ text: String?) -> String {
+    guard let text, !text.isEmpty, text.utf8.count <= 24 else { return "0" }
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count <= 2, !parts[0].isEmpty,
+      parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } })
+    else { return "0" }
+    return text
   }
 }

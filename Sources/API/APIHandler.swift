@@ -10,11 +10,19 @@ public final class APIHandler {
   let database: Database
   let config: APIConfig
   let clock: @Sendable () -> Int64
+  /// The responder's request counters that `GET /metrics` shows (shared by every worker's handler);
+  /// nil leaves them out.
+  let requestMetrics: RequestMetrics?
 
-  /// Creates a handler over one database connection. `clock` returns epoch milliseconds.
-  public init(database: Database, config: APIConfig = APIConfig(), clock: @escaping @Sendable () -> Int64) {
+  /// Creates a handler over one database connection. `clock` returns epoch milliseconds; `metrics`
+  /// is the registry the shell records requests in.
+  public init(
+    database: Database, config: APIConfig = APIConfig(), metrics: RequestMetrics? = nil,
+    clock: @escaping @Sendable () -> Int64
+  ) {
     self.database = database
     self.config = config
+    self.requestMetrics = metrics
     self.clock = clock
   }
 
@@ -26,8 +34,14 @@ public final class APIHandler {
     case unregister = "/v1/unregister"
     case avatars = "/v1/avatars"
     case health = "/health"
+    case metrics = "/metrics"
 
-    var method: String { self == .health ? "GET" : "POST" }
+    var method: String {
+      switch self {
+      case .health, .metrics: "GET"
+      default: "POST"
+      }
+    }
   }
 
   /// Answers one request. Never throws: every failure is an error response.
@@ -39,6 +53,7 @@ public final class APIHandler {
       return .error(.methodNotAllowed(allowed: endpoint.method))
     }
     if endpoint == .health { return health() }
+    if endpoint == .metrics { return metrics() }
     guard request.body.count <= config.maxBodyBytes else {
       return .error(.payloadTooLarge(limit: config.maxBodyBytes))
     }
@@ -54,6 +69,7 @@ public final class APIHandler {
       case .unregister: return try unregister(body, station: station!)
       case .avatars: return try avatars(body, station: station!)
       case .health: return health()
+      case .metrics: return metrics()
       }
     } catch {
       return .error(error, station: station?.description)

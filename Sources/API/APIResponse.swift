@@ -1,23 +1,32 @@
 import JSON
 
-/// One HTTP response, ready for the shell to write: status, headers, JSON body.
+/// One HTTP response, ready for the shell to write: status, headers, body (JSON unless
+/// `contentType` says otherwise).
 public struct APIResponse: Sendable {
+  /// The `Content-Type` of every API answer.
+  public static let json = "application/json"
+
   /// The HTTP status code.
   public var status: Int
-  /// Extra headers beyond `Content-Type: application/json` and `Cache-Control: no-store`,
-  /// which every response carries (the shell writes those two).
+  /// Extra headers beyond `Content-Type` and `Cache-Control: no-store`, which every response
+  /// carries (the shell writes those two).
   public var headers: [(name: String, value: String)]
-  /// The JSON body.
+  /// The body.
   public var body: [UInt8]
+  /// The `Content-Type` the shell writes: `application/json` for everything but `/metrics`
+  /// (Prometheus text).
+  public var contentType: String
   /// The station the request was about, for the log line (never a passcode or a token).
   public var station: String?
 
   public init(
-    status: Int, headers: [(name: String, value: String)] = [], body: [UInt8], station: String? = nil
+    status: Int, headers: [(name: String, value: String)] = [], body: [UInt8],
+    contentType: String = APIResponse.json, station: String? = nil
   ) {
     self.status = status
     self.headers = headers
     self.body = body
+    self.contentType = contentType
     self.station = station
   }
 

@@ -48,8 +48,6 @@ public struct ConfigSchema: Sendable {
     return names
   }
 
-  /// Every setting of every aprs-cloud program. Sections for the APRS-IS listener and push
-  /// messaging are accepted as they are until those programs define their keys here.
-  public static let all = ServerConfig.schema.merging(
-    ConfigSchema(sections: [:], uncheckedSections: ["aprsis", "listener", "messaging"]))
+  /// Every setting of every aprs-cloud program.
+  public static let all = ServerConfig.schema.merging(ListenerConfig.schema).merging(PushConfig.schema)
 }

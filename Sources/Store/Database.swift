@@ -86,6 +86,12 @@ import CSQLite
     return unsafe connection
   }
 
+  /// Runs `body` with the raw connection, for the few operations that call SQLite's C API
+  /// directly (checkpoints, the online backup in `Database+Maintenance.swift`).
+  func withConnection<T>(_ body: (OpaquePointer) throws(StoreError) -> T) throws(StoreError) -> T {
+    try unsafe body(open())
+  }
+
   // MARK: Statements
 
   /// The cached prepared statement for `sql`, preparing it on first use. Reset it when done.

@@ -4,8 +4,9 @@ import CSQLite
 ///
 /// Like its connection, a statement belongs to one thread. Callers bind, step and read
 /// columns through the typed helpers below and call `reset()` when done (usually with
-/// `defer`); the connection finalizes every cached statement when it closes. This file and
-/// `Database.swift` are the only places that touch SQLite's C pointers.
+/// `defer`); the connection finalizes every cached statement when it closes. This file,
+/// `Database.swift` and `Database+Maintenance.swift` (checkpoints, the online backup) are the only
+/// places that touch SQLite's C pointers.
 @safe final class Statement {
   /// The SQL text this statement was prepared from (the cache key).
   let sql: String

@@ -27,6 +27,8 @@ struct Responder {
   let handler: APIHandler
   let maxBody: Int
   let logger: Logger
+  /// Where each request is counted and timed for `/metrics` (shared by every worker).
+  var metrics: RequestMetrics?
 
   /// At most this much of a refused body is read and thrown away, so the web server can finish
   /// sending it and read the answer instead of failing on a closed socket.
@@ -34,6 +36,7 @@ struct Responder {
 
   func serve<Channel: RequestChannel>(_ channel: inout Channel) {
     let started = monotonicMicroseconds()
+    metrics?.begin()
     let method = channel.parameter("REQUEST_METHOD").flatMap { $0.isEmpty ? nil : $0 } ?? "GET"
     let path = RequestPath.resolve(
       documentURI: channel.parameter("DOCUMENT_URI"), requestURI: channel.parameter("REQUEST_URI"),
@@ -52,12 +55,16 @@ struct Responder {
     }
 
     let delivered = channel.write(Responder.encode(response))
-    let level: LogLevel = response.status >= 500 ? .error : .info
+    let elapsed = monotonicMicroseconds() - started
+    metrics?.record(path: path, status: response.status, microseconds: elapsed)
+    // A scraper asks for /metrics every few seconds: its answers are logged at debug only.
+    let level: LogLevel =
+      response.status >= 500 ? .error : (path == "/metrics" && response.status == 200 ? .debug : .info)
     if logger.isEnabled(level) {
       var fields: [(String, String)] = [("method", method), ("path", path)]
       if let station = response.station { fields.append(("station", station)) }
       fields.append(("status", String(response.status)))
-      fields.append(("us", String(monotonicMicroseconds() - started)))
+      fields.append(("us", String(elapsed)))
       if !delivered { fields.append(("delivered", "false")) }
       logger.log(level, "request", fields: fields)
     }
@@ -111,10 +118,11 @@ struct Responder {
     }
   }
 
-  /// `Status:` line, the two fixed headers, the response's own headers, `Content-Length`, body.
+  /// `Status:` line, `Content-Type` and `Cache-Control`, the response's own headers,
+  /// `Content-Length`, body.
   static func encode(_ response: APIResponse) -> [UInt8] {
     var head = "Status: \(response.status) \(APIResponse.reasonPhrase(response.status))\r\n"
-    head += "Content-Type: application/json\r\nCache-Control: no-store\r\n"
+    head += "Content-Type: \(headerSafe(response.contentType))\r\nCache-Control: no-store\r\n"
     let reserved: Set<String> = ["status", "content-type", "cache-control", "content-length"]
     for (name, value) in response.headers where !reserved.contains(name.lowercased()) {
       head += headerSafe(name) + ": " + headerSafe(value) + "\r\n"

@@ -119,10 +119,17 @@ func createParentDirectory(of path: String) {
   }
 }
 
+/// The request counters and latency histograms `/metrics` shows, shared by every worker. In CGI
+/// mode they only ever hold the one request of the process (the HELP text says so).
+let requestMetrics = RequestMetrics(
+  startedAt: Logger.epochMilliseconds(), mode: runsAsCGI ? "cgi" : "fastcgi",
+  workers: runsAsCGI ? 1 : settings.workers)
+
 func makeResponder(_ database: Database) -> Responder {
   Responder(
-    handler: APIHandler(database: database, config: apiConfig, clock: { Logger.epochMilliseconds() }),
-    maxBody: settings.maxBody, logger: logger)
+    handler: APIHandler(
+      database: database, config: apiConfig, metrics: requestMetrics, clock: { Logger.epochMilliseconds() }),
+    maxBody: settings.maxBody, logger: logger, metrics: requestMetrics)
 }
 
 createParentDirectory(of: settings.database)

@@ -14,9 +14,10 @@ enum UpCommand: Command {
     Runs the whole server on this machine for trying it out or developing it:
     creates DIR, applies the database migrations to DIR/aprs-cloud.sqlite,
     writes DIR/nginx.conf from nginx/local.conf.template, starts the responder
-    (aprs-cloud-fcgi, found beside this executable) on DIR/fcgi.sock and nginx
-    on HOST:PORT, waits until /health answers and prints the URL and a curl
-    example. A child that dies is restarted after a short backoff (0.5 s,
+    (aprs-cloud-fcgi, found beside this executable) on DIR/fcgi.sock, nginx
+    on HOST:PORT and the listener (aprs-listener: APRS-IS as [aprsis] in the
+    config says; without a login and passcode it runs receive-only), waits
+    until /health answers and prints the URL and a curl example. A child that dies is restarted after a short backoff (0.5 s,
     doubling up to 10 s). Ctrl-C or SIGTERM stops everything and exits 0.
     No root needed; nginx's logs are DIR/nginx-error.log and
     DIR/nginx-access.log.
@@ -140,8 +141,8 @@ struct UpPlan {
         name: "aprs-cloud-fcgi", path: responder,
         arguments: ["--listen", socket, "--db", database] + configArguments, socket: socket),
       UpChild(name: "nginx", path: nginx, arguments: nginxArguments),
-      // The listener joins here once it exists:
-      // UpChild(name: "aprs-listener", path: binaries + "/aprs-listener", arguments: ["--db", database] + configArguments),
+      UpChild(
+        name: "aprs-listener", path: binaries + "/aprs-listener", arguments: ["--db", database] + configArguments),
     ]
     return UpPlan(listen: listen, dataDirectory: directory, children: children)
   }

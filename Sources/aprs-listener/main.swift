@@ -1,1 +1,139 @@
-print("aprs-listener placeholder")
+// aprs-listener: the APRS-IS daemon of aprs-cloud. This file only wires things together: settings, logging,
+// signals, the runtime, the exit status. Everything else is in the Listener module.
+import APRS
+import Config
+import Listener
+import Push
+import Store
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+// A server that goes away must cost an EPIPE, not the process.
+signal(SIGPIPE, SIG_IGN)
+
+/// Writes text to standard error.
+func printError(_ text: String) {
+  let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+  _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+let environment = ConfigFile.processEnvironment()
+let options: Options
+do {
+  options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+  printError("aprs-listener: \(error)\n\n\(Options.usage)")
+  exit(2)
+}
+if options.help {
+  print(Options.usage)
+  exit(0)
+}
+
+// Settings: defaults < config file < environment < flags.
+var configFile: ConfigFile
+let configPath =
+  options.configPath ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
+do {
+  if let configPath {
+    configFile = try ConfigFile.load(path: configPath, environment: environment)
+  } else {
+    configFile = ConfigFile(environment: environment)
+  }
+} catch {
+  Logger().error(error.description)
+  exit(2)
+}
+options.apply(to: &configFile)
+let settings: ListenerConfig
+do {
+  settings = try ListenerConfig(configFile)
+} catch {
+  Logger().error(error.description)
+  exit(2)
+}
+let logger = Logger(level: settings.server.logLevel)
+for warning in configFile.warnings(for: .all) {
+  logger.warn("configuration", ["warning": warning])
+}
+if let login = settings.login, let passcode = settings.passcode, passcode != -1,
+  Passcode.compute(login) != passcode
+{
+  logger.warn(
+    "[aprsis] passcode does not match [aprsis] login: APRS-IS will answer unverified and nothing will be ACKed",
+    ["login": login])
+}
+
+/// Creates the database's directory (and its parents) if missing, so a fresh deploy starts.
+func createParentDirectory(of path: String) {
+  var prefix = ""
+  let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+  for (index, part) in parts.enumerated() {
+    prefix += (index == 0 ? "" : "/") + part
+    if part.isEmpty || part == "." || part == ".." { continue }
+    _ = mkdir(prefix, 0o750)
+  }
+}
+createParentDirectory(of: settings.server.database)
+
+/// This process's lease identity: host, pid and a random tag (a pid can be reused after a reboot).
+func leaseHolder() -> String {
+  var name = [CChar](repeating: 0, count: 256)
+  gethostname(&name, name.count - 1)
+  let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  return
+    "\(host.isEmpty ? "localhost" : host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+}
+
+// The push sender: its own thread and database connection, started once the lease is held.
+let pushConfig: PushConfig
+do {
+  pushConfig = try PushConfig(configFile)
+} catch {
+  logger.error(error.description)
+  exit(2)
+}
+PushService.globalInit()
+let push = PushService(
+  options: PushServiceOptions(
+    databasePath: settings.server.database,
+    storeOptions: StoreOptions(
+      busyTimeoutMs: Int32(clamping: settings.server.busyTimeoutMs), ringSize: settings.server.ringSize),
+    push: pushConfig, stationExpiryMs: settings.server.stationExpiryMs, logger: logger))
+
+/// Starts and stops the push sender with the listener, and wakes it after every commit that queued pushes.
+struct PushNotifier: OutboxNotifierLifecycle {
+  let service: PushService
+  let logger: Logger
+  func messagesStored(stations: [String]) { service.notify() }
+  func listenerStarted() {
+    do {
+      try service.start()
+    } catch {
+      logger.error("cannot start the push sender; messages are still stored", ["error": "\(error)"])
+    }
+  }
+  func listenerStopped() { service.stop() }
+}
+
+// Every thread inherits this mask; only the signal thread below receives the stop signals.
+StopSignals.block()
+
+let runtime = ListenerRuntime(
+  options: ListenerRuntime.Options(
+    config: settings, login: settings.login ?? ReceiveOnlyLogin.generate(), standby: options.standby,
+    holder: leaseHolder()),
+  logger: logger,
+  notifier: PushNotifier(service: push, logger: logger))
+
+let handlerStarted = StopSignals.handle { [runtime, logger] signal in
+  logger.info("stop signal received", ["signal": signal == SIGTERM ? "TERM" : "INT"])
+  runtime.requestStop(status: 0)
+}
+guard handlerStarted else {
+  logger.error("cannot start the signal thread")
+  exit(1)
+}
+exit(runtime.run())

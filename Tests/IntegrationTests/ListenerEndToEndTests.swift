@@ -110,6 +110,8 @@ import Testing
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try database.register(["OH7LZB"], ackMessages: true)
     try database.register(["N0CALL-7"], ackMessages: false)
+    // A slow banner and a keepalive before the logresp, as aprsc may do.
+    try fake.command(["cmd": "set", "keepalive_before_logresp": true, "banner_delay": 0.3])
     let listener = try ListenerProcess(
       database: database.path,
       config: ListenerProcess.config(fake: fake, extraListener: "ackInterval = 1500ms\n"))
@@ -238,7 +240,7 @@ import Testing
     try fake.command(["cmd": "silence", "on": true])
     let silencedAt = Date()
     #expect(try fake.wait("login", count: 3, timeout: 10), "no reconnect after silence:\n\(listener.log)")
-    #expect(Date().timeIntervalSince(silencedAt) >= 1.9)
+    #expect(Date().timeIntervalSince(silencedAt) >= 0.9)  // 2 s after the last keepalive, sent <= 1 s before
     #expect(listener.log.contains("no line for 2 s"))
     #expect(try fake.clients().last { $0.bool("silenced") == false }?.string("filter") == "g/N0CALL-7/OH7LZB")
     try fake.command(["cmd": "silence", "on": false])
@@ -446,5 +448,23 @@ import Testing
       binary, ["--db", directory + "/x.sqlite"],
       environment: ["APRS_CLOUD_APRSIS_SERVERS": "no-port", "PATH": "/usr/bin:/bin"])
     #expect(badEnvironment.status == 2 && badEnvironment.stderrText.contains("APRS_CLOUD_APRSIS_SERVERS"))
+  }
+
+  /// A refused login (server full): the listener backs off, retries, and gets in once the server accepts it.
+  @Test func aRefusedLoginIsRetriedWithBackoff() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try fake.command(["cmd": "set", "refuse_logins": true])
+    let listener = try ListenerProcess(database: database.path, config: ListenerProcess.config(fake: fake))
+    defer { listener.stop() }
+    #expect(listener.waitForLog("login refused"), "\(listener.log)")
+    #expect(try fake.wait("connect", count: 2, timeout: 10))  // it came back after its backoff
+    #expect(try fake.logins() == 0)
+    try fake.command(["cmd": "set", "refuse_logins": false])
+    #expect(try fake.wait("login", count: 1, timeout: 10), "\(listener.log)")
+    #expect(try database.waitUntil { try $0.meta("state") == "online" })
+    #expect(listener.terminate() == 0)
   }
 }

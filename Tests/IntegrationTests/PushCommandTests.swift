@@ -15,12 +15,15 @@ import Testing
   func register(_ stack: TestStack, platform: String, token: String) throws {
     let response = try stack.post(
       "/v1/register",
-      json: #"{"callsign":"N0CALL","ssid":7,"platform":"\#(platform)","pushToken":"\#(token)","ackMessages":false,"wantHistory":false,"since":0,"auth":"13023"}"#
+      json:
+        #"{"callsign":"N0CALL","ssid":7,"platform":"\#(platform)","pushToken":"\#(token)","ackMessages":false,"wantHistory":false,"since":0,"auth":"13023"}"#
     )
     #expect(response.status == 200, "\(response.text)")
   }
 
-  func writeConfig(_ path: String, database: String, fake: PushProviderFake, iosKeyFile: String = "AuthKey_TESTKEY123.p8")
+  func writeConfig(
+    _ path: String, database: String, fake: PushProviderFake, iosKeyFile: String = "AuthKey_TESTKEY123.p8"
+  )
     throws
   {
     try """
@@ -61,7 +64,9 @@ import Testing
     try fake.control("POST", "/control/script", #"{"role":"fcm","status":404}"#)
     let dead = try runProcess(cli, ["push-test", "N0CALL-7", "--config", config])
     #expect(dead.status == 1)
-    #expect(dead.stdoutText.contains("android …-token-1: 404 404 UNREGISTERED (the token is dead)"), "\(dead.stdoutText)")
+    #expect(
+      dead.stdoutText.contains("android …-token-1: 404 404 UNREGISTERED (the token is dead)"),
+      "\(dead.stdoutText)")
     #expect(dead.stdoutText.contains("ios …abababab: 200 accepted"))
 
     let nobody = try runProcess(cli, ["push-test", "W5AGO", "--config", config])
@@ -82,7 +87,8 @@ import Testing
     let config = fake.directory + "/push.ini"
     try writeConfig(config, database: stack.databasePath, fake: fake, iosKeyFile: "missing.p8")
     let worker = try TestStack.launch(
-      try TestPaths.executable("aprs-cloud"), ["push-worker", "--config", config], output: fake.directory + "/worker.log")
+      try TestPaths.executable("aprs-cloud"), ["push-worker", "--config", config],
+      output: fake.directory + "/worker.log")
     defer { if worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
     var push: JSONObject?
     let published = waitUntil(timeout: 10, interval: 0.1) {
@@ -112,12 +118,17 @@ final class PushProviderFake: @unchecked Sendable {
     let script = TestPaths.packageRoot + "/Tests/fakes/make_push_credentials.sh"
     let made = try runProcess("/bin/sh", [script, directory])
     guard made.status == 0 else { throw TestFailure("credentials: \(made.stderrText)") }
-    let node = ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    let node = ["/usr/bin/node", "/usr/local/bin/node"].first {
+      FileManager.default.isExecutableFile(atPath: $0)
+    }
     guard let node else { throw TestFailure("node is not installed (make deps)") }
     let ready = directory + "/ready.json"
     process = try TestStack.launch(
       node,
-      [TestPaths.packageRoot + "/Tests/fakes/push_fake.mjs", "--dir", directory, "--ready-file", ready, "--max-seconds", "300"],
+      [
+        TestPaths.packageRoot + "/Tests/fakes/push_fake.mjs", "--dir", directory, "--ready-file", ready,
+        "--max-seconds", "300",
+      ],
       output: directory + "/fake.log")
     var ports: (Int, Int)?
     _ = waitUntil(timeout: 15, interval: 0.02) {
@@ -157,7 +168,9 @@ final class PushProviderFake: @unchecked Sendable {
 
   /// Requests of `role` recorded so far.
   func count(_ role: String) throws -> Int {
-    guard case .array(let items)? = try control("GET", "/control/requests?role=\(role)")["requests"] else { return 0 }
+    guard case .array(let items)? = try control("GET", "/control/requests?role=\(role)")["requests"] else {
+      return 0
+    }
     return items.count
   }
 }

@@ -49,10 +49,15 @@ private final class UpRun {
     directory = try makeTemporaryDirectory("up")
     data = directory + "/var"
     port = try freePort()
+    // The listener must stay on loopback: point it at a port nothing listens on (it backs off and retries).
+    let config = directory + "/aprs-cloud.ini"
+    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(toFile: config, atomically: true, encoding: .utf8)
     process = try TestStack.launch(
       try TestPaths.executable("aprs-cloud"),
-      ["up", "--http", "127.0.0.1:\(port)", "--data", data, "--nginx-dir", TestPaths.nginxDirectory]
-        + extraArguments,
+      [
+        "up", "--http", "127.0.0.1:\(port)", "--data", data, "--nginx-dir", TestPaths.nginxDirectory,
+        "--config", config,
+      ] + extraArguments,
       output: directory + "/up.log")
   }
 
@@ -81,6 +86,7 @@ private final class UpRun {
     #expect(FileManager.default.fileExists(atPath: up.data + "/nginx.conf"))
     #expect(FileManager.default.fileExists(atPath: up.data + "/aprs-cloud.sqlite"))
     #expect(up.children(named: "nginx").count == 1)
+    #expect(waitUntil(timeout: 10) { up.children(named: "aprs-listener").count == 1 }, "\(up.log)")
 
     // A second `up` on the same data directory is refused.
     let second = try runProcess(

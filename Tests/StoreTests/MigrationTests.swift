@@ -30,7 +30,7 @@ import Testing
     #expect(
       tables == [
         "ack_state", "dedup", "devices", "listener_lease", "messages", "meta", "outbox", "rate_limits",
-        "stations",
+        "receipts", "stations",
       ])
     #expect(try database.integrityCheck() == "ok")
   }

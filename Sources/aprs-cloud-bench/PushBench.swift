@@ -20,7 +20,8 @@ import Store
 /// 3. Resident memory of this process (the sender, its database connection, libcurl, OpenSSL).
 enum PushBench: Benchmark {
   static let name = "push"
-  static let usage = "push CREDENTIALS_DIR PORT [COUNT] [SAMPLES]   push sender throughput and latency vs the fake"
+  static let usage =
+    "push CREDENTIALS_DIR PORT [COUNT] [SAMPLES]   push sender throughput and latency vs the fake"
 
   static func run(_ arguments: [String]) -> Int32 {
     guard (2...4).contains(arguments.count), let port = Int(arguments[1]),
@@ -60,7 +61,8 @@ enum PushBench: Benchmark {
       caFile: directory + "/ca.pem")
     push.ios = PushConfig.IOS(
       keyFile: directory + "/AuthKey_TESTKEY123.p8", keyId: "TESTKEY123", teamId: "TEAM123456",
-      bundleId: "org.example.htcommander", endpoint: "https://localhost:\(port)", caFile: directory + "/ca.pem")
+      bundleId: "org.example.htcommander", endpoint: "https://localhost:\(port)",
+      caFile: directory + "/ca.pem")
     push.androidOff = nil
     push.iosOff = nil
     let service = PushService(
@@ -107,15 +109,21 @@ enum PushBench: Benchmark {
       for station in stations { try register(station, platform: platform) }
       let clock = ContinuousClock()
       let start = clock.now
+      let cpuBefore = cpuMicroseconds(CLOCK_PROCESS_CPUTIME_ID) - cpuMicroseconds(CLOCK_THREAD_CPUTIME_ID)
       try store(stations) { _ in "Throughput test message, a typical APRS length text." }
       guard try waitForEmptyOutbox() else {
         printError("push: \(label) throughput run did not finish")
         return 1
       }
       let elapsed = seconds(start.duration(to: clock.now))
+      let cpu =
+        Double(
+          cpuMicroseconds(CLOCK_PROCESS_CPUTIME_ID) - cpuMicroseconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore)
+        / Double(count)
       print(
         "push \(label) throughput: \(count) pushes in \(fixed(elapsed, decimals: 3)) s = "
-          + "\(Int((Double(count) / elapsed).rounded())) pushes/s")
+          + "\(Int((Double(count) / elapsed).rounded())) pushes/s; push thread CPU \(fixed(cpu, decimals: 1)) µs per push"
+      )
     }
 
     var latencies: [Double] = []
@@ -142,6 +150,14 @@ enum PushBench: Benchmark {
     return 0
   }
 
+  /// CPU time so far of this process (`CLOCK_PROCESS_CPUTIME_ID`) or of the calling thread
+  /// (`CLOCK_THREAD_CPUTIME_ID`), µs.
+  static func cpuMicroseconds(_ clock: clockid_t) -> Int64 {
+    var time = timespec()
+    clock_gettime(clock, &time)
+    return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+  }
+
   /// A 64-digit hex APNs token made from a station name.
   static func hexToken(_ station: String) -> String {
     var hash: UInt64 = 1_469_598_103_934_665_603
@@ -153,7 +169,8 @@ enum PushBench: Benchmark {
   /// A line of /proc/self/status, e.g. `VmRSS` → `12345 kB`.
   static func status(_ key: String) -> String {
     guard let bytes = readFile("/proc/self/status") else { return "?" }
-    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix(key + ":") {
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix(key + ":")
+    {
       return String(line.dropFirst(key.count + 1).drop { $0 == " " || $0 == "\t" })
     }
     return "?"

@@ -1,0 +1,89 @@
+import Synchronization
+
+/// The responder's own request counters and latency histograms, kept in memory and shared by its
+/// worker threads (one lock, held for a few additions per request). The shell records every
+/// request it answers; `GET /metrics` renders them next to what the database says.
+///
+/// They live as long as the process: a restarted responder starts from zero (Prometheus takes a
+/// counter that goes back to zero as a restart), and in CGI mode, where every request is its own
+/// process, they only ever hold that one request: scrape a FastCGI responder.
+public final class RequestMetrics: Sendable {
+  /// The upper bounds of the latency histogram's buckets, in seconds as written in `le`, and in
+  /// microseconds for counting.
+  public static let buckets: [(label: String, microseconds: Int64)] = [
+    ("0.0005", 500), ("0.001", 1_000), ("0.0025", 2_500), ("0.005", 5_000), ("0.01", 10_000),
+    ("0.025", 25_000), ("0.05", 50_000), ("0.1", 100_000), ("0.25", 250_000), ("0.5", 500_000),
+    ("1", 1_000_000), ("2.5", 2_500_000), ("5", 5_000_000),
+  ]
+
+  /// The `endpoint` label of a request path: the endpoint's path when it is one of the API's, else
+  /// `other` (so unknown paths cannot grow the label set without bound).
+  public static func endpointLabel(_ path: String) -> String {
+    APIHandler.Endpoint(rawValue: path)?.rawValue ?? "other"
+  }
+
+  /// Every `endpoint` label, in the order `/metrics` lists them.
+  static let endpointLabels = APIHandler.Endpoint.allCases.map(\.rawValue) + ["other"]
+
+  /// One endpoint's latency histogram (bucket counts not yet cumulative).
+  struct Histogram: Sendable {
+    var buckets = [Int](repeating: 0, count: RequestMetrics.buckets.count)
+    var count = 0
+    var sumMicroseconds: Int64 = 0
+  }
+
+  struct Counts: Sendable {
+    /// Requests by endpoint label and status.
+    var requests: [String: [Int: Int]] = [:]
+    var latency: [String: Histogram] = [:]
+    var inFlight = 0
+  }
+
+  /// A copy of the counters at one moment.
+  struct Snapshot: Sendable {
+    var requests: [String: [Int: Int]]
+    var latency: [String: Histogram]
+    var inFlight: Int
+  }
+
+  private let counts = Mutex(Counts())
+  /// When this process started, epoch ms.
+  public let startedAt: Int64
+  /// `fastcgi` or `cgi`, shown in `aprs_cloud_responder_info`.
+  public let mode: String
+  /// Worker threads (1 in CGI mode).
+  public let workers: Int
+
+  public init(startedAt: Int64, mode: String = "fastcgi", workers: Int = 1) {
+    self.startedAt = startedAt
+    self.mode = mode
+    self.workers = workers
+  }
+
+  /// A request has started (the in-flight gauge).
+  public func begin() {
+    counts.withLock { $0.inFlight += 1 }
+  }
+
+  /// A request for `path` was answered with `status` after `microseconds`; pass
+  /// `finishing: true` when `begin()` was called for it.
+  public func record(path: String, status: Int, microseconds: Int64, finishing: Bool = true) {
+    let endpoint = Self.endpointLabel(path)
+    let elapsed = max(0, microseconds)
+    let bucket = Self.buckets.firstIndex { elapsed <= $0.microseconds }
+    counts.withLock { counts in
+      if finishing { counts.inFlight = max(0, counts.inFlight - 1) }
+      counts.requests[endpoint, default: [:]][status, default: 0] += 1
+      var histogram = counts.latency[endpoint] ?? Histogram()
+      if let bucket { histogram.buckets[bucket] += 1 }
+      histogram.count += 1
+      histogram.sumMicroseconds += elapsed
+      counts.latency[endpoint] = histogram
+    }
+  }
+
+  /// The counters as they are now.
+  func snapshot() -> Snapshot {
+    counts.withLock { Snapshot(requests: $0.requests, latency: $0.latency, inFlight: $0.inFlight) }
+  }
+}

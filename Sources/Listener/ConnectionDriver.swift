@@ -1,0 +1,317 @@
+import APRS
+import Config
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The connection thread: the thin I/O shell around ``ConnectionStateMachine``.
+///
+/// It only reads the socket, cuts lines, hands `#` lines to the state machine and pushes packet lines into the
+/// bounded ``LineQueue`` (a full queue drops and counts, it never waits), and writes what must be written: login
+/// and `#filter` lines, and ACK lines the writer hands over after their commit. The socket is non-blocking and
+/// `poll(2)` waits on it and on a wake-up pipe, so a write never holds up reading: outgoing bytes wait in a small
+/// buffer (ACKs beyond ``maximumAckBytes`` are dropped and counted) that is emptied when the socket takes them, and
+/// thrown away when the connection ends (nothing is queued across an outage).
+final class ConnectionDriver: @unchecked Sendable {
+  /// The most ACK bytes waiting to be written; more are dropped (aprsc itself buffers about 8 KB).
+  static let maximumAckBytes = 8192
+  /// Bytes read per `read(2)`.
+  static let readChunk = 65_536
+
+  private var machine: ConnectionStateMachine
+  private let queue: LineQueue
+  private let counters: ListenerCounters
+  private let shared: SharedState
+  private let logger: Logger
+  private let connectTimeoutMs: Int64
+  private let onStatusChange: @Sendable () -> Void
+  let wake: WakePipe
+
+  private let stopFlag = Atomic<Bool>(false)
+  private let inbox = Mutex(Inbox())
+
+  // Owned by the connection thread.
+  private var socket: TCPSocket?
+  private var splitter = LineSplitter()
+  private var outgoing: [(bytes: [UInt8], isAck: Bool)] = []
+  private var outgoingOffset = 0
+  private var readBuffer: UnsafeMutableRawBufferPointer
+  /// Grows with every connection dropped: lines read on one connection are never handled as another's.
+  private var generation = 0
+  private var lastDropLog: Int64 = 0
+  private var dropsLogged = 0
+
+  /// What other threads hand to the connection thread.
+  private struct Inbox {
+    var plan: FilterPlan?
+    var acks: [[UInt8]] = []
+    var ackBytes = 0
+    var acceptsAcks = false
+  }
+
+  init(
+    machine: ConnectionStateMachine, queue: LineQueue, counters: ListenerCounters, shared: SharedState,
+    logger: Logger, connectTimeoutMs: Int64, wake: WakePipe, onStatusChange: @escaping @Sendable () -> Void
+  ) {
+    self.machine = machine
+    self.queue = queue
+    self.counters = counters
+    self.shared = shared
+    self.logger = logger
+    self.connectTimeoutMs = connectTimeoutMs
+    self.wake = wake
+    self.onStatusChange = onStatusChange
+    self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 16)
+  }
+
+  deinit { readBuffer.deallocate() }
+
+  // MARK: Called from other threads
+
+  /// Asks the thread to close the connection and return.
+  func stop() {
+    stopFlag.store(true, ordering: .sequentiallyConsistent)
+    wake.wake()
+  }
+
+  private var stopping: Bool { stopFlag.load(ordering: .sequentiallyConsistent) }
+
+  /// A new wanted filter (from the registration watcher); only the newest one counts.
+  func submit(plan: FilterPlan) {
+    inbox.withLock { $0.plan = plan }
+    wake.wake()
+  }
+
+  /// ACK lines whose messages are committed. Dropped (and counted) when the connection may not transmit now or
+  /// too many wait already.
+  func submit(acks: [[UInt8]]) {
+    guard !acks.isEmpty else { return }
+    let dropped = inbox.withLock { inbox -> Int in
+      guard inbox.acceptsAcks else { return acks.count }
+      var dropped = 0
+      for line in acks {
+        if inbox.ackBytes + line.count > Self.maximumAckBytes {
+          dropped += 1
+        } else {
+          inbox.acks.append(line)
+          inbox.ackBytes += line.count
+        }
+      }
+      return dropped
+    }
+    if dropped > 0 {
+      counters.add(counters.acksDropped, dropped)
+      logger.warn(
+        "ACKs dropped: no connection that may transmit, or too many waiting", ["count": String(dropped)])
+    }
+    if dropped < acks.count { wake.wake() }
+  }
+
+  // MARK: The thread
+
+  func run() {
+    perform(machine.handle(.start(now: monotonicMilliseconds())))
+    while !stopping {
+      let now = monotonicMilliseconds()
+      var timeout: Int64 = 1000
+      if let deadline = machine.nextDeadline { timeout = min(1000, max(0, deadline - now)) }
+      var fds = [pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0)]
+      if let socket {
+        var events = Int16(POLLIN)
+        if !outgoing.isEmpty { events |= Int16(POLLOUT) }
+        fds.append(pollfd(fd: socket.descriptor, events: events, revents: 0))
+      }
+      let ready = poll(&fds, nfds_t(fds.count), Int32(timeout))
+      if ready < 0 && errno != EINTR {
+        logger.error("poll failed", ["error": TCPSocket.errnoText()])
+      }
+      if fds[0].revents != 0 { wake.drain() }
+      if stopping { break }
+      if let plan = inbox.withLock({ inbox -> FilterPlan? in
+        defer { inbox.plan = nil }
+        return inbox.plan
+      }) {
+        perform(machine.handle(.filterPlanChanged(plan, now: monotonicMilliseconds())))
+      }
+      if fds.count > 1, socket != nil {
+        let revents = fds[1].revents
+        if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
+      }
+      takeAcks()
+      flush()
+      perform(machine.handle(.tick(now: monotonicMilliseconds())))
+    }
+    perform(machine.handle(.stop(now: monotonicMilliseconds())))
+    dropConnection()
+  }
+
+  // MARK: Actions
+
+  private func perform(_ actions: [ConnectionAction]) {
+    for action in actions {
+      switch action {
+      case .connect(let server, _):
+        connect(server)
+      case .send(let bytes):
+        // Login and #filter lines go before any ACK still waiting (after a partly written one).
+        let position = outgoingOffset > 0 ? 1 : 0
+        outgoing.insert((bytes, false), at: min(position, outgoing.count))
+        flush()
+      case .close:
+        dropConnection()
+      case .report(let status):
+        inbox.withLock { $0.acceptsAcks = status.canTransmit }
+        shared.setStatus(status)
+        onStatusChange()
+      case .log(let entry):
+        logger.log(entry.level, entry.message, fields: entry.fields.map { ($0.key, $0.value) })
+      }
+    }
+  }
+
+  private func connect(_ server: APRSISServer) {
+    let result = TCPSocket.connect(
+      host: server.host, port: server.port, timeoutMs: connectTimeoutMs, wake: wake,
+      shouldStop: { [unowned self] in self.stopping })
+    switch result {
+    case .success(let connected):
+      socket = connected
+      splitter.reset()
+      perform(machine.handle(.connected(now: monotonicMilliseconds(), address: connected.address)))
+    case .failure(let failure):
+      perform(machine.handle(.connectFailed(now: monotonicMilliseconds(), reason: failure.description)))
+    }
+  }
+
+  /// Closes the socket and forgets everything that was to be written on it.
+  private func dropConnection() {
+    generation += 1
+    socket?.close()
+    socket = nil
+    splitter.reset()
+    let waiting = outgoing.filter(\.isAck).count
+    outgoing.removeAll()
+    outgoingOffset = 0
+    let queued = inbox.withLock { inbox -> Int in
+      defer {
+        inbox.acks.removeAll()
+        inbox.ackBytes = 0
+        inbox.acceptsAcks = false
+      }
+      return inbox.acks.count
+    }
+    counters.add(counters.acksDropped, waiting + queued)
+  }
+
+  /// The connection ended by itself (closed by the server, an I/O error).
+  private func lost(_ reason: String) {
+    dropConnection()
+    perform(machine.handle(.closed(now: monotonicMilliseconds(), reason: reason)))
+  }
+
+  // MARK: Reading
+
+  private func readAvailable() {
+    // A bounded number of reads per wake-up, so writes and timers get their turn under a flood.
+    for _ in 0..<16 {
+      guard let socket else { return }
+      switch socket.read(into: readBuffer) {
+      case .wouldBlock:
+        return
+      case .closed:
+        lost("the server closed the connection")
+        return
+      case .failed(let reason):
+        lost(reason)
+        return
+      case .data(let count):
+        var pieces: [LineSplitter.Piece] = []
+        splitter.feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) { pieces.append($0) }
+        guard !pieces.isEmpty else { continue }
+        handle(pieces)
+        if count < readBuffer.count { return }
+      }
+    }
+  }
+
+  private func handle(_ pieces: [LineSplitter.Piece]) {
+    let now = monotonicMilliseconds()
+    counters.add(counters.linesRead, pieces.count)
+    counters.lastLineAt.store(epochMilliseconds(), ordering: .relaxed)
+    var packets = 0
+    var dropped = 0
+    let connection = generation
+    for piece in pieces {
+      // A comment may have ended the connection (and a new one may be up): the rest belonged to the old one.
+      guard socket != nil, generation == connection else { break }
+      switch piece {
+      case .tooLong(let length):
+        counters.add(counters.tooLong, 1)
+        packets += 1
+        logger.debug("line too long, skipped", ["bytes": String(length)])
+      case .line(let bytes):
+        if bytes.first == 0x23 {  // "#"
+          counters.add(counters.comments, 1)
+          perform(machine.handle(.comment(bytes, now: now)))
+        } else {
+          packets += 1
+          if !queue.push(bytes) { dropped += 1 }
+        }
+      }
+    }
+    if packets > 0, generation == connection { perform(machine.handle(.lineReceived(now: now))) }
+    if dropped > 0 {
+      counters.add(counters.drops, dropped)
+      dropsLogged += dropped
+      if now - lastDropLog >= 10_000 {
+        logger.warn(
+          "the writer's queue is full: lines dropped",
+          ["dropped": String(dropsLogged), "queue": String(queue.capacity)])
+        lastDropLog = now
+        dropsLogged = 0
+      }
+    }
+  }
+
+  // MARK: Writing
+
+  private func takeAcks() {
+    guard socket != nil, outgoing.isEmpty else { return }
+    let acks = inbox.withLock { inbox -> [[UInt8]] in
+      defer {
+        inbox.acks.removeAll()
+        inbox.ackBytes = 0
+      }
+      return inbox.acks
+    }
+    for line in acks { outgoing.append((line, true)) }
+  }
+
+  private func flush() {
+    while let socket, let first = outgoing.first {
+      let result = first.bytes.withUnsafeBytes { buffer in
+        socket.write(UnsafeRawBufferPointer(rebasing: buffer[outgoingOffset...]))
+      }
+      switch result {
+      case .failure(let failure):
+        lost("write failed: \(failure)")
+        return
+      case .success(let written):
+        if written == 0 { return }
+        outgoingOffset += written
+        if outgoingOffset == first.bytes.count {
+          outgoing.removeFirst()
+          outgoingOffset = 0
+          if first.isAck {
+            counters.add(counters.acksSent, 1)
+            if logger.isEnabled(.debug) {
+              logger.debug("ACK sent", ["line": String(decoding: first.bytes.dropLast(2), as: UTF8.self)])
+            }
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,342 @@
+import APRS
+import Config
+
+/// The APRS-IS connection's logic, without sockets or clocks: events in, actions out (the shape of Hummingbird's
+/// connection state machines). The driver (``ConnectionDriver``) does the I/O and feeds back what happened.
+///
+/// - idle → ``ConnectionEvent/start(now:)`` → connecting (DNS and TCP are the driver's) → awaitingBanner → on the
+///   first line, the login line (`user … pass … vers aprs-cloud <version> filter …`) → awaitingLogresp → on
+///   `# logresp … verified|unverified` → online. A `#` line containing `invalid` or `not allowed` before the logresp
+///   is a refusal. Keepalives before the logresp are ignored.
+/// - Watchdog: no line at all for ``ConnectionSettings/watchdogMs`` → close and reconnect; no logresp within
+///   ``ConnectionSettings/loginTimeoutMs`` of connecting → the same.
+/// - Reconnects back off: ``Backoff`` steps (5 s doubling to 5 min) with jitter from the injected source, reset
+///   when the connection that ended had been online for ``Backoff/stableMs`` (10 min). When several servers are
+///   configured, a failed connect tries the next one at once until each failed in this round.
+/// - Filter: ``FilterManager`` decides; a live change is a `#filter` line (its answer checked), anything else a
+///   reconnect (at most one per ``ConnectionSettings/filterReconnectSpacingMs``), with no backoff.
+public struct ConnectionStateMachine: Sendable {
+  public let settings: ConnectionSettings
+  public private(set) var state: ConnectionState = .idle
+  public private(set) var filter: FilterManager
+  public private(set) var backoff: Backoff
+  /// The current status (also sent in ``ConnectionAction/report(_:)`` when it changes).
+  public private(set) var status = ConnectionStatus()
+
+  private let jitter: @Sendable () -> Double
+  private var serverIndex: [PortKind: Int] = [.user: 0, .fullFeed: 0]
+  private var failuresThisRound = 0
+  private var currentServer: APRSISServer?
+  private var currentPort: PortKind?
+  private var connectedAt: Int64 = 0
+  private var onlineSince: Int64?
+  private var lastLineAt: Int64 = 0
+  private var lastFilterReconnectAt: Int64?
+  private var deferredReconnectAt: Int64?
+  private var reported: ConnectionStatus?
+
+  /// A machine in state idle. `jitter` returns a random number in `[0, 1)` for each backoff delay.
+  public init(settings: ConnectionSettings, jitter: @escaping @Sendable () -> Double) {
+    self.settings = settings
+    self.jitter = jitter
+    self.backoff = settings.backoff
+    self.filter = FilterManager(login: settings.login)
+    status.receiveOnly = settings.isReceiveOnly
+    updateFilterStatus()
+  }
+
+  /// The earliest time the machine wants a ``ConnectionEvent/tick(now:)`` (nil: only events matter).
+  public var nextDeadline: Int64? {
+    switch state {
+    case .idle, .stopped, .connecting: return nil
+    case .backingOff(let until): return until
+    case .awaitingBanner, .awaitingLogresp:
+      return min(lastLineAt + settings.watchdogMs, connectedAt + settings.loginTimeoutMs)
+    case .online:
+      var deadline = lastLineAt + settings.watchdogMs
+      if let answer = filter.answerDeadline(timeoutMs: settings.filterAnswerTimeoutMs) {
+        deadline = min(deadline, answer)
+      }
+      if let deferred = deferredReconnectAt { deadline = min(deadline, deferred) }
+      return deadline
+    }
+  }
+
+  /// Handles one event and returns what to do, in order.
+  public mutating func handle(_ event: ConnectionEvent) -> [ConnectionAction] {
+    var actions: [ConnectionAction] = []
+    switch event {
+    case .start(let now):
+      if state == .idle { connect(now: now, &actions) }
+    case .connected(let now, let address):
+      guard case .connecting = state else { break }
+      state = .awaitingBanner
+      connectedAt = now
+      lastLineAt = now
+      failuresThisRound = 0
+      status.address = address
+      log(&actions, .info, "connected", ("server", currentServer?.description ?? "?"), ("address", address))
+    case .connectFailed(let now, let reason):
+      guard case .connecting = state else { break }
+      log(
+        &actions, .warn, "cannot connect to APRS-IS", ("server", currentServer?.description ?? "?"),
+        ("error", reason))
+      failuresThisRound += 1
+      advanceServer()
+      if failuresThisRound < serverList(for: currentPort ?? .user).count {
+        connect(now: now, &actions)
+      } else {
+        failuresThisRound = 0
+        backOff(now: now, &actions)
+      }
+    case .lineReceived(let now):
+      lastLineAt = now
+      if state == .awaitingBanner { sendLogin(now: now, &actions) }
+    case .comment(let bytes, let now):
+      lastLineAt = now
+      comment(bytes, now: now, &actions)
+    case .tick(let now):
+      tick(now: now, &actions)
+    case .closed(let now, let reason):
+      guard isConnected else { break }
+      endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
+      backOff(now: now, &actions)
+    case .filterPlanChanged(let plan, let now):
+      guard filter.setDesired(plan) else { break }
+      updateFilterStatus()
+      log(
+        &actions, .info, "filter changed", ("mode", plan.mode.rawValue),
+        ("stations", String(plan.addressees.count)),
+        ("bytes", String(plan.spec.utf8.count)))
+      if case .online = state { reconcileFilter(now: now, &actions) }
+    case .stop(let now):
+      if isConnected {
+        endConnection(
+          now: now, reason: "stopping", level: .info, &actions, closeSocket: true, countsAsReconnect: false)
+      }
+      state = .stopped
+    }
+    reportIfChanged(&actions)
+    return actions
+  }
+
+  // MARK: Steps
+
+  private var isConnected: Bool {
+    switch state {
+    case .awaitingBanner, .awaitingLogresp, .online: true
+    default: false
+    }
+  }
+
+  private func serverList(for port: PortKind) -> [APRSISServer] {
+    port == .fullFeed ? settings.fullFeedServers : settings.servers
+  }
+
+  private mutating func advanceServer() {
+    let port = currentPort ?? .user
+    let count = max(1, serverList(for: port).count)
+    serverIndex[port] = ((serverIndex[port] ?? 0) + 1) % count
+  }
+
+  private mutating func connect(now: Int64, _ actions: inout [ConnectionAction]) {
+    let port = filter.desiredPort
+    let list = serverList(for: port)
+    guard !list.isEmpty else {
+      log(&actions, .error, "no APRS-IS server configured for this port", ("port", port.rawValue))
+      state = .backingOff(until: now + settings.backoff.maximumMs)
+      return
+    }
+    let server = list[(serverIndex[port] ?? 0) % list.count]
+    currentServer = server
+    currentPort = port
+    state = .connecting(server: server, port: port)
+    status.server = server.description
+    status.port = port
+    status.address = nil
+    deferredReconnectAt = nil
+    actions.append(.connect(server: server, port: port))
+  }
+
+  private mutating func sendLogin(now: Int64, _ actions: inout [ConnectionAction]) {
+    let port = currentPort ?? .user
+    let spec = filter.loginFilter(port: port)
+    let line = OutgoingLine.login(
+      user: settings.login, passcode: settings.passcode, softwareName: settings.softwareName,
+      softwareVersion: settings.softwareVersion, filter: spec)
+    state = .awaitingLogresp
+    actions.append(.send(line))
+    log(
+      &actions, .info, "login sent", ("login", settings.login), ("port", port.rawValue),
+      ("filterMode", filter.desired.mode.rawValue),
+      ("filterStations", String(filter.desired.addressees.count)),
+      ("bytes", String(line.count)))
+  }
+
+  private mutating func comment(_ bytes: [UInt8], now: Int64, _ actions: inout [ConnectionAction]) {
+    switch state {
+    case .awaitingBanner:
+      sendLogin(now: now, &actions)
+    case .awaitingLogresp:
+      switch ServerComment.classify(bytes) {
+      case .logresp(let login, let verified, let server):
+        state = .online(verified: verified)
+        onlineSince = now
+        filter.loggedIn()
+        status.connected = true
+        status.verified = verified
+        status.receiveOnly = settings.isReceiveOnly || !verified
+        var fields = [("login", login), ("verified", String(verified))]
+        if let server { fields.append(("serverName", server)) }
+        fields.append(("filterMode", filter.desired.mode.rawValue))
+        actions.append(.log(LogEntry(.info, "logged in", fields.map { LogField($0.0, $0.1) })))
+        if settings.isReceiveOnly {
+          log(&actions, .warn, "receive-only: logged in with pass -1, messages are stored but never ACKed")
+        } else if !verified {
+          log(
+            &actions, .warn,
+            "login unverified: the passcode does not match the login; receive-only, messages are not ACKed",
+            ("login", settings.login))
+        }
+        reconcileFilter(now: now, &actions)
+      case .refusal(let text):
+        endConnection(now: now, reason: "login refused: \(text)", level: .error, &actions, closeSocket: true)
+        backOff(now: now, &actions)
+      case .filterActive, .other:
+        break
+      }
+    case .online:
+      if case .filterActive(let spec) = ServerComment.classify(bytes) {
+        switch filter.answer(spec: spec) {
+        case .confirmed:
+          log(
+            &actions, .info, "filter active", ("mode", FilterMode.live.rawValue),
+            ("stations", String(filter.desired.addressees.count)), ("bytes", String(spec.utf8.count)))
+          reconcileFilter(now: now, &actions)
+        case .mismatch(let expected, let received):
+          log(
+            &actions, .warn, "the filter answer does not match the #filter line sent; reconnecting",
+            ("sent", expected), ("answer", received))
+          filterReconnect(now: now, reason: "filter answer mismatch", &actions)
+        case .unexpected(let spec):
+          log(&actions, .debug, "filter answer without a #filter line waiting", ("spec", spec))
+        }
+      }
+    default:
+      break
+    }
+  }
+
+  private mutating func tick(now: Int64, _ actions: inout [ConnectionAction]) {
+    switch state {
+    case .backingOff(let until) where now >= until:
+      connect(now: now, &actions)
+    case .awaitingBanner, .awaitingLogresp:
+      if now - connectedAt >= settings.loginTimeoutMs {
+        endConnection(
+          now: now, reason: "no logresp within \(settings.loginTimeoutMs / 1000) s", level: .warn, &actions,
+          closeSocket: true)
+        backOff(now: now, &actions)
+      } else if now - lastLineAt >= settings.watchdogMs {
+        watchdog(now: now, &actions)
+      }
+    case .online:
+      if now - lastLineAt >= settings.watchdogMs {
+        watchdog(now: now, &actions)
+      } else if filter.answerOverdue(now: now, timeoutMs: settings.filterAnswerTimeoutMs) {
+        log(
+          &actions, .warn, "no answer to #filter; reconnecting with the filter in the login line",
+          ("waitedMs", String(settings.filterAnswerTimeoutMs)))
+        filterReconnect(now: now, reason: "no answer to #filter", force: true, &actions)
+      } else if let deferred = deferredReconnectAt, now >= deferred {
+        deferredReconnectAt = nil
+        reconcileFilter(now: now, &actions)
+      }
+    default:
+      break
+    }
+  }
+
+  private mutating func watchdog(now: Int64, _ actions: inout [ConnectionAction]) {
+    endConnection(
+      now: now, reason: "no line for \(settings.watchdogMs / 1000) s", level: .warn, &actions,
+      closeSocket: true)
+    backOff(now: now, &actions)
+  }
+
+  private mutating func reconcileFilter(now: Int64, _ actions: inout [ConnectionAction]) {
+    guard case .online = state, let port = currentPort else { return }
+    switch filter.reconcile(port: port, now: now) {
+    case .none:
+      break
+    case .sendLive(let line, let spec):
+      actions.append(.send(line))
+      log(
+        &actions, .info, "filter update sent", ("mode", FilterMode.live.rawValue),
+        ("stations", String(filter.desired.addressees.count)), ("bytes", String(spec.utf8.count)))
+    case .reconnect(let reason):
+      filterReconnect(now: now, reason: reason, &actions)
+    }
+  }
+
+  /// Re-makes the connection for the filter at once, or when the spacing since the last such reconnect allows.
+  private mutating func filterReconnect(
+    now: Int64, reason: String, force: Bool = false, _ actions: inout [ConnectionAction]
+  ) {
+    if !force, let last = lastFilterReconnectAt, now - last < settings.filterReconnectSpacingMs {
+      deferredReconnectAt = last + settings.filterReconnectSpacingMs
+      return
+    }
+    lastFilterReconnectAt = now
+    endConnection(now: now, reason: reason, level: .info, &actions, closeSocket: true)
+    connect(now: now, &actions)
+  }
+
+  private mutating func endConnection(
+    now: Int64, reason: String, level: LogLevel, _ actions: inout [ConnectionAction], closeSocket: Bool,
+    countsAsReconnect: Bool = true
+  ) {
+    if closeSocket { actions.append(.close(reason: reason)) }
+    if let since = onlineSince, now - since >= backoff.stableMs { backoff.reset() }
+    var fields = [LogField("reason", reason), LogField("server", currentServer?.description ?? "?")]
+    if let since = onlineSince { fields.append(LogField("onlineSeconds", String((now - since) / 1000))) }
+    actions.append(.log(LogEntry(level, "disconnected", fields)))
+    onlineSince = nil
+    filter.disconnected()
+    deferredReconnectAt = nil
+    status.connected = false
+    status.verified = false
+    status.receiveOnly = settings.isReceiveOnly
+    status.address = nil
+    if countsAsReconnect { status.reconnects += 1 }
+    advanceServer()
+  }
+
+  private mutating func backOff(now: Int64, _ actions: inout [ConnectionAction]) {
+    let delay = backoff.nextDelay(unit: jitter())
+    state = .backingOff(until: now + delay)
+    status.server = nil
+    status.port = nil
+    log(&actions, .info, "reconnecting later", ("delayMs", String(delay)))
+  }
+
+  private mutating func updateFilterStatus() {
+    status.filterMode = filter.desired.mode
+    status.filterStations = filter.desired.addressees.count
+    status.filterBytes = filter.desired.spec.utf8.count
+  }
+
+  private mutating func reportIfChanged(_ actions: inout [ConnectionAction]) {
+    status.state = state.name
+    if status != reported {
+      reported = status
+      actions.append(.report(status))
+    }
+  }
+
+  private func log(
+    _ actions: inout [ConnectionAction], _ level: LogLevel, _ message: String, _ fields: (String, String)...
+  ) {
+    actions.append(.log(LogEntry(level, message, fields.map { LogField($0.0, $0.1) })))
+  }
+}

@@ -1,0 +1,165 @@
+import APRS
+import Config
+
+/// The connection's settings: servers, login, timings.
+public struct ConnectionSettings: Sendable, Equatable {
+  /// User-filter port servers, tried in turn.
+  public var servers: [APRSISServer]
+  /// Full-feed servers, for a filter too long for a login line.
+  public var fullFeedServers: [APRSISServer]
+  /// The login name: the operator's service call, or a generated receive-only name.
+  public var login: String
+  /// The passcode; -1 logs in unverified (receive-only).
+  public var passcode: Int
+  /// `vers` name and version.
+  public var softwareName = ListenerVersion.softwareName
+  public var softwareVersion = ListenerVersion.current
+  /// No line for this long: the link is dead (ms).
+  public var watchdogMs: Int64 = 60_000
+  /// No logresp this long after connecting: give up on this connection (ms). aprsc itself waits 30 s.
+  public var loginTimeoutMs: Int64 = 30_000
+  /// A `#filter` line without its `active` answer after this long was dropped (ms).
+  public var filterAnswerTimeoutMs: Int64 = 15_000
+  /// The least time between two reconnects made to change the filter (ms).
+  public var filterReconnectSpacingMs: Int64 = 10_000
+  /// Reconnect delays.
+  public var backoff = Backoff()
+
+  /// Settings; see the properties.
+  public init(
+    servers: [APRSISServer], fullFeedServers: [APRSISServer], login: String, passcode: Int,
+    watchdogMs: Int64 = 60_000, backoff: Backoff = Backoff()
+  ) {
+    self.servers = servers
+    self.fullFeedServers = fullFeedServers
+    self.login = login
+    self.passcode = passcode
+    self.watchdogMs = watchdogMs
+    self.backoff = backoff
+  }
+
+  /// Logged in with pass -1 by configuration: never transmits.
+  public var isReceiveOnly: Bool { passcode < 0 }
+}
+
+/// Where the connection is.
+public enum ConnectionState: Equatable, Sendable {
+  /// Not started.
+  case idle
+  /// Waiting before the next connect (monotonic ms).
+  case backingOff(until: Int64)
+  /// A connect to this server is under way (DNS, TCP).
+  case connecting(server: APRSISServer, port: PortKind)
+  /// Connected; the server speaks first.
+  case awaitingBanner
+  /// The login line was sent; waiting for `# logresp`.
+  case awaitingLogresp
+  /// Logged in: lines flow.
+  case online(verified: Bool)
+  /// Stopped for good.
+  case stopped
+
+  /// A one-word name for logs and /health.
+  public var name: String {
+    switch self {
+    case .idle: "idle"
+    case .backingOff: "backingOff"
+    case .connecting: "connecting"
+    case .awaitingBanner: "awaitingBanner"
+    case .awaitingLogresp: "awaitingLogresp"
+    case .online: "online"
+    case .stopped: "stopped"
+    }
+  }
+}
+
+/// What happened, as the connection's driver tells the state machine. Times are monotonic ms.
+public enum ConnectionEvent: Equatable, Sendable {
+  /// Start connecting.
+  case start(now: Int64)
+  /// The TCP connection asked for by ``ConnectionAction/connect(server:port:)`` is up.
+  case connected(now: Int64, address: String)
+  /// It could not be made (every address of the server failed).
+  case connectFailed(now: Int64, reason: String)
+  /// A packet line arrived (anything but a `#` line).
+  case lineReceived(now: Int64)
+  /// A `#` line arrived (its bytes without the line ending).
+  case comment([UInt8], now: Int64)
+  /// Time passed.
+  case tick(now: Int64)
+  /// The connection ended without being asked to (closed by the server, a read or write error).
+  case closed(now: Int64, reason: String)
+  /// The wanted filter changed.
+  case filterPlanChanged(FilterPlan, now: Int64)
+  /// Stop for good.
+  case stop(now: Int64)
+}
+
+/// One field of a log line.
+public struct LogField: Equatable, Sendable {
+  public var key: String
+  public var value: String
+  public init(_ key: String, _ value: String) {
+    self.key = key
+    self.value = value
+  }
+}
+
+/// A log line the state machine asks for.
+public struct LogEntry: Equatable, Sendable {
+  public var level: LogLevel
+  public var message: String
+  public var fields: [LogField]
+  public init(_ level: LogLevel, _ message: String, _ fields: [LogField] = []) {
+    self.level = level
+    self.message = message
+    self.fields = fields
+  }
+}
+
+/// What the state machine asks the driver to do, in order.
+public enum ConnectionAction: Equatable, Sendable {
+  /// Look the server up afresh, try each address in turn, then report ``ConnectionEvent/connected(now:address:)``
+  /// or ``ConnectionEvent/connectFailed(now:reason:)``.
+  case connect(server: APRSISServer, port: PortKind)
+  /// Write these bytes (a login or `#filter` line).
+  case send([UInt8])
+  /// Close the connection (and drop whatever waits to be sent on it). No ``ConnectionEvent/closed(now:reason:)``
+  /// follows.
+  case close(reason: String)
+  /// The status changed: publish it.
+  case report(ConnectionStatus)
+  /// Log this.
+  case log(LogEntry)
+}
+
+/// The connection's state as published (/health, meta table).
+public struct ConnectionStatus: Equatable, Sendable {
+  /// ``ConnectionState/name``.
+  public var state: String = "idle"
+  /// Logged in.
+  public var connected = false
+  /// Logged in verified.
+  public var verified = false
+  /// Nothing sent will get through: receive-only by configuration, or an unverified login.
+  public var receiveOnly = true
+  /// The server of the current connection (`HOST:PORT`), while connecting or connected.
+  public var server: String?
+  /// The address actually connected to.
+  public var address: String?
+  /// The port of the current connection.
+  public var port: PortKind?
+  /// Where the wanted filter goes.
+  public var filterMode: FilterMode = .live
+  /// Stations (`g/` entries) in the wanted filter.
+  public var filterStations = 0
+  /// Length of the wanted filter spec in bytes.
+  public var filterBytes = 0
+  /// Connections that ended (and were re-made or are being re-made).
+  public var reconnects = 0
+
+  public init() {}
+
+  /// ACKs may be sent: logged in, verified, and not receive-only.
+  public var canTransmit: Bool { connected && verified && !receiveOnly }
+}

@@ -1,0 +1,161 @@
+import Config
+import Store
+
+/// The housekeeping thread: renews the listener lease, publishes the listener's state to `meta` (periodically and
+/// soon after each status change), and prunes expired bookkeeping now and then. At the end it publishes the final
+/// state and releases the lease so a successor need not wait.
+final class Housekeeper: @unchecked Sendable {
+  static let pruneIntervalMs: Int64 = 3_600_000
+  static let receiptRetentionMs: Int64 = 7 * 86_400_000
+  /// The least time between two publishes caused by status changes (a connect makes several in a row).
+  static let minimumPublishGapMs: Int64 = 100
+
+  let database: Database
+  let holder: String
+  let leaseTtlMs: Int64
+  let publishIntervalMs: Int64
+  let login: String
+  let counters: ListenerCounters
+  let shared: SharedState
+  let logger: Logger
+  let startedAt: Int64
+  private let condition = Condition()
+  private var publishRequested = false
+  private var stopRequested = false
+  private var rate = RateWindow()
+
+  init(
+    database: Database, holder: String, leaseTtlMs: Int64, publishIntervalMs: Int64, login: String,
+    counters: ListenerCounters, shared: SharedState, logger: Logger, startedAt: Int64
+  ) {
+    self.database = database
+    self.holder = holder
+    self.leaseTtlMs = leaseTtlMs
+    self.publishIntervalMs = publishIntervalMs
+    self.login = login
+    self.counters = counters
+    self.shared = shared
+    self.logger = logger
+    self.startedAt = startedAt
+  }
+
+  /// Asks for a publish soon (a status change).
+  func requestPublish() {
+    condition.locked {
+      publishRequested = true
+      condition.broadcast()
+    }
+  }
+
+  /// Asks the thread to finish: final publish, lease released.
+  func stop() {
+    condition.locked {
+      stopRequested = true
+      condition.broadcast()
+    }
+  }
+
+  /// Runs until stopped. Calls `leaseLost` (once) when another listener took the lease.
+  func run(leaseLost: () -> Void) {
+    var nextRenew = monotonicMilliseconds() + leaseTtlMs / 3
+    var nextPublish = monotonicMilliseconds()
+    var nextPrune = monotonicMilliseconds() + 60_000
+    var lastPublish: Int64 = 0
+    var leaseFailing = false
+    var lost = false
+    while true {
+      let (stop, requested) = condition.locked { () -> (Bool, Bool) in
+        let deadline = min(nextRenew, nextPublish, nextPrune)
+        while !stopRequested && !publishRequested && monotonicMilliseconds() < deadline {
+          condition.wait(until: deadline)
+        }
+        let requested = publishRequested
+        publishRequested = false
+        return (stopRequested, requested)
+      }
+      if stop { break }
+      var now = monotonicMilliseconds()
+      if now >= nextRenew {
+        do throws(StoreError) {
+          guard try database.acquireLease(holder: holder, now: epochMilliseconds(), ttlMs: leaseTtlMs) else {
+            let other = (try? database.lease())?.holder ?? "?"
+            logger.error("the listener lease was taken by another listener; stopping", ["holder": other])
+            lost = true
+            break
+          }
+          leaseFailing = false
+        } catch {
+          if !leaseFailing {
+            logger.warn("cannot renew the listener lease; retrying", ["error": error.description])
+          }
+          leaseFailing = true
+        }
+        if lost { break }
+        nextRenew = now + (leaseFailing ? min(1000, leaseTtlMs / 6) : leaseTtlMs / 3)
+      }
+      now = monotonicMilliseconds()
+      if now >= nextPublish || (requested && now - lastPublish >= Self.minimumPublishGapMs) {
+        publish()
+        lastPublish = now
+        nextPublish = now + publishIntervalMs
+      } else if requested {
+        nextPublish = min(nextPublish, lastPublish + Self.minimumPublishGapMs)
+      }
+      if now >= nextPrune {
+        prune()
+        nextPrune = now + Self.pruneIntervalMs
+      }
+    }
+    if lost {
+      // The successor publishes its own state; ours must not overwrite it.
+      leaseLost()
+      return
+    }
+    publish()
+    do throws(StoreError) {
+      try database.releaseLease(holder: holder)
+    } catch {
+      logger.warn("cannot release the listener lease", ["error": error.description])
+    }
+  }
+
+  /// The report as of now.
+  func report() -> StatusReport {
+    let total = counters.linesRead.load(ordering: .relaxed)
+    let lineRate = rate.record(now: monotonicMilliseconds(), total: total)
+    let status = shared.status
+    let lastLine = counters.lastLineAt.load(ordering: .relaxed)
+    let values: [Int] = [
+      total, counters.messagesStored.load(ordering: .relaxed), counters.duplicates.load(ordering: .relaxed),
+      counters.receipts.load(ordering: .relaxed), counters.acksSent.load(ordering: .relaxed),
+      counters.acksSuppressed.load(ordering: .relaxed), counters.acksDropped.load(ordering: .relaxed),
+      counters.drops.load(ordering: .relaxed),
+      counters.invalid.load(ordering: .relaxed) + counters.tooLong.load(ordering: .relaxed),
+      counters.tooLong.load(ordering: .relaxed), counters.skipped.load(ordering: .relaxed), status.reconnects,
+    ]
+    return StatusReport(
+      status: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
+      counters: Array(zip(StatusReport.counterNames, values)), updatedAt: epochMilliseconds(),
+      startedAt: startedAt)
+  }
+
+  private func publish() {
+    do throws(StoreError) {
+      try database.setMetaValues(report().metaValues)
+    } catch {
+      logger.warn("cannot publish the listener state", ["error": error.description])
+    }
+  }
+
+  private func prune() {
+    do throws(StoreError) {
+      let now = epochMilliseconds()
+      let pruned = try database.pruneExpired(now: now)
+      let receipts = try database.pruneReceipts(before: now - Self.receiptRetentionMs)
+      logger.debug(
+        "pruned", ["dedup": String(pruned.dedup), "acks": String(pruned.acks), "receipts": String(receipts)])
+    } catch {
+      logger.warn("pruning failed", ["error": error.description])
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/// The bounded queue between the reader (socket → lines) and the writer (lines → database).
+///
+/// ``push(_:)`` never waits: when the queue is full the line is refused and the caller counts the drop, so the
+/// socket is always read. ``popBatch(maximum:until:)`` waits for lines (or the close) with a deadline.
+final class LineQueue: @unchecked Sendable {
+  let capacity: Int
+  private let condition = Condition()
+  private var lines: [[UInt8]] = []
+  private var head = 0
+  private var closed = false
+
+  init(capacity: Int) {
+    self.capacity = max(1, capacity)
+  }
+
+  /// Adds a line; false (nothing added) when the queue is full or closed.
+  func push(_ line: [UInt8]) -> Bool {
+    condition.locked {
+      guard !closed, lines.count - head < capacity else { return false }
+      let wasEmpty = lines.count == head
+      lines.append(line)
+      if wasEmpty { condition.broadcast() }
+      return true
+    }
+  }
+
+  /// Lines waiting.
+  var count: Int { condition.locked { lines.count - head } }
+
+  /// No more lines will be pushed; the writer takes what is left and then gets empty batches at once.
+  func close() {
+    condition.locked {
+      closed = true
+      condition.broadcast()
+    }
+  }
+
+  /// Up to `maximum` lines, oldest first, waiting until there is at least one, the queue is closed, or the
+  /// monotonic time `deadline` (ms). `isClosed`: closed and nothing left after this batch.
+  func popBatch(maximum: Int, until deadline: Int64) -> (lines: [[UInt8]], isClosed: Bool) {
+    condition.locked {
+      while lines.count == head && !closed {
+        if monotonicMilliseconds() >= deadline { break }
+        condition.wait(until: deadline)
+      }
+      let available = lines.count - head
+      guard available > 0 else { return ([], closed) }
+      let take = min(maximum, available)
+      var batch: [[UInt8]]
+      if take == available && head == 0 {
+        batch = lines
+        lines = []
+      } else {
+        batch = Array(lines[head..<(head + take)])
+        head += take
+        if head == lines.count {
+          lines.removeAll(keepingCapacity: true)
+          head = 0
+        } else if head > 4096 && head * 2 > lines.count {
+          lines.removeFirst(head)
+          head = 0
+        }
+      }
+      return (batch, closed && lines.count == head)
+    }
+  }
+}

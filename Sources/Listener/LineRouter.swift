@@ -1,0 +1,166 @@
+import APRS
+import Store
+
+/// The registered stations the listener serves right now (heard from within the expiry window), by upper-case
+/// address, with whether each wants its messages ACKed. A value: the writer takes a snapshot per batch.
+public struct LiveStationSet: Sendable, Equatable {
+  /// `ackMessages` by upper-case station address (`CALL` or `CALL-SSID`).
+  public let ackMessages: [String: Bool]
+
+  public init(_ stations: [LiveStation]) {
+    var map: [String: Bool] = [:]
+    map.reserveCapacity(stations.count)
+    for station in stations { map[station.address.uppercased()] = station.ackMessages }
+    ackMessages = map
+  }
+
+  /// No stations.
+  public static let empty = LiveStationSet([])
+
+  public var count: Int { ackMessages.count }
+
+  /// Whether `address` (already upper case; exact SSID) is served.
+  public func contains(_ address: String) -> Bool { ackMessages[address] != nil }
+}
+
+/// Why a line leads to nothing being stored.
+public enum SkipReason: String, Sendable, CaseIterable {
+  /// A server `#` line (keepalive, banner, answers).
+  case comment
+  /// Not a TNC2 packet (garbage, bad header, empty).
+  case invalid
+  /// A packet, but not a message (positions, status, objects, courtesy positions, empty messages).
+  case notMessage
+  /// A message for nobody the listener serves (login-call deliveries, the 3 h rule, the full feed).
+  case notForUs
+  /// A bulletin or announcement.
+  case bulletin
+  /// A weather or warning message (NWS, SKY, CWA, BOM).
+  case weather
+  /// Telemetry metadata.
+  case telemetry
+  /// A directed query (`?APRSP`).
+  case query
+  /// A station's message to itself.
+  case toSelf
+}
+
+/// An ACK to send once its message is committed: the line and the key of the 30 s rule.
+public struct PlannedAck: Sendable, Equatable {
+  /// The message's retransmission key (``DedupKey/digest``): one ACK per key per 30 s.
+  public var key: String
+  /// The ACK line, CR LF included.
+  public var line: [UInt8]
+}
+
+/// A message to store, and the ACK its copies earn (nil: never ACKed).
+public struct PlannedMessage: Sendable, Equatable {
+  public var incoming: IncomingMessage
+  public var ack: PlannedAck?
+}
+
+/// What one line means for the listener.
+public struct RoutedLine: Sendable, Equatable {
+  /// Messages to store: one received copy for the addressee, and with outgoing tracking one sent copy for the
+  /// sender, when each is a served station.
+  public var messages: [PlannedMessage] = []
+  /// An ack or rej addressed to a served station.
+  public var receipt: DeliveryReceipt?
+  /// Why nothing is to be done (nil when there is something).
+  public var skip: SkipReason?
+
+  static func skipped(_ reason: SkipReason) -> RoutedLine { RoutedLine(skip: reason) }
+}
+
+/// Decides locally what a line from APRS-IS is: whatever the filter, APRS-IS also delivers messages to the login
+/// call, to stations this connection transmitted for, and courtesy positions, and the full feed delivers
+/// everything. Pure.
+///
+/// - A message (``PacketKind/message``, third-party ones unwrapped) to a served station (its addressee matched
+///   case-insensitively, exact SSID) is stored as received, peer = the sender (upper case). It earns an ACK when it
+///   is numbered, the station has `ackMessages`, and the connection may transmit (verified, not receive-only):
+///   source the addressee as sent, the echo everything after `{` (reply-ack `ackMM}AA`).
+/// - With outgoing tracking, a message sent BY a served station is stored for that station as sent, peer = the
+///   addressee (its key is distinct from the received copy's, so a message between two served stations is kept
+///   by both). Never ACKed.
+/// - An ack or rej to a served station is a delivery receipt, never a message.
+/// - Bulletins, announcements, weather, telemetry, queries and a station's message to itself are skipped.
+public struct LineRouter: Sendable {
+  /// Also store messages sent by served stations.
+  public var trackOutgoing: Bool
+  /// The destination call of ACKs.
+  public var toCall: String
+
+  public init(trackOutgoing: Bool = false, toCall: String = OutgoingLine.defaultToCall) {
+    self.trackOutgoing = trackOutgoing
+    self.toCall = toCall
+  }
+
+  /// The prefix of a sent copy's dedup key (keeps it apart from the received copy's key).
+  public static let sentKeyPrefix = "sent" + String(DedupKey.separator)
+
+  /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
+  public func route(_ line: some Collection<UInt8>, stations: LiveStationSet, canTransmit: Bool) -> RoutedLine
+  {
+    switch TNC2Packet.parse(line) {
+    case .failure:
+      return .skipped(.invalid)
+    case .success(.comment):
+      return .skipped(.comment)
+    case .success(.packet(let packet)):
+      return route(packet, stations: stations, canTransmit: canTransmit)
+    }
+  }
+
+  /// Routes one parsed packet.
+  public func route(_ packet: TNC2Packet, stations: LiveStationSet, canTransmit: Bool) -> RoutedLine {
+    guard case .addressed(let message) = AddressedPacket.classify(packet) else {
+      return .skipped(.notMessage)
+    }
+    switch message.kind {
+    case .ack, .rej:
+      guard stations.contains(message.addressee), let number = message.ackedMsgno else {
+        return .skipped(.notForUs)
+      }
+      return RoutedLine(
+        receipt: DeliveryReceipt(
+          station: message.addressee, peer: message.source.uppercased(), msgno: number,
+          kind: message.kind == .ack ? "ack" : "rej", replyAck: message.replyAck))
+    case .bulletin, .announcement: return .skipped(.bulletin)
+    case .weather: return .skipped(.weather)
+    case .telemetry: return .skipped(.telemetry)
+    case .query: return .skipped(.query)
+    case .other: return .skipped(.notMessage)
+    case .message: break
+    }
+    guard !message.isToSelf else { return .skipped(.toSelf) }
+
+    let key = DedupKey(message)
+    let windowMs = Int64(key.window) * 1000
+    let sender = message.source.uppercased()
+    var routed = RoutedLine()
+    if let wantsAcks = stations.ackMessages[message.addressee] {
+      var ack: PlannedAck?
+      if wantsAcks && canTransmit, let line = OutgoingLine.ack(for: message, toCall: toCall) {
+        ack = PlannedAck(key: key.digest, line: line)
+      }
+      routed.messages.append(
+        PlannedMessage(
+          incoming: IncomingMessage(
+            station: message.addressee, direction: "received", peer: sender, text: message.text,
+            msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
+          ack: ack))
+    }
+    if trackOutgoing, stations.contains(sender) {
+      routed.messages.append(
+        PlannedMessage(
+          incoming: IncomingMessage(
+            station: sender, direction: "sent", peer: message.addressee, text: message.text,
+            msgno: message.seqId,
+            dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs),
+          ack: nil))
+    }
+    if routed.messages.isEmpty { routed.skip = .notForUs }
+    return routed
+  }
+}

@@ -1,2 +1,0 @@
-/// The listener core (see issue 4).
-public enum ListenerPlaceholder {}

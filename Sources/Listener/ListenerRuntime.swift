@@ -1,0 +1,250 @@
+import APRS
+import Config
+import Store
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The whole listener: lease, threads, shutdown.
+///
+/// Threads (each with its own database connection where it needs one):
+/// - connection (``ConnectionDriver``): the socket, the state machine, ACK and filter writes;
+/// - writer (``WriterWorker``): batches of lines → one `storeMessages` transaction → ACK decisions → ACK lines back
+///   to the connection, and the ``OutboxNotifier``;
+/// - registration watcher (``RegistrationWatcher``): `PRAGMA data_version`, debounced, → live stations and filter;
+/// - housekeeper (``Housekeeper``): lease renewal, state published to `meta`, pruning.
+///
+/// Stopping (``requestStop(status:)``, from a signal or a lost lease): the connection closes (no more reading), the
+/// writer commits everything already queued, the state is published a last time and the lease released.
+public final class ListenerRuntime: Sendable {
+  /// How the runtime is set up.
+  public struct Options: Sendable {
+    public var config: ListenerConfig
+    /// The login in use (the configured one, or a generated receive-only name).
+    public var login: String
+    /// Wait for the lease instead of exiting when another listener holds it.
+    public var standby = false
+    /// This process's lease identity (`host:pid:random`).
+    public var holder: String
+
+    public init(config: ListenerConfig, login: String, standby: Bool, holder: String) {
+      self.config = config
+      self.login = login
+      self.standby = standby
+      self.holder = holder
+    }
+  }
+
+  let options: Options
+  let logger: Logger
+  let notifier: (any OutboxNotifier)?
+  /// The counters (shared by every thread; tests and benchmarks read them).
+  public let counters = ListenerCounters()
+  private let stopRequested = Latch()
+  private let exitStatus = Atomic<Int32>(0)
+
+  public init(options: Options, logger: Logger, notifier: (any OutboxNotifier)? = nil) {
+    self.options = options
+    self.logger = logger
+    self.notifier = notifier
+  }
+
+  /// Asks the listener to stop; ``run()`` then returns `status` (the first request's status wins).
+  public func requestStop(status: Int32 = 0) {
+    guard !stopRequested.value else { return }
+    exitStatus.store(status, ordering: .sequentiallyConsistent)
+    stopRequested.set()
+  }
+
+  /// Runs until stopped; returns the exit status (0: stopped by request, 1: could not start or lost the lease).
+  public func run() -> Int32 {
+    let config = options.config
+    let storeOptions = StoreOptions(
+      busyTimeoutMs: Int32(clamping: config.server.busyTimeoutMs), ringSize: config.server.ringSize)
+    let database: Database
+    do {
+      database = try Database(path: config.server.database, options: storeOptions)
+      try database.migrate()
+    } catch {
+      logger.error(
+        "cannot open the database", ["database": config.server.database, "error": error.description])
+      return 1
+    }
+    defer { database.close() }
+
+    guard acquireLease(database) else { return stopRequested.value ? exitStatus.load(ordering: .relaxed) : 1 }
+    let startedAt = epochMilliseconds()
+    let lifecycle = notifier as? any OutboxNotifierLifecycle
+    lifecycle?.listenerStarted()
+    defer { lifecycle?.listenerStopped() }
+
+    // Everything the threads share.
+    let shared = SharedState()
+    let queue = LineQueue(capacity: config.queueSize)
+    guard let wake = WakePipe() else {
+      logger.error("cannot create a pipe")
+      try? database.releaseLease(holder: options.holder)
+      return 1
+    }
+    let watcherStopped = Latch()
+    let watcher = RegistrationWatcher(
+      database: database, expiryMs: config.server.stationExpiryMs, trackOutgoing: config.trackOutgoing,
+      pollMs: config.registrationPollMs, shared: shared, logger: logger, stopped: watcherStopped)
+    var settings = ConnectionSettings(
+      servers: config.servers, fullFeedServers: config.fullFeedServers, login: options.login,
+      passcode: config.isReceiveOnly ? -1 : (config.passcode ?? -1), watchdogMs: config.watchdogMs,
+      backoff: Backoff(initialMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs))
+    settings.loginTimeoutMs = min(30_000, max(2_000, config.watchdogMs / 2))
+    settings.filterReconnectSpacingMs = config.filterReconnectSpacingMs
+    var machine = ConnectionStateMachine(settings: settings, jitter: { Double.random(in: 0..<1) })
+    do throws(StoreError) {
+      if let plan = try watcher.check(force: true) { _ = machine.handle(.filterPlanChanged(plan, now: 0)) }
+    } catch {
+      logger.error("cannot read the registered stations", ["error": error.description])
+      try? database.releaseLease(holder: options.holder)
+      return 1
+    }
+
+    let housekeeperDatabase: Database
+    do {
+      housekeeperDatabase = try Database(path: config.server.database, options: storeOptions)
+    } catch {
+      logger.error("cannot open the database", ["error": error.description])
+      try? database.releaseLease(holder: options.holder)
+      return 1
+    }
+    let housekeeper = Housekeeper(
+      database: housekeeperDatabase, holder: options.holder, leaseTtlMs: config.leaseTtlMs,
+      publishIntervalMs: config.publishIntervalMs, login: options.login, counters: counters, shared: shared,
+      logger: logger, startedAt: startedAt)
+    let connection = ConnectionDriver(
+      machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
+      connectTimeoutMs: config.connectTimeoutMs, wake: wake,
+      onStatusChange: { [housekeeper] in housekeeper.requestPublish() })
+    let writer = WriterWorker(
+      databasePath: config.server.database, storeOptions: storeOptions,
+      router: LineRouter(trackOutgoing: config.trackOutgoing), ackIntervalMs: config.ackIntervalMs,
+      queue: queue,
+      counters: counters, shared: shared, connection: connection, notifier: notifier, logger: logger)
+
+    logger.info(
+      "aprs-listener started",
+      [
+        "database": config.server.database, "login": options.login,
+        "receiveOnly": String(config.isReceiveOnly),
+        "servers": config.servers.map(\.description).joined(separator: ","),
+        "stations": String(shared.stations.count), "filterMode": machine.filter.desired.mode.rawValue,
+        "trackOutgoing": String(config.trackOutgoing), "pid": String(getpid()),
+      ])
+    if config.isReceiveOnly {
+      logger.warn(
+        "receive-only: no [aprsis] login and passcode; messages are stored and pushed but never ACKed",
+        ["login": options.login])
+    }
+
+    let housekeeperBox = UncheckedBox(housekeeperDatabase)
+    guard
+      let housekeeperDone = startThread(
+        name: "housekeeper",
+        { [self] in
+          housekeeper.run(leaseLost: { self.requestStop(status: 1) })
+          housekeeperBox.value.close()
+        })
+    else { return failStart(database, "housekeeper") }
+    let watcherBox = UncheckedBox(watcher)
+    guard
+      let watcherDone = startThread(
+        name: "registrations",
+        { [connection] in watcherBox.value.run(deliver: { connection.submit(plan: $0) }) })
+    else { return failStart(database, "registration watcher") }
+    guard
+      let writerDone = startThread(
+        name: "writer",
+        { [self] in
+          if !writer.run() { self.requestStop(status: 1) }
+        })
+    else { return failStart(database, "writer") }
+    guard let connectionDone = startThread(name: "connection", { connection.run() }) else {
+      return failStart(database, "connection")
+    }
+
+    stopRequested.wait(timeoutMs: .max / 4)
+    logger.info("stopping: closing the connection and committing what is queued")
+    connection.stop()
+    if !connectionDone.wait(timeoutMs: 10_000) {
+      logger.warn("the connection thread did not stop within 10 s (a DNS lookup?); going on")
+    }
+    queue.close()
+    if !writerDone.wait(timeoutMs: 60_000) {
+      logger.error("the writer did not finish within 60 s", ["queued": String(queue.count)])
+    }
+    watcherStopped.set()
+    watcherDone.wait(timeoutMs: 10_000)
+    housekeeper.stop()
+    housekeeperDone.wait(timeoutMs: 15_000)
+    let status = exitStatus.load(ordering: .sequentiallyConsistent)
+    logger.info(
+      "aprs-listener stopped",
+      [
+        "status": String(status), "linesRead": String(counters.linesRead.load(ordering: .relaxed)),
+        "messagesStored": String(counters.messagesStored.load(ordering: .relaxed)),
+        "acksSent": String(counters.acksSent.load(ordering: .relaxed)),
+      ])
+    return status
+  }
+
+  /// A thread could not be started: give the lease back (through a connection of its own: threads already
+  /// started may be using the others) and fail. The process exits right after.
+  private func failStart(_ database: Database, _ thread: String) -> Int32 {
+    logger.error("cannot start the \(thread) thread")
+    requestStop(status: 1)
+    if let own = try? Database(path: database.path, options: database.options) {
+      try? own.releaseLease(holder: options.holder)
+      own.close()
+    }
+    return 1
+  }
+
+  /// Takes the lease, or waits for it with `--standby`; false when the listener must not run.
+  private func acquireLease(_ database: Database) -> Bool {
+    let ttl = options.config.leaseTtlMs
+    var announced = false
+    while true {
+      do throws(StoreError) {
+        if try database.acquireLease(holder: options.holder, now: epochMilliseconds(), ttlMs: ttl) {
+          return true
+        }
+        let lease = try database.lease()
+        let holder = lease?.holder ?? "?"
+        let remaining = max(0, (lease?.expiresAt ?? 0) - epochMilliseconds())
+        guard options.standby else {
+          logger.error(
+            "another aprs-listener is running on this database (it holds the listener lease); exiting. "
+              + "Run with --standby to wait and take over when it stops.",
+            [
+              "database": options.config.server.database, "holder": holder,
+              "leaseExpiresInSeconds": String((remaining + 999) / 1000),
+            ])
+          return false
+        }
+        if !announced {
+          logger.info(
+            "standby: another listener holds the lease; waiting to take over",
+            ["holder": holder, "leaseExpiresInSeconds": String((remaining + 999) / 1000)])
+          announced = true
+        }
+      } catch {
+        logger.warn("cannot read the listener lease; retrying", ["error": error.description])
+      }
+      if stopRequested.wait(timeoutMs: max(100, min(1000, ttl / 3))) { return false }
+    }
+  }
+}
+
+/// Hands a non-Sendable value to the one thread that uses it from then on.
+final class UncheckedBox<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}

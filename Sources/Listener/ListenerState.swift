@@ -1,0 +1,69 @@
+import Synchronization
+
+/// The listener's counters since it started, updated by every thread without locks.
+public final class ListenerCounters: Sendable {
+  /// Every line read from APRS-IS (comments, packets, too long ones).
+  public let linesRead = Atomic<Int>(0)
+  /// `#` lines among them.
+  public let comments = Atomic<Int>(0)
+  /// Packet lines dropped because the writer's queue was full.
+  public let drops = Atomic<Int>(0)
+  /// Lines over 512 bytes, skipped.
+  public let tooLong = Atomic<Int>(0)
+  /// Lines that are not TNC2 packets (includes none of ``tooLong``).
+  public let invalid = Atomic<Int>(0)
+  /// Messages stored.
+  public let messagesStored = Atomic<Int>(0)
+  /// Copies of stored messages (not stored again).
+  public let duplicates = Atomic<Int>(0)
+  /// Delivery receipts (acks, rejs) recorded.
+  public let receipts = Atomic<Int>(0)
+  /// ACK lines written to the socket.
+  public let acksSent = Atomic<Int>(0)
+  /// ACKs the 30 s rule held back.
+  public let acksSuppressed = Atomic<Int>(0)
+  /// ACKs dropped: no connection, or the outgoing buffer was full.
+  public let acksDropped = Atomic<Int>(0)
+  /// Lines that led to nothing, other than invalid ones: not messages, not for us, bulletins, … .
+  public let skipped = Atomic<Int>(0)
+  /// Messages for served stations that were not registered any more at commit time.
+  public let unknownStation = Atomic<Int>(0)
+  /// Batches whose transaction failed.
+  public let storeErrors = Atomic<Int>(0)
+  /// Epoch ms of the last line read (0: none yet).
+  public let lastLineAt = Atomic<Int64>(0)
+
+  public init() {}
+
+  func add(_ counter: borrowing Atomic<Int>, _ value: Int) {
+    if value != 0 { counter.wrappingAdd(value, ordering: .relaxed) }
+  }
+}
+
+/// What the threads share besides the counters: the connection's status, the served stations, and a "publish
+/// now" request for the housekeeper.
+final class SharedState: Sendable {
+  private let state = Mutex(Snapshot())
+
+  struct Snapshot {
+    var status = ConnectionStatus()
+    var stations = LiveStationSet.empty
+    var statusVersion = 0
+  }
+
+  var status: ConnectionStatus { state.withLock { $0.status } }
+  var stations: LiveStationSet { state.withLock { $0.stations } }
+  /// Grows with every status change (the housekeeper publishes when it moved).
+  var statusVersion: Int { state.withLock { $0.statusVersion } }
+
+  func setStatus(_ status: ConnectionStatus) {
+    state.withLock {
+      $0.status = status
+      $0.statusVersion += 1
+    }
+  }
+
+  func setStations(_ stations: LiveStationSet) {
+    state.withLock { $0.stations = stations }
+  }
+}

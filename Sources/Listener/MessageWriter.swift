@@ -1,0 +1,95 @@
+import APRS
+import Store
+
+/// What one batch of lines came to.
+public struct BatchResult: Sendable, Equatable {
+  /// ACK lines to send now: their messages are committed and the 30 s rule let them through.
+  public var acks: [[UInt8]] = []
+  /// Messages stored (new).
+  public var stored = 0
+  /// Copies of messages already stored (not stored again).
+  public var duplicates = 0
+  /// Messages for stations that vanished between the snapshot and the commit.
+  public var unknownStation = 0
+  /// Receipts recorded.
+  public var receipts = 0
+  /// ACKs the 30 s rule held back.
+  public var acksSuppressed = 0
+  /// Lines that led to nothing, by reason.
+  public var skipped: [SkipReason: Int] = [:]
+  /// The stations that got new messages (for the push sender), upper case, without repeats.
+  public var storedStations: [String] = []
+
+  public init() {}
+}
+
+/// The writer's work on one batch: route every line, store the messages in ONE transaction (dedup, message,
+/// outbox row, ring trim: `storeMessages`), record receipts, and only then decide the ACKs (`ackDue`, one
+/// transaction for the batch). A failure before the commit returns no ACK at all: ACK only after commit.
+///
+/// Owns nothing but the `Database` it is given (one per thread); the time is passed in.
+public struct MessageWriter {
+  public let database: Database
+  public var router: LineRouter
+  /// The least time between two ACKs of one message (ms).
+  public var ackIntervalMs: Int64
+
+  public init(database: Database, router: LineRouter, ackIntervalMs: Int64 = 30_000) {
+    self.database = database
+    self.router = router
+    self.ackIntervalMs = ackIntervalMs
+  }
+
+  /// Processes `lines` (without line endings). `now`: epoch ms (the stored timestamp's floor and the ACK clock).
+  public func process(
+    _ lines: [[UInt8]], stations: LiveStationSet, canTransmit: Bool, now: Int64
+  ) throws(StoreError) -> BatchResult {
+    var result = BatchResult()
+    var planned: [PlannedMessage] = []
+    var receipts: [DeliveryReceipt] = []
+    for line in lines {
+      let routed = router.route(line, stations: stations, canTransmit: canTransmit)
+      if let reason = routed.skip { result.skipped[reason, default: 0] += 1 }
+      planned.append(contentsOf: routed.messages)
+      if let receipt = routed.receipt { receipts.append(receipt) }
+    }
+    return try commit(planned, receipts: receipts, now: now, into: result)
+  }
+
+  /// Stores already routed messages and receipts, then decides their ACKs.
+  public func commit(
+    _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64,
+    into partial: BatchResult = BatchResult()
+  ) throws(StoreError) -> BatchResult {
+    var result = partial
+    let outcomes = try database.storeMessages(planned.map(\.incoming), now: now)
+    var stations = Set<String>()
+    var candidates: [PlannedAck] = []
+    for (message, outcome) in zip(planned, outcomes) {
+      switch outcome {
+      case .stored:
+        result.stored += 1
+        if message.incoming.direction == "received", stations.insert(message.incoming.station).inserted {
+          result.storedStations.append(message.incoming.station)
+        }
+      case .duplicate:
+        result.duplicates += 1
+      case .unknownStation:
+        result.unknownStation += 1
+        continue
+      }
+      if let ack = message.ack { candidates.append(ack) }
+    }
+    if !receipts.isEmpty {
+      result.receipts = try database.recordReceipts(receipts, now: now)
+    }
+    // After the commit above: every ACK below is for a message that is durably stored.
+    if !candidates.isEmpty {
+      let due = try database.ackDue(keys: candidates.map(\.key), now: now, minIntervalMs: ackIntervalMs)
+      for (ack, isDue) in zip(candidates, due) {
+        if isDue { result.acks.append(ack.line) } else { result.acksSuppressed += 1 }
+      }
+    }
+    return result
+  }
+}

@@ -1,0 +1,193 @@
+import Config
+
+/// APNs with token authentication: one ES256 provider token, signed with the `.p8` key, shared
+/// by every request and re-signed about every 50 minutes (Apple wants between 20 and 60), never
+/// per request. `ExpiredProviderToken` re-signs at once and resends that push once;
+/// `InvalidProviderToken` stops the provider.
+///
+/// The token is also shared across processes and restarts through `cache` (the database's meta
+/// table): APNs answers `TooManyProviderTokenUpdates` to a new token within 20 minutes of the
+/// previous one, which a restarted listener or an operator's `push-test` would otherwise earn. A
+/// cached token APNs calls invalid (a replaced key) is dropped and re-signed once before the
+/// provider is stopped.
+final class APNsClient: ProviderClient {
+  /// Where the provider token is kept between processes: `load` and `save` a
+  /// `"<keyId> <teamId> <issuedAtMs> <jwt>"` line.
+  struct TokenCache {
+    var load: () -> String?
+    var save: (String) -> Void
+  }
+
+  /// A provider token is re-signed after this long.
+  static let tokenRefreshMs: Int64 = 50 * 60_000
+
+  let platform = Platform.ios
+  private(set) var state = ProviderState.ok
+  private let config: PushConfig.IOS
+  private let key: SigningKey
+  private let logger: Logger
+  private let jitter: () -> Double
+  let maxInFlight: Int
+
+  private var jobs = JobQueue()
+  private var providerToken: String?
+  private var providerTokenIssuedAt: Int64 = 0
+  private var cachedToken: String?
+  private var cacheRead = false
+  /// Shares the provider token with other processes (nil: this process only).
+  var cache: TokenCache?
+  /// Provider tokens signed so far (for tests and logs).
+  private(set) var tokensSigned = 0
+
+  init(
+    config: PushConfig.IOS, key: SigningKey, logger: Logger, maxInFlight: Int = 100,
+    jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
+  ) {
+    self.config = config
+    self.key = key
+    self.logger = logger
+    self.maxInFlight = maxInFlight
+    self.jitter = jitter
+  }
+
+  /// Loads the `.p8` key named by the configuration: the error names the key and file.
+  static func load(_ config: PushConfig.IOS, logger: Logger) -> Result<APNsClient, PushError> {
+    switch readSmallFile(config.keyFile) {
+    case .failure(let error):
+      return .failure(PushError("messaging.ios.apns.keyFile: \(error)"))
+    case .success(let bytes):
+      do throws(PushError) {
+        let key = try SigningKey(pem: bytes, algorithm: .es256)
+        _ = try JWT.apnsProviderToken(keyID: config.keyId, teamID: config.teamId, key: key, issuedAt: 0)
+        return .success(APNsClient(config: config, key: key, logger: logger))
+      } catch {
+        return .failure(PushError("messaging.ios.apns.keyFile \(config.keyFile): \(error)"))
+      }
+    }
+  }
+
+  var pendingCount: Int { jobs.count }
+  var nextTimerAt: Int64? { nil }
+
+  func enqueue(_ job: SendJob) {
+    jobs.append(job)
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+    guard state == .ok else { return drain() }
+    guard jobs.waiting > 0 else { return [] }
+    if providerToken == nil && !cacheRead {
+      cacheRead = true
+      loadCachedToken(now: now)
+    }
+    if providerToken == nil || now - providerTokenIssuedAt >= APNsClient.tokenRefreshMs {
+      do throws(PushError) {
+        let token = try JWT.apnsProviderToken(
+          keyID: config.keyId, teamID: config.teamId, key: key, issuedAt: now / 1000)
+        providerToken = token
+        providerTokenIssuedAt = now
+        cachedToken = nil
+        tokensSigned += 1
+        cache?.save("\(config.keyId) \(config.teamId) \(now) \(token)")
+        logger.debug("apns provider token signed", ["keyId": config.keyId])
+      } catch {
+        return stop("cannot sign the APNs provider token: \(error)")
+      }
+    }
+    guard let providerToken else { return [] }
+    var ended: [JobOutcome] = []
+    while jobs.inFlight.count < maxInFlight, var job = jobs.popFirst() {
+      let token = job.device.token
+      guard APNsClient.isDeviceToken(token) else {
+        ended.append(
+          JobOutcome(
+            job: job, decision: .deleteToken(reason: "not a hex APNs device token", refreshedBefore: nil)))
+        continue
+      }
+      job.credential = providerToken
+      var headers = ["authorization: bearer " + providerToken]
+      for (name, value) in job.headers { headers.append(name + ": " + value) }
+      let request = HTTPRequest(
+        url: config.endpoint + "/3/device/" + token, headers: headers, body: job.payload,
+        caFile: config.caFile)
+      tags += 1
+      do throws(PushError) {
+        try http.start(request, tag: tags)
+        jobs.inFlight[tags] = job
+      } catch {
+        ended.append(
+          JobOutcome(
+            job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description)))
+      }
+    }
+    return ended
+  }
+
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+    guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
+    let decision = RetryPolicy.apns(
+      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter())
+    // Expired, or a token from the shared cache that APNs refuses: re-sign and resend once.
+    var resign: String?
+    switch decision {
+    case .reauthenticate(let reason): resign = reason
+    case .stopProvider(let reason) where !job.reauthenticated && job.credential == cachedToken:
+      resign = reason
+    default: break
+    }
+    if let reason = resign {
+      if providerToken == job.credential {
+        logger.info("apns refused the provider token; re-signing", ["reason": reason])
+        providerToken = nil
+        cachedToken = nil
+      }
+      job.reauthenticated = true
+      jobs.pushFront(job)
+      return []
+    }
+    if case .stopProvider(let reason) = decision {
+      var ended = stop(reason)
+      ended.append(JobOutcome(job: job, decision: decision, response: response))
+      return ended
+    }
+    return [JobOutcome(job: job, decision: decision, response: response)]
+  }
+
+  /// Takes the shared provider token when it is for this key and team and young enough.
+  private func loadCachedToken(now: Int64) {
+    guard let line = cache?.load() else { return }
+    let fields = line.split(separator: " ", maxSplits: 3).map(String.init)
+    guard fields.count == 4, fields[0] == config.keyId, fields[1] == config.teamId,
+      let issuedAt = Int64(fields[2]),
+      issuedAt <= now + 60_000, now - issuedAt < APNsClient.tokenRefreshMs
+    else { return }
+    providerToken = fields[3]
+    providerTokenIssuedAt = issuedAt
+    cachedToken = fields[3]
+    logger.debug(
+      "apns provider token reused", ["keyId": config.keyId, "ageSeconds": String((now - issuedAt) / 1000)])
+  }
+
+  /// An APNs device token: an even number of hex digits (64 today, up to 200 allowed).
+  static func isDeviceToken(_ token: String) -> Bool {
+    let count = token.utf8.count
+    return count >= 16 && count <= 200 && count % 2 == 0
+      && token.utf8.allSatisfy {
+        ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66)
+      }
+  }
+
+  /// Stops the provider (a configuration fault): every waiting job ends with the reason.
+  func stop(_ reason: String) -> [JobOutcome] {
+    if case .stopped = state {
+    } else {
+      state = .stopped(reason)
+    }
+    return drain()
+  }
+
+  private func drain() -> [JobOutcome] {
+    guard case .stopped(let reason) = state else { return [] }
+    return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
+  }
+}

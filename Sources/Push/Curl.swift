@@ -1,0 +1,218 @@
+import CCurl
+import Synchronization
+
+/// One HTTPS request for the push providers.
+struct HTTPRequest: Sendable {
+  /// The full URL.
+  var url: String
+  /// Header lines, `name: value`.
+  var headers: [String]
+  /// The POST body.
+  var body: [UInt8]
+  /// A CA bundle to trust instead of the system's.
+  var caFile: String?
+  /// The whole transfer's limit (at least 10 s), ms.
+  var timeoutMs: Int = 30_000
+}
+
+/// libcurl's process-wide initialisation, done once.
+enum CurlGlobal {
+  private static let state = Mutex<Bool>(false)
+
+  /// Calls `curl_global_init` the first time (call it before starting threads).
+  static func initialize() {
+    state.withLock { done in
+      guard !done else { return }
+      curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+      done = true
+    }
+  }
+}
+
+/// The multi handle's address, for `curl_multi_wakeup` from other threads (which libcurl allows).
+struct CurlWakeHandle: @unchecked Sendable {
+  fileprivate let multi: UnsafeMutableRawPointer
+
+  /// Interrupts a `curl_multi_poll` on the owning thread (or makes the next one return at once).
+  func wakeup() {
+    _ = curl_multi_wakeup(multi)
+  }
+}
+
+/// One curl multi handle and its transfers, owned by one thread (everything but `wakeHandle`).
+///
+/// HTTP/2 over TLS with multiplexing: transfers to one host share one connection
+/// (`CURLMOPT_PIPELINING` = `CURLPIPE_MULTIPLEX`, `CURLOPT_PIPEWAIT`, at most one connection per
+/// host), which stays open between pushes. Easy handles are pooled and reused. This file and
+/// `SigningKey.swift` are the only places in the module that touch C pointers.
+final class CurlMulti {
+  /// Transfer results that mean the connection went away under the request.
+  static let connectionLostCodes: Set<CURLcode> = [
+    CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING,
+  ]
+
+  /// Bytes of a response body kept (the rest is counted and dropped).
+  static let maxResponseBytes = 65_536
+
+  private let multi: UnsafeMutableRawPointer
+  private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+  private var idle: [UnsafeMutableRawPointer] = []
+  private var closed = false
+
+  /// The transfers started and not finished yet.
+  var runningCount: Int { active.count }
+
+  /// For `curl_multi_wakeup` from another thread.
+  let wakeHandle: CurlWakeHandle
+
+  init() throws(PushError) {
+    CurlGlobal.initialize()
+    guard let multi = curl_multi_init() else { throw PushError("curl_multi_init failed") }
+    self.multi = multi
+    wakeHandle = CurlWakeHandle(multi: multi)
+    _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+    _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1)
+    _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 8)
+  }
+
+  deinit {
+    close()
+  }
+
+  /// Aborts every transfer and frees the handles. Call it on the owning thread.
+  func close() {
+    guard !closed else { return }
+    closed = true
+    for (easy, transfer) in active {
+      curl_multi_remove_handle(multi, easy)
+      transfer.release()
+      curl_easy_cleanup(easy)
+    }
+    active.removeAll()
+    for easy in idle { curl_easy_cleanup(easy) }
+    idle.removeAll()
+    curl_multi_cleanup(multi)
+  }
+
+  /// Starts `request`; `tag` comes back with its response from `perform()`.
+  func start(_ request: HTTPRequest, tag: Int) throws(PushError) {
+    guard !closed else { throw PushError("the HTTP client is closed") }
+    let easy: UnsafeMutableRawPointer
+    if let reused = idle.popLast() {
+      curl_easy_reset(reused)
+      easy = reused
+    } else {
+      guard let created = curl_easy_init() else { throw PushError("curl_easy_init failed") }
+      easy = created
+    }
+    let transfer = Transfer(tag: tag, body: request.body)
+    for header in request.headers { transfer.headers = curl_slist_append(transfer.headers, header) }
+    let user = Unmanaged.passUnretained(transfer).toOpaque()
+    var ok = true
+    func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
+    check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_POST, 1))
+    check(ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+    check(ccurl_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, transfer.body.baseAddress))
+    check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headers))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(10_000, request.timeoutMs)))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+    check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, "aprs-cloud-push/1"))
+    check(ccurl_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
+    check(ccurl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWrite))
+    check(ccurl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, user))
+    if let caFile = request.caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
+    guard ok, curl_multi_add_handle(multi, easy) == CURLM_OK else {
+      transfer.release()
+      curl_easy_cleanup(easy)
+      throw PushError("cannot start a request to \(request.url)")
+    }
+    active[easy] = transfer
+  }
+
+  /// Waits for network activity, a `wakeup()`, libcurl's own timers or `timeoutMs`.
+  func wait(timeoutMs: Int) {
+    var ready: Int32 = 0
+    _ = curl_multi_poll(multi, nil, 0, Int32(max(0, min(timeoutMs, 60_000))), &ready)
+  }
+
+  /// Drives every transfer and returns the ones that finished.
+  func perform() -> [(tag: Int, response: ProviderResponse)] {
+    var running: Int32 = 0
+    _ = curl_multi_perform(multi, &running)
+    var finished: [(tag: Int, response: ProviderResponse)] = []
+    var left: Int32 = 0
+    while let message = curl_multi_info_read(multi, &left) {
+      guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+      let result = message.pointee.data.result
+      guard let transfer = active.removeValue(forKey: easy) else {
+        curl_multi_remove_handle(multi, easy)
+        continue
+      }
+      var response = ProviderResponse(status: 0)
+      if result == CURLE_OK {
+        var status = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var retryAfter: curl_off_t = 0
+        _ = ccurl_easy_getinfo_off(easy, CURLINFO_RETRY_AFTER, &retryAfter)
+        response = ProviderResponse(
+          status: status, body: transfer.response, retryAfterSeconds: retryAfter > 0 ? Int64(retryAfter) : nil
+        )
+      } else {
+        let detail = String(cString: transfer.errorBuffer)
+        let summary = String(cString: curl_easy_strerror(result))
+        response.transportError = detail.isEmpty ? summary : detail
+        response.connectionLost = CurlMulti.connectionLostCodes.contains(result)
+      }
+      curl_multi_remove_handle(multi, easy)
+      transfer.release()
+      if idle.count < 256 { idle.append(easy) } else { curl_easy_cleanup(easy) }
+      finished.append((transfer.tag, response))
+    }
+    return finished
+  }
+}
+
+/// The buffers of one transfer, alive until it finishes.
+private final class Transfer {
+  let tag: Int
+  let body: UnsafeMutableBufferPointer<UInt8>
+  let errorBuffer: UnsafeMutablePointer<CChar>
+  var headers: UnsafeMutablePointer<curl_slist>?
+  var response: [UInt8] = []
+  var dropped = 0
+
+  init(tag: Int, body: [UInt8]) {
+    self.tag = tag
+    self.body = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, body.count))
+    _ = self.body.initialize(from: body)
+    errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+  }
+
+  /// Frees the C-side buffers (after the easy handle stopped using them).
+  func release() {
+    curl_slist_free_all(headers)
+    headers = nil
+    body.deallocate()
+    errorBuffer.deallocate()
+  }
+}
+
+/// `CURLOPT_WRITEFUNCTION`: appends the received bytes to the transfer's response.
+private let curlWrite: ccurl_write_callback = { data, size, count, user in
+  let length = size * count
+  guard let data, let user else { return length }
+  let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+  let room = CurlMulti.maxResponseBytes - transfer.response.count
+  if room > 0 {
+    let raw = UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: min(room, length))
+    transfer.response.append(contentsOf: raw)
+  }
+  transfer.dropped += max(0, length - max(0, room))
+  return length
+}

@@ -1,0 +1,196 @@
+import Config
+
+/// FCM HTTP v1: one request per device token, authorised by an OAuth access token that a
+/// service-account JWT buys at its `token_uri`.
+///
+/// The access token is cached and refreshed a few minutes before it expires (a quarter of its
+/// lifetime for short ones) while the old one keeps sending; a plain 401 drops it, and the
+/// refused request goes out once more with the new one. A refused service account stops the
+/// provider; a token endpoint that does not answer makes the queued jobs retry later.
+final class FCMClient: ProviderClient {
+  let platform = Platform.android
+  private(set) var state = ProviderState.ok
+  let account: ServiceAccount
+  private let key: SigningKey
+  private let sendURL: String
+  private let caFile: String?
+  private let logger: Logger
+  private let jitter: () -> Double
+  let maxInFlight: Int
+
+  private var jobs = JobQueue()
+  private var accessToken: String?
+  private var tokenExpiresAt: Int64 = 0
+  private var tokenRefreshAt: Int64 = 0
+  private var tokenTag: Int?
+  private var tokenFailures = 0
+  private var tokenRetryAt: Int64 = 0
+  /// Access tokens bought so far (for tests and logs).
+  private(set) var tokensFetched = 0
+
+  init(
+    account: ServiceAccount, key: SigningKey, config: PushConfig.Android, logger: Logger,
+    maxInFlight: Int = 100, jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
+  ) {
+    self.account = account
+    self.key = key
+    self.sendURL = config.endpoint + "/v1/projects/" + account.projectID + "/messages:send"
+    self.caFile = config.caFile
+    self.logger = logger
+    self.maxInFlight = maxInFlight
+    self.jitter = jitter
+  }
+
+  /// Loads the service account named by the configuration: the error names the key and file.
+  static func load(_ config: PushConfig.Android, logger: Logger) -> Result<FCMClient, PushError> {
+    let prefix = "messaging.android.serviceAccountFile \(config.serviceAccountFile): "
+    switch readSmallFile(config.serviceAccountFile) {
+    case .failure(let error):
+      return .failure(PushError("messaging.android.serviceAccountFile: \(error)"))
+    case .success(let bytes):
+      do throws(PushError) {
+        let account = try ServiceAccount(json: bytes)
+        let key = try SigningKey(pem: Array(account.privateKeyPEM.utf8), algorithm: .rs256)
+        _ = try JWT.serviceAccountAssertion(account: account, key: key, issuedAt: 0)
+        return .success(FCMClient(account: account, key: key, config: config, logger: logger))
+      } catch {
+        return .failure(PushError(prefix + error.description))
+      }
+    }
+  }
+
+  var pendingCount: Int { jobs.count }
+
+  var nextTimerAt: Int64? {
+    guard state == .ok, tokenTag == nil, jobs.waiting > 0 else { return nil }
+    return tokenRetryAt
+  }
+
+  func enqueue(_ job: SendJob) {
+    jobs.append(job)
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+    guard state == .ok else { return drain() }
+    if accessToken != nil, now >= tokenExpiresAt { accessToken = nil }
+    let wantsToken = jobs.waiting > 0 && (accessToken == nil || now >= tokenRefreshAt)
+    if wantsToken, tokenTag == nil, now >= tokenRetryAt {
+      if let failure = startTokenRequest(now: now, http: http, tags: &tags) { return failure }
+    }
+    guard let accessToken else { return [] }
+    var ended: [JobOutcome] = []
+    while jobs.inFlight.count < maxInFlight, var job = jobs.popFirst() {
+      job.credential = accessToken
+      let request = HTTPRequest(
+        url: sendURL,
+        headers: ["authorization: Bearer " + accessToken, "content-type: application/json; charset=utf-8"],
+        body: job.payload, caFile: caFile)
+      tags += 1
+      do throws(PushError) {
+        try http.start(request, tag: tags)
+        jobs.inFlight[tags] = job
+      } catch {
+        ended.append(
+          JobOutcome(
+            job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description)))
+      }
+    }
+    return ended
+  }
+
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+    if tag == tokenTag {
+      tokenTag = nil
+      return handleToken(response, now: now)
+    }
+    guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
+    let decision = RetryPolicy.fcm(
+      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter())
+    switch decision {
+    case .reauthenticate(let reason):
+      if accessToken == job.credential {
+        logger.info("fcm refused the access token; fetching a new one", ["reason": reason])
+        accessToken = nil
+      }
+      job.reauthenticated = true
+      jobs.pushFront(job)
+      return []
+    case .stopProvider(let reason):
+      var ended = stop(reason)
+      ended.append(JobOutcome(job: job, decision: decision, response: response))
+      return ended
+    default:
+      return [JobOutcome(job: job, decision: decision, response: response)]
+    }
+  }
+
+  // MARK: Access token
+
+  private func startTokenRequest(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome]? {
+    let assertion: String
+    do throws(PushError) {
+      assertion = try JWT.serviceAccountAssertion(account: account, key: key, issuedAt: now / 1000)
+    } catch {
+      return stop("cannot sign the service-account JWT: \(error)")
+    }
+    let body =
+      "grant_type=" + formEncode("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion="
+      + formEncode(assertion)
+    let request = HTTPRequest(
+      url: account.tokenURI, headers: ["content-type: application/x-www-form-urlencoded"],
+      body: Array(body.utf8), caFile: caFile)
+    tags += 1
+    do throws(PushError) {
+      try http.start(request, tag: tags)
+      tokenTag = tags
+    } catch {
+      tokenRetryAt = now + RetryPolicy.minimumBackoffMs
+    }
+    return nil
+  }
+
+  private func handleToken(_ response: ProviderResponse, now: Int64) -> [JobOutcome] {
+    switch RetryPolicy.oauth(response, now: now, attempts: tokenFailures, jitter: jitter()) {
+    case .token(let token, let expiresIn):
+      accessToken = token
+      tokensFetched += 1
+      tokenFailures = 0
+      tokenRetryAt = 0
+      let lifetime = expiresIn * 1000
+      tokenExpiresAt = now + lifetime
+      tokenRefreshAt = now + lifetime - min(300_000, lifetime / 4)
+      logger.debug("fcm access token fetched", ["expiresIn": String(expiresIn)])
+      return []
+    case .retry(let at, let reason):
+      tokenFailures += 1
+      tokenRetryAt = at
+      logger.warn("fcm access token not fetched; retrying later", ["reason": reason])
+      guard accessToken == nil else { return [] }
+      // Without a usable token nothing can go out: the queued pushes retry later.
+      return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .retry(at: at, reason: reason)) }
+    case .stopProvider(let reason):
+      return stop(reason)
+    }
+  }
+
+  // MARK: Stopping
+
+  /// Stops the provider (a configuration fault): every waiting job ends with the reason.
+  func stop(_ reason: String) -> [JobOutcome] {
+    if case .stopped = state {
+    } else {
+      state = .stopped(reason)
+    }
+    return drain()
+  }
+
+  private func drain() -> [JobOutcome] {
+    let reason: String
+    switch state {
+    case .stopped(let why): reason = why
+    case .off(let why): reason = why
+    case .ok: return []
+    }
+    return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
+  }
+}

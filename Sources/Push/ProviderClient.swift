@@ -1,0 +1,112 @@
+import Store
+
+/// Whether a provider sends, and if not, why.
+public enum ProviderState: Sendable, Equatable, CustomStringConvertible {
+  /// Configured and sending.
+  case ok
+  /// Not configured or disabled (the reason is for the log).
+  case off(String)
+  /// Stopped by a configuration fault (a bad service account, an unreadable key file, a key
+  /// APNs refuses) until the configuration is fixed and the program restarted.
+  case stopped(String)
+
+  /// What `/health` and the `push.<platform>.state` meta key show: `ok`, `off` or `stopped: …`.
+  public var description: String {
+    switch self {
+    case .ok: "ok"
+    case .off: "off"
+    case .stopped(let reason): "stopped: " + reason
+    }
+  }
+
+  /// The meta key the state is published under for `platform`.
+  public static func metaKey(_ platform: Platform) -> String { "push.\(platform.rawValue).state" }
+}
+
+/// One device's push, ready for its provider.
+struct SendJob {
+  /// Unique per sender.
+  var id: Int
+  /// The batch it belongs to (the engine's, or the push test's).
+  var batchID: Int
+  /// The device.
+  var device: DeviceRecord
+  /// FCM: the whole request body; APNs: the payload.
+  var payload: [UInt8]
+  /// APNs headers (without authorization).
+  var headers: [(String, String)] = []
+  /// Failed attempts of its outbox entries so far (for the backoff).
+  var attempts: Int = 0
+  /// Already resent once with fresh credentials.
+  var reauthenticated = false
+  /// The credential it was sent with (to refresh it only once for many refusals).
+  var credential = ""
+}
+
+/// The result of one job.
+struct JobOutcome {
+  var job: SendJob
+  var decision: PushDecision
+  /// The provider's answer, nil when the job never reached the provider.
+  var response: ProviderResponse?
+}
+
+/// A provider's sending side, driven by one thread: a FIFO of jobs, at most `maxInFlight` of
+/// them on the wire (one HTTP/2 connection carries about 100 streams), credentials kept fresh.
+protocol ProviderClient: AnyObject {
+  var platform: Platform { get }
+  var state: ProviderState { get }
+  /// Jobs queued or on the wire.
+  var pendingCount: Int { get }
+  /// When the client wants to run again without network activity (a credential retry).
+  var nextTimerAt: Int64? { get }
+  /// Queues a job.
+  func enqueue(_ job: SendJob)
+  /// Refreshes credentials and starts queued jobs; returns the jobs that ended without an answer.
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome]
+  /// Takes the answer to one of its transfers (nil when `tag` is not its own); returns the jobs
+  /// that ended (a job resent with fresh credentials does not end).
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]?
+}
+
+/// The queue and in-flight bookkeeping both clients share.
+struct JobQueue {
+  private var items: [SendJob] = []
+  private var head = 0
+  /// Jobs on the wire, by transfer tag.
+  var inFlight: [Int: SendJob] = [:]
+
+  var waiting: Int { items.count - head }
+  var count: Int { waiting + inFlight.count }
+
+  mutating func append(_ job: SendJob) { items.append(job) }
+
+  /// Puts a job back at the front (a resend with fresh credentials goes first).
+  mutating func pushFront(_ job: SendJob) {
+    if head > 0 {
+      head -= 1
+      items[head] = job
+    } else {
+      items.insert(job, at: 0)
+    }
+  }
+
+  mutating func popFirst() -> SendJob? {
+    guard head < items.count else { return nil }
+    let job = items[head]
+    head += 1
+    if head > 1024, head * 2 > items.count {
+      items.removeFirst(head)
+      head = 0
+    }
+    return job
+  }
+
+  /// Every waiting job, removed.
+  mutating func drainWaiting() -> [SendJob] {
+    let rest = Array(items[head...])
+    items.removeAll(keepingCapacity: true)
+    head = 0
+    return rest
+  }
+}

@@ -1,2 +1,0 @@
-/// Push delivery (see issue 5).
-public enum PushPlaceholder {}

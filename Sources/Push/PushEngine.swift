@@ -1,0 +1,439 @@
+import Config
+import Store
+
+/// Everything a push sender needs besides `PushConfig`.
+public struct PushServiceOptions: Sendable {
+  /// The SQLite database (its outbox, devices, avatars).
+  public var databasePath: String
+  /// How the sender's own connection is opened.
+  public var storeOptions: StoreOptions
+  /// The `[messaging…]` settings.
+  public var push: PushConfig
+  /// Devices not refreshed (register or heartbeat) within this window get no pushes, ms.
+  public var stationExpiryMs: Int64
+  /// How often the outbox is read without a `notify()`, ms (pushes left from before a restart,
+  /// retries that came due, pushes written by another process).
+  public var pollIntervalMs: Int64
+  /// Where the sender logs.
+  public var logger: Logger
+  /// Epoch milliseconds.
+  public var clock: @Sendable () -> Int64
+
+  public init(
+    databasePath: String, storeOptions: StoreOptions = .init(), push: PushConfig,
+    stationExpiryMs: Int64 = 7 * 86_400_000, pollIntervalMs: Int64 = 1000, logger: Logger = Logger(),
+    clock: @escaping @Sendable () -> Int64 = { Logger.epochMilliseconds() }
+  ) {
+    self.databasePath = databasePath
+    self.storeOptions = storeOptions
+    self.push = push
+    self.stationExpiryMs = stationExpiryMs
+    self.pollIntervalMs = pollIntervalMs
+    self.logger = logger
+    self.clock = clock
+  }
+}
+
+/// The providers a configuration yields: clients for those that can send, a state for each.
+struct ProviderSetup {
+  var clients: [Platform: any ProviderClient] = [:]
+  var states: [Platform: ProviderState] = [:]
+
+  /// The meta key the APNs provider token is shared under (see `APNsClient.TokenCache`).
+  static let apnsTokenKey = "push.ios.providerToken"
+
+  /// Loads the credentials of each configured provider; a bad file stops that provider alone.
+  /// With `database`, the APNs provider token is shared through its meta table.
+  init(_ config: PushConfig, logger: Logger, database: Database?) {
+    if let android = config.android {
+      switch FCMClient.load(android, logger: logger) {
+      case .success(let client):
+        clients[.android] = client
+        states[.android] = .ok
+      case .failure(let error): states[.android] = .stopped(error.description)
+      }
+    } else {
+      states[.android] = .off(config.androidOff ?? "not configured")
+    }
+    if let ios = config.ios {
+      switch APNsClient.load(ios, logger: logger) {
+      case .success(let client):
+        if let database {
+          client.cache = APNsClient.TokenCache(
+            load: { (try? database.meta(ProviderSetup.apnsTokenKey)) ?? nil },
+            save: { try? database.setMeta(ProviderSetup.apnsTokenKey, $0) })
+        }
+        clients[.ios] = client
+        states[.ios] = .ok
+      case .failure(let error): states[.ios] = .stopped(error.description)
+      }
+    } else {
+      states[.ios] = .off(config.iosOff ?? "not configured")
+    }
+  }
+}
+
+/// The push thread's state: the outbox, the coalescer, the providers, one curl multi handle and
+/// one database connection. Confined to the thread that runs it (see `PushService`).
+///
+/// Each iteration: take the finished transfers and apply their decisions; read the outbox when
+/// notified, when a coalescing window closes, every poll interval, or while a backlog drains;
+/// start what the providers can start; write the bookkeeping in one transaction. An outbox row
+/// stays pending until every live device of its station got an answer, so a crash can repeat a
+/// push but never lose one; rows are marked done only after that write succeeded.
+final class PushEngine {
+  /// Outbox rows read at most per query.
+  static let outboxLimit = 1000
+
+  let database: Database
+  let options: PushServiceOptions
+  let http: CurlMulti
+  private(set) var states: [Platform: ProviderState]
+  private var clients: [Platform: any ProviderClient]
+  private var coalescer: Coalescer
+  private var logger: Logger { options.logger }
+  private let jitter: () -> Double
+
+  private var batches: [Int: BatchState] = [:]
+  private var nextBatchID = 0
+  private var nextJobID = 0
+  private var tags = 0
+  /// Tokens each pending outbox row was delivered to (or given up on): not sent again when the
+  /// row is retried for another device.
+  private var done: [Int64: Set<String>] = [:]
+  /// Tokens that must not be sent to before a time (Retry-After, backoff).
+  private var notBefore: [String: Int64] = [:]
+  private var writes = PendingWrites()
+  private var pollAt: Int64 = 0
+  private var wakeAt: Int64?
+  private var backlog = false
+  private var stopping = false
+  /// Called whenever a provider's state changes (the service mirrors it for other threads).
+  var onStateChange: (([Platform: ProviderState]) -> Void)?
+
+  /// Pushes accepted by a provider so far.
+  private(set) var delivered = 0
+
+  init(options: PushServiceOptions, jitter: @escaping () -> Double = { Double.random(in: 0..<1) })
+    throws(PushError)
+  {
+    self.options = options
+    self.jitter = jitter
+    do throws(StoreError) {
+      database = try Database(path: options.databasePath, options: options.storeOptions)
+      try database.checkSchema()
+    } catch {
+      throw PushError("cannot open the database \(options.databasePath): \(error)")
+    }
+    http = try CurlMulti()
+    let setup = ProviderSetup(options.push, logger: options.logger, database: database)
+    clients = setup.clients
+    states = setup.states
+    coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
+    for platform in Platform.allCases { announce(platform) }
+  }
+
+  /// Closes the HTTP client and the database (on the engine's thread).
+  func close() {
+    flush()
+    http.close()
+    database.close()
+  }
+
+  /// Stops reading the outbox; transfers in flight may still finish.
+  func beginStop() {
+    stopping = true
+  }
+
+  // MARK: One iteration
+
+  /// Runs one iteration and returns how long the thread may wait for network activity, ms.
+  func iterate(woken: Bool) -> Int {
+    var now = options.clock()
+    for (tag, response) in http.perform() {
+      for client in clients.values {
+        if let outcomes = client.handle(tag: tag, response: response, now: now) {
+          for outcome in outcomes { handle(outcome, now: now) }
+          break
+        }
+      }
+    }
+    now = options.clock()
+    if !stopping {
+      let windowClosed = wakeAt.map { now >= $0 } ?? false
+      let room = coalescer.inFlight.count < PushEngine.outboxLimit / 2
+      if woken || now >= pollAt || windowClosed || (backlog && room) { pollOutbox(now: now) }
+    }
+    for client in clients.values {
+      for outcome in client.pump(now: now, http: http, tags: &tags) { handle(outcome, now: now) }
+    }
+    flush()
+    return waitTime(now: now)
+  }
+
+  private func waitTime(now: Int64) -> Int {
+    if backlog && coalescer.inFlight.count < PushEngine.outboxLimit / 2 { return 0 }
+    var next = pollAt
+    if let wakeAt { next = min(next, wakeAt) }
+    for client in clients.values {
+      if let timer = client.nextTimerAt { next = min(next, timer) }
+    }
+    return Int(min(max(0, next - now), options.pollIntervalMs))
+  }
+
+  // MARK: Outbox
+
+  private func pollOutbox(now: Int64) {
+    pollAt = now + options.pollIntervalMs
+    guard coalescer.inFlight.count < PushEngine.outboxLimit / 2 else {
+      backlog = true
+      return
+    }
+    let due: [OutboxEntry]
+    do throws(StoreError) {
+      due = try database.dueOutbox(now: now, limit: PushEngine.outboxLimit)
+    } catch {
+      logger.error("push: cannot read the outbox", ["error": error.description])
+      return
+    }
+    backlog = due.count == PushEngine.outboxLimit
+    let plan = coalescer.plan(due: due, now: now)
+    wakeAt = plan.nextWakeAt
+    for entry in plan.expired where !writes.dropped.contains(entry.id) {
+      writes.dropped.insert(entry.id)
+      writes.completed.append(entry.id)
+      done[entry.id] = nil
+      logger.info(
+        "push dropped: older than maxAge",
+        ["station": entry.station, "outbox": String(entry.id), "ageMs": String(now - entry.createdAt)])
+    }
+    // No provider configured: keep the rows (they go out if credentials arrive and the listener
+    // restarts before they pass maxAge); only drop the expired ones, and look again in a minute.
+    guard !clients.isEmpty else {
+      coalescer.finished(plan.batches.flatMap(\.ids))
+      pollAt = now + max(options.pollIntervalMs, 60_000)
+      wakeAt = nil
+      return
+    }
+    for batch in plan.batches { prepare(batch, now: now) }
+  }
+
+  /// Builds the batch's content and one job per live device.
+  private func prepare(_ batch: PushBatch, now: Int64) {
+    let id = nextBatchID
+    nextBatchID += 1
+    var state = BatchState(batch: batch, attempts: batch.entries.map(\.attempts).max() ?? 0)
+    let newest = batch.newest
+    let devices: [DeviceRecord]
+    let content: PushContent
+    do throws(StoreError) {
+      devices = try database.devices(of: batch.station, refreshedSince: now - options.stationExpiryMs)
+      let unpulled = devices.isEmpty ? 0 : try database.unpulledCount(station: batch.station)
+      let senders = devices.isEmpty ? [] : try database.unpulledSenders(station: batch.station)
+      let avatar = devices.isEmpty ? .none : try database.pushAvatar(of: newest.message.peer)
+      // `count` never under-counts the banner it replaces: at least this burst, even when
+      // another device of the station synced it already.
+      content = PushContent(
+        station: batch.station, fromCall: newest.message.peer, seqId: newest.message.msgno,
+        text: newest.message.text, count: max(unpulled, batch.entries.count), senders: senders, avatar: avatar
+      )
+    } catch {
+      logger.error("push: cannot read the station", ["station": batch.station, "error": error.description])
+      coalescer.finished(batch.ids)
+      return
+    }
+    let expiresAt = newest.createdAt + options.push.maxAgeMs
+    let ttlSeconds = max(1, (expiresAt - now) / 1000)
+    var apnsPayload: Result<BuiltPayload, PayloadTooLarge>?
+    for device in devices {
+      guard let platform = Platform(rawValue: device.platform), let client = clients[platform],
+        client.state == .ok
+      else {
+        state.skipped += 1
+        continue
+      }
+      if batch.ids.allSatisfy({ done[$0]?.contains(device.token) == true }) { continue }
+      if let time = notBefore[device.token] {
+        if time > now {
+          state.retryAt = min(state.retryAt ?? time, time)
+          continue
+        }
+        notBefore[device.token] = nil
+      }
+      let built: Result<BuiltPayload, PayloadTooLarge>
+      var headers: [(String, String)] = []
+      switch platform {
+      case .android:
+        built = PushPayload.fcm(
+          content, token: device.token, preview: options.push.preview, ttlSeconds: ttlSeconds)
+      case .ios:
+        if apnsPayload == nil { apnsPayload = PushPayload.apns(content, preview: options.push.preview) }
+        built = apnsPayload!
+        headers = PushPayload.apnsHeaders(
+          station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
+      }
+      switch built {
+      case .failure(let error):
+        state.gaveUp += 1
+        logger.error(
+          "push not sent: payload too large", ["station": batch.station, "bytes": String(error.bytes)])
+      case .success(let payload):
+        let job = SendJob(
+          id: nextJobID, batchID: id, device: device, payload: payload.bytes, headers: headers,
+          attempts: state.attempts)
+        nextJobID += 1
+        client.enqueue(job)
+        state.pending += 1
+      }
+    }
+    batches[id] = state
+    if state.pending == 0 { finish(id, now: now) }
+  }
+
+  /// Applies one device's decision to its batch.
+  private func handle(_ outcome: JobOutcome, now: Int64) {
+    guard var state = batches[outcome.job.batchID] else { return }
+    let device = outcome.job.device
+    let ids = state.batch.ids
+    let fields: [(String, String)] = [
+      ("station", state.batch.station), ("platform", device.platform), ("token", redactedToken(device.token)),
+    ]
+    switch outcome.decision {
+    case .delivered:
+      state.accepted += 1
+      delivered += 1
+      markDone(ids, device.token)
+      if logger.isEnabled(.debug) {
+        logger.log(.debug, "push sent", fields: fields + [("count", String(state.batch.entries.count))])
+      }
+    case .deleteToken(let reason, let refreshedBefore):
+      state.deleted += 1
+      markDone(ids, device.token)
+      writes.deadTokens.append((device.token, refreshedBefore))
+      logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
+    case .retry(let at, let reason):
+      notBefore[device.token] = at
+      state.retryAt = min(state.retryAt ?? at, at)
+      logger.log(
+        .warn, "push failed; will retry", fields: fields + [("reason", reason), ("inMs", String(at - now))])
+    case .reauthenticate(let reason):
+      let at = now + RetryPolicy.backoffMs(attempts: state.attempts, jitter: jitter())
+      notBefore[device.token] = at
+      state.retryAt = min(state.retryAt ?? at, at)
+      logger.log(.warn, "push failed; will retry", fields: fields + [("reason", reason)])
+    case .giveUp(let reason):
+      state.gaveUp += 1
+      markDone(ids, device.token)
+      logger.log(.warn, "push refused; not retrying", fields: fields + [("reason", reason)])
+    case .stopProvider(let reason):
+      state.skipped += 1
+      if let platform = Platform(rawValue: device.platform) { providerStopped(platform, reason) }
+    }
+    state.pending -= 1
+    batches[outcome.job.batchID] = state
+    if state.pending == 0 { finish(outcome.job.batchID, now: now) }
+  }
+
+  private func markDone(_ ids: [Int64], _ token: String) {
+    for id in ids { done[id, default: []].insert(token) }
+  }
+
+  /// Every device of the batch answered: the rows are done, failed, or due again later.
+  private func finish(_ id: Int, now: Int64) {
+    guard let state = batches.removeValue(forKey: id) else { return }
+    let ids = state.batch.ids
+    if let retryAt = state.retryAt {
+      for entry in state.batch.entries {
+        if retryAt - entry.createdAt > options.push.maxAgeMs {
+          writes.completed.append(entry.id)
+          done[entry.id] = nil
+          logger.info(
+            "push dropped: a retry would come after maxAge",
+            ["station": entry.station, "outbox": String(entry.id)])
+        } else {
+          writes.rescheduled.append((entry.id, retryAt))
+        }
+      }
+      writes.released.append(contentsOf: ids)
+      return
+    }
+    if state.accepted == 0 && state.deleted == 0 && state.gaveUp > 0 {
+      writes.failed.append(contentsOf: ids)
+    } else {
+      writes.completed.append(contentsOf: ids)
+    }
+    for id in ids { done[id] = nil }
+  }
+
+  /// Writes the round's bookkeeping in one transaction; on failure it is kept for the next try.
+  private func flush() {
+    guard !writes.isEmpty else { return }
+    do throws(StoreError) {
+      try database.applyPushResults(
+        completed: writes.completed, failed: writes.failed,
+        rescheduled: writes.rescheduled.map { (id: $0.0, nextAttemptAt: $0.1) },
+        deadTokens: writes.deadTokens.map { (token: $0.0, refreshedBefore: $0.1) })
+      coalescer.finished(writes.completed + writes.failed + writes.released)
+      writes = PendingWrites()
+      if notBefore.count > 10_000 {
+        let now = options.clock()
+        notBefore = notBefore.filter { $0.value > now }
+      }
+    } catch {
+      logger.error("push: cannot record results; retrying", ["error": error.description])
+    }
+  }
+
+  // MARK: Provider state
+
+  private func providerStopped(_ platform: Platform, _ reason: String) {
+    if case .stopped = states[platform] { return }
+    states[platform] = .stopped(reason)
+    announce(platform)
+  }
+
+  /// Logs a provider's state and publishes it in the meta table (for `/health`).
+  private func announce(_ platform: Platform) {
+    let state = states[platform] ?? .off("not configured")
+    switch state {
+    case .ok: logger.info("push provider ready", ["platform": platform.rawValue])
+    case .off(let reason):
+      logger.info("push is off for this platform", ["platform": platform.rawValue, "reason": reason])
+    case .stopped(let reason):
+      logger.error("push provider stopped", ["platform": platform.rawValue, "reason": reason])
+    }
+    do throws(StoreError) {
+      try database.setMeta(ProviderState.metaKey(platform), state.description)
+    } catch {
+      logger.error("push: cannot publish the provider state", ["error": error.description])
+    }
+    onStateChange?(states)
+  }
+}
+
+/// One batch's progress.
+private struct BatchState {
+  var batch: PushBatch
+  var attempts: Int
+  var pending = 0
+  var accepted = 0
+  var deleted = 0
+  var gaveUp = 0
+  var skipped = 0
+  var retryAt: Int64?
+}
+
+/// Database writes of one round.
+private struct PendingWrites {
+  var completed: [Int64] = []
+  var failed: [Int64] = []
+  var rescheduled: [(Int64, Int64)] = []
+  /// Rescheduled rows, released from the coalescer after the write.
+  var released: [Int64] = []
+  var deadTokens: [(String, Int64?)] = []
+  var dropped: Set<Int64> = []
+
+  var isEmpty: Bool {
+    completed.isEmpty && failed.isEmpty && rescheduled.isEmpty && deadTokens.isEmpty && released.isEmpty
+  }
+}

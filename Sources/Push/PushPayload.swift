@@ -1,0 +1,230 @@
+import JSON
+import Store
+
+/// A provider payload that fits, and what had to give way for it to fit.
+public struct BuiltPayload: Sendable, Equatable {
+  /// The bytes to send (the FCM request body, or the APNs payload).
+  public var bytes: [UInt8]
+  /// The banner it carries (after any shortening).
+  public var text: NotificationText
+  /// The avatar image was left out to stay within the size limit.
+  public var imageDropped: Bool
+  /// The body was shortened to stay within the size limit.
+  public var bodyShortened: Bool
+}
+
+/// The payload could not be made to fit even without image and body (absurdly long fields).
+public struct PayloadTooLarge: Error, Sendable, Equatable {
+  public var bytes: Int
+}
+
+/// Builds the FCM HTTP v1 message and the APNs payload and headers from a `PushContent`: pure.
+///
+/// Data keys exactly as PROTOCOL.md lists them, all strings, never a reserved key; a collapse id
+/// unique per station; the whole payload at most `maxBytes`: the avatar image goes first, then
+/// the body is shortened (on character boundaries, never inside a UTF-8 sequence).
+public enum PushPayload {
+  /// The providers' payload limit, enforced locally on the whole request body.
+  public static let maxBytes = 4096
+  /// An avatar image rides along only up to this many characters.
+  public static let maxImageCharacters = 3000
+  /// Data keys FCM reserves (it refuses the whole message); keys starting `google` or `gcm` too.
+  public static let reservedDataKeys: Set<String> = ["from", "notification", "message_type", "collapse_key"]
+  /// The APNs collapse id limit, in bytes.
+  public static let maxCollapseIDBytes = 64
+
+  /// Whether FCM would refuse `key` in `data`.
+  public static func isReserved(_ key: String) -> Bool {
+    let lower = key.lowercased()
+    return reservedDataKeys.contains(lower) || lower.hasPrefix("google") || lower.hasPrefix("gcm")
+  }
+
+  /// The collapse id of every push to `station`: the OS replaces the previous banner with the
+  /// next one instead of stacking them. At most 64 bytes.
+  public static func collapseID(station: String) -> String {
+    var id = ""
+    for scalar in ("aprs-" + station).unicodeScalars {
+      guard id.utf8.count + String(scalar).utf8.count <= maxCollapseIDBytes else { break }
+      id.unicodeScalars.append(scalar)
+    }
+    return id
+  }
+
+  /// The data map (PROTOCOL.md), in a fixed order. The image only when at most 3000 characters
+  /// and `includeImage`; the tombstone only for a known station that cleared its avatar.
+  public static func data(_ content: PushContent, includeImage: Bool = true) -> [(key: String, value: String)]
+  {
+    var pairs: [(key: String, value: String)] = [
+      ("fromCall", content.fromCall), ("to", content.station), ("seqId", content.seqId ?? ""),
+      ("count", String(content.count)),
+    ]
+    switch content.avatar {
+    case .none: break
+    case .stored(let avatar):
+      if let icon = avatar.icon { pairs.append(("fromAvatarIcon", icon)) }
+      pairs.append(("fromAvatarHash", avatar.hash))
+      if includeImage, let image = avatar.image, image.count <= maxImageCharacters {
+        pairs.append(("fromAvatarImage", image))
+      }
+    case .cleared:
+      pairs.append(("fromAvatarCleared", "1"))
+    }
+    return pairs
+  }
+
+  /// Whether `data(content)` carries an image that could be dropped.
+  static func hasImage(_ content: PushContent) -> Bool {
+    if case .stored(let avatar) = content.avatar, let image = avatar.image, image.count <= maxImageCharacters
+    {
+      return true
+    }
+    return false
+  }
+
+  // MARK: FCM
+
+  /// The FCM v1 `messages:send` request body for one device token.
+  public static func fcm(
+    _ content: PushContent, token: String, preview: Bool, ttlSeconds: Int64
+  ) -> Result<BuiltPayload, PayloadTooLarge> {
+    let collapse = collapseID(station: content.station)
+    return fit(content, preview: preview) { text, includeImage in
+      var writer = JSONWriter(capacity: 1024)
+      writer.beginObject()
+      writer.key("message")
+      writer.beginObject()
+      writer.key("token")
+      writer.string(token)
+      writer.key("notification")
+      writer.beginObject()
+      writer.key("title")
+      writer.string(text.title)
+      writer.key("body")
+      writer.string(text.body)
+      writer.endObject()
+      writer.key("data")
+      writer.beginObject()
+      for (key, value) in data(content, includeImage: includeImage) {
+        writer.key(key)
+        writer.string(value)
+      }
+      writer.endObject()
+      writer.key("android")
+      writer.beginObject()
+      writer.key("priority")
+      writer.string("high")
+      writer.key("collapse_key")
+      writer.string(collapse)
+      writer.key("ttl")
+      writer.string("\(max(0, ttlSeconds))s")
+      writer.key("notification")
+      writer.beginObject()
+      writer.key("tag")
+      writer.string(collapse)
+      writer.endObject()
+      writer.endObject()
+      writer.endObject()
+      writer.endObject()
+      return writer.bytes
+    }
+  }
+
+  // MARK: APNs
+
+  /// The APNs payload: `aps` with the alert, then the data keys at the top level.
+  public static func apns(_ content: PushContent, preview: Bool) -> Result<BuiltPayload, PayloadTooLarge> {
+    fit(content, preview: preview) { text, includeImage in
+      var writer = JSONWriter(capacity: 1024)
+      writer.beginObject()
+      writer.key("aps")
+      writer.beginObject()
+      writer.key("alert")
+      writer.beginObject()
+      writer.key("title")
+      writer.string(text.title)
+      writer.key("body")
+      writer.string(text.body)
+      writer.endObject()
+      writer.key("sound")
+      writer.string("default")
+      writer.key("thread-id")
+      writer.string(content.station)
+      writer.endObject()
+      for (key, value) in data(content, includeImage: includeImage) {
+        writer.key(key)
+        writer.string(value)
+      }
+      writer.endObject()
+      return writer.bytes
+    }
+  }
+
+  /// The APNs request headers (without `authorization`, which the sender adds).
+  /// `expiration` is epoch seconds after which APNs stops trying.
+  public static func apnsHeaders(station: String, bundleId: String, expiration: Int64) -> [(String, String)] {
+    [
+      ("apns-topic", bundleId), ("apns-push-type", "alert"), ("apns-priority", "10"),
+      ("apns-expiration", String(max(0, expiration))), ("apns-collapse-id", collapseID(station: station)),
+      ("content-type", "application/json"),
+    ]
+  }
+
+  // MARK: Size limit
+
+  /// Builds with `build(text, includeImage)` and makes the result fit `maxBytes`: first without
+  /// the image, then with a shorter body.
+  static func fit(
+    _ content: PushContent, preview: Bool, limit: Int = maxBytes,
+    _ build: (NotificationText, Bool) -> [UInt8]
+  ) -> Result<BuiltPayload, PayloadTooLarge> {
+    var text = NotificationText.make(content, preview: preview)
+    var bytes = build(text, true)
+    if bytes.count <= limit {
+      return .success(BuiltPayload(bytes: bytes, text: text, imageDropped: false, bodyShortened: false))
+    }
+    let imageDropped = hasImage(content)
+    if imageDropped {
+      bytes = build(text, false)
+      if bytes.count <= limit {
+        return .success(BuiltPayload(bytes: bytes, text: text, imageDropped: true, bodyShortened: false))
+      }
+    }
+    // The body appears once, so every escaped byte cut from it is a byte cut from the payload.
+    for _ in 0..<4 {
+      guard bytes.count > limit, !text.body.isEmpty else { break }
+      text.body = shorten(text.body, by: bytes.count - limit)
+      bytes = build(text, false)
+    }
+    guard bytes.count <= limit else { return .failure(PayloadTooLarge(bytes: bytes.count)) }
+    return .success(BuiltPayload(bytes: bytes, text: text, imageDropped: imageDropped, bodyShortened: true))
+  }
+
+  /// `text` with whole characters cut from its end until its JSON-escaped form is at least
+  /// `excess` bytes shorter, then `…` appended (empty when nothing useful is left).
+  static func shorten(_ text: String, by excess: Int) -> String {
+    let ellipsis = "…"
+    let needed = excess + ellipsis.utf8.count
+    var removed = 0
+    var end = text.endIndex
+    while end > text.startIndex, removed < needed {
+      let previous = text.index(before: end)
+      removed += escapedLength(text[previous..<end])
+      end = previous
+    }
+    guard end > text.startIndex else { return "" }
+    return String(text[..<end]) + ellipsis
+  }
+
+  /// The length of `text` inside a JSON string as `JSONWriter` writes it.
+  static func escapedLength(_ text: Substring) -> Int {
+    var length = 0
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: length += 2
+      case 0..<0x20, 0x7F: length += 6
+      default: length += 1
+      }
+    }
+    return length
+  }
+}

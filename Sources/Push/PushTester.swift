@@ -1,0 +1,133 @@
+import JSON
+import Store
+
+/// One device's answer to a test notification.
+public struct PushTestResult: Sendable, Equatable {
+  /// `android`, `ios`, or whatever the device row says.
+  public var platform: String
+  /// The token, shortened.
+  public var token: String
+  /// The provider's HTTP status, nil when the push was not sent.
+  public var status: Int?
+  /// `accepted` (with FCM's message name), or the provider's reason, or why it was not sent.
+  public var reason: String
+  /// Whether the provider accepted it.
+  public var accepted: Bool
+  /// The device was not refreshed within the station expiry (real pushes skip it).
+  public var expired: Bool
+}
+
+/// `aprs-cloud push-test`: sends one test notification to every device of a station and
+/// reports each provider's answer. Nothing in the database is changed (a dead token is
+/// reported, and the push sender deletes it on the next real push) except the shared APNs
+/// provider token, which it reuses or refreshes like the sender does.
+public enum PushTester {
+  /// Sends and waits for every answer (at most `timeoutMs`). Throws when the database cannot
+  /// be opened; the provider states say which providers could send.
+  public static func run(station: String, options: PushServiceOptions, timeoutMs: Int64 = 60_000)
+    throws(PushError) -> (states: [Platform: ProviderState], results: [PushTestResult])
+  {
+    let database: Database
+    let devices: [DeviceRecord]
+    do throws(StoreError) {
+      database = try Database(path: options.databasePath, options: options.storeOptions)
+      try database.checkSchema()
+      devices = try database.devices(of: station)
+    } catch {
+      throw PushError("cannot read the database \(options.databasePath): \(error)")
+    }
+    defer { database.close() }
+    var setup = ProviderSetup(options.push, logger: options.logger, database: database)
+    let http = try CurlMulti()
+    defer { http.close() }
+    let now = options.clock()
+    let content = PushContent(
+      station: devices.first?.station ?? station, fromCall: devices.first?.station ?? station, seqId: nil,
+      text: "Test notification from aprs-cloud", count: 1)
+    var results: [PushTestResult?] = Array(repeating: nil, count: devices.count)
+    var waiting = 0
+    let expiresAt = now + options.push.maxAgeMs
+    for (index, device) in devices.enumerated() {
+      let expired = device.refreshedAt < now - options.stationExpiryMs
+      var result = PushTestResult(
+        platform: device.platform, token: redactedToken(device.token), status: nil, reason: "",
+        accepted: false,
+        expired: expired)
+      guard let platform = Platform(rawValue: device.platform) else {
+        result.reason = "not sent: unknown platform"
+        results[index] = result
+        continue
+      }
+      guard let client = setup.clients[platform], setup.states[platform] == .ok else {
+        result.reason = "not sent: \(platform.rawValue) push is \(setup.states[platform] ?? .off("off"))"
+        results[index] = result
+        continue
+      }
+      let built: Result<BuiltPayload, PayloadTooLarge>
+      var headers: [(String, String)] = []
+      switch platform {
+      case .android:
+        built = PushPayload.fcm(
+          content, token: device.token, preview: true, ttlSeconds: options.push.maxAgeMs / 1000)
+      case .ios:
+        built = PushPayload.apns(content, preview: true)
+        headers = PushPayload.apnsHeaders(
+          station: content.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
+      }
+      guard case .success(let payload) = built else {
+        result.reason = "not sent: payload too large"
+        results[index] = result
+        continue
+      }
+      results[index] = result
+      client.enqueue(
+        SendJob(id: index, batchID: index, device: device, payload: payload.bytes, headers: headers))
+      waiting += 1
+    }
+
+    var tags = 0
+    let deadline = options.clock() + timeoutMs
+    func record(_ outcome: JobOutcome) {
+      guard var result = results[outcome.job.batchID], result.reason.isEmpty else { return }
+      waiting -= 1
+      result.status = outcome.response.map(\.status)
+      switch outcome.decision {
+      case .delivered:
+        result.accepted = true
+        result.reason = "accepted"
+        if case .object(let body)? = try? JSONParser.parse(outcome.response?.body ?? []),
+          case .string(let name)? = body["name"]
+        {
+          result.reason += " (\(name))"
+        }
+      case .deleteToken(let reason, _): result.reason = reason + " (the token is dead)"
+      case .retry(_, let reason), .giveUp(let reason), .reauthenticate(let reason): result.reason = reason
+      case .stopProvider(let reason):
+        result.reason = (result.status == nil ? "not sent: " : "") + "provider stopped: " + reason
+        if let platform = Platform(rawValue: outcome.job.device.platform) {
+          setup.states[platform] = .stopped(reason)
+        }
+      }
+      results[outcome.job.batchID] = result
+    }
+    while waiting > 0, options.clock() < deadline {
+      let now = options.clock()
+      for (tag, response) in http.perform() {
+        for client in setup.clients.values {
+          if let outcomes = client.handle(tag: tag, response: response, now: now) {
+            outcomes.forEach(record)
+            break
+          }
+        }
+      }
+      for client in setup.clients.values {
+        client.pump(now: now, http: http, tags: &tags).forEach(record)
+      }
+      if waiting > 0 { http.wait(timeoutMs: 100) }
+    }
+    for (index, result) in results.enumerated() where result?.reason.isEmpty == true {
+      results[index]?.reason = "no answer within \(timeoutMs / 1000) s"
+    }
+    return (setup.states, results.compactMap { $0 })
+  }
+}

@@ -1,0 +1,281 @@
+import JSON
+
+/// A push platform, named as devices are stored (`devices.platform`).
+public enum Platform: String, Sendable, CaseIterable {
+  /// FCM HTTP v1.
+  case android
+  /// APNs.
+  case ios
+}
+
+/// A provider's answer to one request, or why there was none.
+public struct ProviderResponse: Sendable, Equatable {
+  /// The HTTP status, 0 when no answer arrived.
+  public var status: Int
+  /// The response body.
+  public var body: [UInt8]
+  /// `Retry-After`, in seconds, when the answer had one.
+  public var retryAfterSeconds: Int64?
+  /// The transport failure (timeout, connection refused, TLS), when there was no answer.
+  public var transportError: String?
+  /// The failure was the connection going away under the request (GOAWAY, a refused or reset
+  /// stream, a dropped connection), not a slow or unreachable provider.
+  public var connectionLost: Bool
+
+  public init(
+    status: Int, body: [UInt8] = [], retryAfterSeconds: Int64? = nil, transportError: String? = nil,
+    connectionLost: Bool = false
+  ) {
+    self.status = status
+    self.body = body
+    self.retryAfterSeconds = retryAfterSeconds
+    self.transportError = transportError
+    self.connectionLost = connectionLost
+  }
+
+  /// A JSON body's string, shortened, for logs.
+  var bodySummary: String {
+    let text = String(decoding: body.prefix(200), as: UTF8.self)
+    return text.unicodeScalars.contains { $0 == "<" } ? "(HTML page)" : text
+  }
+}
+
+/// What to do with one device's push after its provider answered.
+public enum PushDecision: Sendable, Equatable {
+  /// Accepted by the provider.
+  case delivered
+  /// The token is dead: delete it. For APNs 410 only when it was not refreshed at or after
+  /// `refreshedBefore` (the time APNs learned it was dead, epoch ms).
+  case deleteToken(reason: String, refreshedBefore: Int64?)
+  /// Transient: try again at this time (epoch ms).
+  case retry(at: Int64, reason: String)
+  /// Do not retry this push to this device (the token is kept).
+  case giveUp(reason: String)
+  /// The credentials went stale: refresh them (FCM access token, APNs JWT) and resend once.
+  case reauthenticate(reason: String)
+  /// A configuration fault: stop this provider loudly (the other one and storage go on).
+  case stopProvider(reason: String)
+}
+
+/// PUSH.md's error handling, as pure functions of an answer.
+public enum RetryPolicy {
+  /// Backoff after a server error or timeout starts here (and never goes below it).
+  public static let minimumBackoffMs: Int64 = 10_000
+  /// And stops growing here.
+  public static let maximumBackoffMs: Int64 = 15 * 60_000
+  /// A 429 without `Retry-After` waits this long.
+  public static let defaultRetryAfterMs: Int64 = 60_000
+  /// A push whose connection went away under it (GOAWAY, a refused stream) is resent this soon,
+  /// on a new connection, once; after that it backs off like any failure.
+  public static let reconnectRetryMs: Int64 = 1000
+
+  /// When to try again after a failure without an answer: a lost connection once soon, a
+  /// timeout or an unreachable provider with the backoff.
+  static func transportRetry(_ response: ProviderResponse, now: Int64, attempts: Int, jitter: Double) -> Int64
+  {
+    if response.connectionLost && attempts == 0 { return now + reconnectRetryMs }
+    return now + backoffMs(attempts: attempts, jitter: jitter)
+  }
+
+  /// Exponential backoff with jitter: 10 s × 2^attempts (capped), plus up to half again at
+  /// random (`jitter` in 0..<1). Never below 10 s.
+  public static func backoffMs(attempts: Int, jitter: Double) -> Int64 {
+    let exponent = min(max(0, attempts), 16)
+    let base = min(maximumBackoffMs, minimumBackoffMs << Int64(exponent))
+    let spread = Int64(Double(base) * 0.5 * min(max(jitter, 0), 1))
+    return max(minimumBackoffMs, base + spread)
+  }
+
+  static func retryAfterMs(_ response: ProviderResponse) -> Int64 {
+    guard let seconds = response.retryAfterSeconds, seconds > 0 else { return defaultRetryAfterMs }
+    return min(seconds, 86_400) * 1000
+  }
+
+  // MARK: FCM
+
+  /// The parts of an FCM error body a decision depends on.
+  public struct FCMError: Sendable, Equatable {
+    /// `error.status` (`INVALID_ARGUMENT`, `UNAUTHENTICATED`, …).
+    public var status: String?
+    /// The `errorCode` of the `google.firebase.fcm.v1.FcmError` detail, nil when there is none.
+    public var errorCode: String?
+    /// Fields named by `google.rpc.BadRequest` violations.
+    public var violatedFields: [String] = []
+    /// `error.message`.
+    public var message: String?
+
+    /// Parses an FCM error body; nil when it is not one (an HTML page from a proxy, say).
+    public init?(body: [UInt8]) {
+      guard case .object(let root)? = try? JSONParser.parse(body), case .object(let error)? = root["error"]
+      else {
+        return nil
+      }
+      if case .string(let status)? = error["status"] { self.status = status }
+      if case .string(let message)? = error["message"] { self.message = message }
+      if case .array(let details)? = error["details"] {
+        for case .object(let detail) in details {
+          guard case .string(let type)? = detail["@type"] else { continue }
+          if type.hasSuffix("google.firebase.fcm.v1.FcmError"), case .string(let code)? = detail["errorCode"]
+          {
+            errorCode = code
+          }
+          if case .array(let violations)? = detail["fieldViolations"] {
+            for case .object(let violation) in violations {
+              if case .string(let field)? = violation["field"] { violatedFields.append(field) }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /// The decision for an FCM `messages:send` answer. `reauthenticated`: this request already
+  /// went out again with a fresh access token after a 401.
+  public static func fcm(
+    _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double
+  ) -> PushDecision {
+    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
+    if let failure = response.transportError {
+      let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
+      return .retry(at: at, reason: "no answer: \(failure)")
+    }
+    if response.status == 200 { return .delivered }
+    let error = FCMError(body: response.body)
+    let code = error?.errorCode
+    let label = "\(response.status) \(code ?? error?.status ?? "")".trimmingTrailingSpace
+    switch (response.status, code) {
+    case (_, "UNREGISTERED"):
+      return .deleteToken(reason: label, refreshedBefore: nil)
+    case (_, "SENDER_ID_MISMATCH"):
+      return .deleteToken(reason: label, refreshedBefore: nil)
+    case (400, _):
+      if let error, error.violatedFields.contains("message.token") {
+        return .deleteToken(reason: label + " (message.token)", refreshedBefore: nil)
+      }
+      return .giveUp(reason: label + (error?.message.map { ": " + $0 } ?? ""))
+    case (401, nil):
+      return reauthenticated
+        ? .retry(at: backoff, reason: "401 again after a fresh access token")
+        : .reauthenticate(reason: "401 (access token refused)")
+    case (403, nil):
+      // PERMISSION_DENIED without an FcmError: the service account may not send for this project.
+      return .stopProvider(reason: label + (error?.message.map { ": " + $0 } ?? ""))
+    case (429, _):
+      return .retry(at: now + retryAfterMs(response), reason: label)
+    case (500...599, _):
+      return .retry(at: backoff, reason: error == nil ? "\(response.status) \(response.bodySummary)" : label)
+    default:
+      return .giveUp(reason: label)
+    }
+  }
+
+  // MARK: APNs
+
+  /// The parts of an APNs error body: `{"reason":…,"timestamp":…}`.
+  public struct APNsError: Sendable, Equatable {
+    public var reason: String?
+    /// For 410: when APNs learned the token was no longer valid, epoch ms.
+    public var timestamp: Int64?
+
+    public init(body: [UInt8]) {
+      guard case .object(let root)? = try? JSONParser.parse(body) else { return }
+      if case .string(let reason)? = root["reason"] { self.reason = reason }
+      if case .number(let number)? = root["timestamp"] {
+        timestamp = number.int64 ?? number.double.map { Int64($0) }
+      }
+    }
+  }
+
+  /// The decision for an APNs answer. `reauthenticated`: this request already went out again
+  /// with a freshly signed JWT after `ExpiredProviderToken`.
+  public static func apns(
+    _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double
+  ) -> PushDecision {
+    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
+    if let failure = response.transportError {
+      let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
+      return .retry(at: at, reason: "no answer: \(failure)")
+    }
+    if response.status == 200 { return .delivered }
+    let error = APNsError(body: response.body)
+    let reason = error.reason ?? ""
+    let label = "\(response.status) \(reason)".trimmingTrailingSpace
+    switch (response.status, reason) {
+    case (410, _):
+      return .deleteToken(reason: label, refreshedBefore: error.timestamp)
+    case (400, "BadDeviceToken"):
+      return .deleteToken(reason: label, refreshedBefore: nil)
+    case (403, "ExpiredProviderToken"):
+      return reauthenticated
+        ? .retry(at: backoff, reason: label + " again after re-signing")
+        : .reauthenticate(reason: label)
+    case (403, "InvalidProviderToken"), (403, "MissingProviderToken"):
+      return .stopProvider(
+        reason: label + ": APNs refused the signing key (check keyFile, keyId, teamId and production)")
+    case (429, "TooManyProviderTokenUpdates"):
+      return .retry(at: backoff, reason: label)
+    case (429, _):
+      return .retry(at: now + retryAfterMs(response), reason: label)
+    case (500...599, _):
+      return .retry(at: backoff, reason: label)
+    default:
+      // PayloadTooLarge, DeviceTokenNotForTopic, BadTopic, BadCollapseId, …: never retried.
+      return .giveUp(reason: label)
+    }
+  }
+
+  // MARK: OAuth
+
+  /// What the token endpoint's answer means.
+  public enum TokenDecision: Sendable, Equatable {
+    /// A new access token, valid for `expiresIn` seconds.
+    case token(String, expiresIn: Int64)
+    /// Try again at this time (epoch ms).
+    case retry(at: Int64, reason: String)
+    /// The service account is refused: a configuration fault.
+    case stopProvider(reason: String)
+  }
+
+  /// The decision for the OAuth token endpoint's answer to a JWT-bearer grant.
+  public static func oauth(_ response: ProviderResponse, now: Int64, attempts: Int, jitter: Double)
+    -> TokenDecision
+  {
+    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
+    if let failure = response.transportError {
+      return .retry(at: backoff, reason: "token endpoint: no answer: \(failure)")
+    }
+    let object: JSONObject? =
+      if case .object(let root)? = try? JSONParser.parse(response.body) { root } else { nil }
+    if response.status == 200 {
+      guard case .string(let token)? = object?["access_token"], !token.isEmpty else {
+        return .retry(at: backoff, reason: "token endpoint: 200 without access_token")
+      }
+      var expiresIn: Int64 = 3600
+      if case .number(let number)? = object?["expires_in"], let seconds = number.int64, seconds > 0 {
+        expiresIn = seconds
+      }
+      return .token(token, expiresIn: expiresIn)
+    }
+    var detail = ""
+    if case .string(let error)? = object?["error"] { detail = error }
+    if case .string(let description)? = object?["error_description"] { detail += ": " + description }
+    switch response.status {
+    case 400, 401, 403:
+      let hint = detail.hasPrefix("invalid_grant") ? " (a wrong key, or this machine's clock is off)" : ""
+      return .stopProvider(
+        reason: "token endpoint refused the service account: \(response.status) \(detail)\(hint)")
+    case 429:
+      return .retry(at: now + retryAfterMs(response), reason: "token endpoint: 429")
+    default:
+      return .retry(at: backoff, reason: "token endpoint: \(response.status) \(detail)".trimmingTrailingSpace)
+    }
+  }
+}
+
+extension String {
+  fileprivate var trimmingTrailingSpace: String {
+    var text = self
+    while text.hasSuffix(" ") { text.removeLast() }
+    return text
+  }
+}

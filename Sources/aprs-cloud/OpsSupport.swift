@@ -1,0 +1,212 @@
+import Config
+import Store
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What the inspection commands (`stations`, `messages`, `status`, `backup`) need from the
+/// configuration: the database, the station expiry, the busy timeout.
+///
+/// `--db PATH` wins; otherwise `[server] database` from `--config FILE` (or `$APRS_CLOUD_CONFIG`,
+/// or `APRS_CLOUD_SERVER_DATABASE`). Without any of them the command has nothing to look at.
+struct OperatorSettings {
+  var database: String
+  var stationExpiryMs: Int64
+  var busyTimeoutMs: Int64
+  var ringSize: Int
+
+  /// The settings for a parsed command line with `--db` and `--config` options.
+  static func load(_ parsed: Arguments) throws(CommandFailure) -> OperatorSettings {
+    let environment = ConfigFile.processEnvironment()
+    var config: ConfigFile
+    let configPath =
+      parsed.options["config"] ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
+    do throws(ConfigError) {
+      if let configPath {
+        config = try ConfigFile.load(path: configPath, environment: environment)
+      } else {
+        config = ConfigFile(environment: environment)
+      }
+    } catch {
+      throw CommandFailure(error.description)
+    }
+    if let database = parsed.options["db"] {
+      config.override("server", "database", database, source: "command line --db")
+    }
+    guard config.value("server", "database") != nil else {
+      throw CommandFailure(
+        "which database? give --db PATH (or --config FILE with [server] database)", usage: true)
+    }
+    do throws(ConfigError) {
+      let server = try ServerConfig(config)
+      return OperatorSettings(
+        database: server.database, stationExpiryMs: server.stationExpiryMs,
+        busyTimeoutMs: server.busyTimeoutMs,
+        ringSize: server.ringSize)
+    } catch {
+      throw CommandFailure(error.description)
+    }
+  }
+
+  /// Opens the existing database read-only at this build's schema version (with `checkSchema`
+  /// false, at any version: a backup copies whatever is there): an inspection never creates a
+  /// database where a path was mistyped, and never writes to one.
+  func openReadOnly(checkSchema: Bool = true) throws(CommandFailure) -> Database {
+    var info = stat()
+    guard stat(database, &info) == 0 else {
+      throw CommandFailure("no database at \(database): \(String(cString: strerror(errno)))")
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else { throw CommandFailure("\(database) is not a file") }
+    do throws(StoreError) {
+      let opened = try Database(
+        path: database,
+        options: StoreOptions(
+          busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize, readOnly: true))
+      do throws(StoreError) {
+        if checkSchema { try opened.checkSchema() }
+      } catch {
+        opened.close()
+        throw error
+      }
+      return opened
+    } catch {
+      throw CommandFailure("\(database): \(error)")
+    }
+  }
+}
+
+/// A command that failed: the message for stderr, and whether it was a usage mistake (exit 2).
+struct CommandFailure: Error, CustomStringConvertible {
+  let description: String
+  let usage: Bool
+
+  init(_ description: String, usage: Bool = false) {
+    self.description = description
+    self.usage = usage
+  }
+}
+
+/// Closes an inspection connection. (SQLite gives the `-wal` and `-shm` files it creates the
+/// database file's permission bits and, when run as root, its owner: a root `aprs-cloud status`
+/// does not lock the services out.)
+func closeInspected(_ database: Database) {
+  database.close()
+}
+
+/// Runs `body` and maps a `CommandFailure` to the exit status and a message on stderr.
+func runReporting(_ command: String, usage: String, _ body: () throws(CommandFailure) -> ExitStatus)
+  -> ExitStatus
+{
+  do {
+    return try body()
+  } catch {
+    if error.usage {
+      printError("aprs-cloud \(command): \(error)\n\n\(usage)")
+      return .usage
+    }
+    printError("aprs-cloud \(command): \(error)")
+    return .failure
+  }
+}
+
+/// Parses a command's arguments, mapping a usage error to a `CommandFailure`.
+func parseArguments(_ arguments: [String], options: Set<String>, flags: Set<String> = [])
+  throws(CommandFailure)
+  -> Arguments
+{
+  do {
+    return try Arguments(arguments, options: options, flags: flags)
+  } catch {
+    throw CommandFailure(error.description, usage: true)
+  }
+}
+
+// MARK: Formatting
+
+enum Format {
+  /// `2026-11-29 14:00:00Z` for an epoch-millisecond time.
+  static func time(_ ms: Int64) -> String {
+    let stamp = Logger.timestamp(epochMs: ms)  // 2026-11-29T14:00:00.123Z
+    let seconds = stamp.prefix { $0 != "." }
+    return seconds.replacingFirst("T", with: " ") + "Z"
+  }
+
+  /// `time(ms)` and how long ago it was: `2026-11-29 14:00:00Z (3m ago)`.
+  static func timeAndAge(_ ms: Int64, now: Int64) -> String {
+    time(ms) + " (" + age(now - ms) + ")"
+  }
+
+  /// A duration in milliseconds as `45s ago`, `3m ago`, `2h ago`, `4d ago` (`in 5s` for the future).
+  static func age(_ ms: Int64) -> String {
+    if ms < 0 { return "in " + span(-ms) }
+    return span(ms) + " ago"
+  }
+
+  /// A duration in its largest whole unit: `45s`, `3m`, `2h`, `4d`.
+  static func span(_ ms: Int64) -> String {
+    let seconds = ms / 1000
+    if seconds < 120 { return "\(seconds)s" }
+    if seconds < 7200 { return "\(seconds / 60)m" }
+    if seconds < 172_800 { return "\(seconds / 3600)h" }
+    return "\(seconds / 86_400)d"
+  }
+
+  /// Bytes as `512 B`, `12.3 KiB`, `4.5 MiB`, `1.2 GiB`.
+  static func bytes(_ count: Int64) -> String {
+    if count < 1024 { return "\(count) B" }
+    let units = ["KiB", "MiB", "GiB", "TiB"]
+    var value = Double(count) / 1024
+    var unit = 0
+    while value >= 1024 && unit < units.count - 1 {
+      value /= 1024
+      unit += 1
+    }
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+  }
+
+  /// Text safe for a terminal: control characters (C0, DEL, C1) shown as `\xNN`, so a message
+  /// cannot move the cursor or change colours.
+  static func printable(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      let value = scalar.value
+      if value < 0x20 || value == 0x7F || (value >= 0x80 && value < 0xA0) {
+        let digits = String(value, radix: 16, uppercase: true)
+        result += "\\x" + (digits.count < 2 ? "0" + digits : digits)
+      } else {
+        result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
+  }
+
+  /// Rows as columns separated by two spaces, each as wide as its widest cell (the last one is not
+  /// padded).
+  static func table(_ rows: [[String]]) -> String {
+    guard let columns = rows.map(\.count).max(), columns > 0 else { return "" }
+    var widths = [Int](repeating: 0, count: columns)
+    for row in rows {
+      for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+    }
+    var text = ""
+    for row in rows {
+      var line = ""
+      for (index, cell) in row.enumerated() {
+        line += cell
+        if index < row.count - 1 { line += String(repeating: " ", count: widths[index] - cell.count + 2) }
+      }
+      text += line + "\n"
+    }
+    return text
+  }
+}
+
+extension Substring {
+  /// This text with the first `target` replaced.
+  fileprivate func replacingFirst(_ target: Character, with replacement: String) -> String {
+    guard let index = firstIndex(of: target) else { return String(self) }
+    return String(self[..<index]) + replacement + String(self[self.index(after: index)...])
+  }
+}

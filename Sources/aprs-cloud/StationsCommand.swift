@@ -1,0 +1,141 @@
+import Config
+import Store
+
+/// `aprs-cloud stations --db PATH [--all]`: the registered stations, one per line.
+enum StationsCommand: Command {
+  static let name = "stations"
+  static let summary = "list the registered stations (live ones; --all for every one)"
+  static let usage = """
+    usage: aprs-cloud stations --db PATH [--config FILE] [--all]
+
+    Lists the stations registered in the database, one per line, by address:
+    platform (android, ios, or - for a sync-only desktop), live or expired,
+    push tokens, stored messages, when it was last heard (register or
+    heartbeat) and its avatar (set, cleared or none). A station is live while
+    heard within [server] stationExpiry (7d unless --config says otherwise):
+    only live stations are in the listener's filter and get pushes. Without
+    --all only the live ones are listed.
+
+    Reads the database read-only, so it is safe while the server runs.
+
+    options:
+      --db PATH       the SQLite database (default: [server] database of --config)
+      --config FILE   the INI configuration, for stationExpiry and the database
+      --all           list expired stations too
+    """
+
+  static func run(_ arguments: [String]) -> ExitStatus {
+    runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
+      let parsed = try parseArguments(arguments, options: ["db", "config"], flags: ["all"])
+      guard parsed.positionals.isEmpty else {
+        throw CommandFailure("unexpected argument '\(parsed.positionals[0])'", usage: true)
+      }
+      let settings = try OperatorSettings.load(parsed)
+      let database = try settings.openReadOnly()
+      defer { closeInspected(database) }
+      let now = Logger.epochMilliseconds()
+      let all = parsed.options["all"] != nil
+      let stations: [StationSummary]
+      do throws(StoreError) {
+        stations = try database.stationSummaries(now: now, expiryMs: settings.stationExpiryMs)
+      } catch {
+        throw CommandFailure("\(settings.database): \(error)")
+      }
+      print(render(stations, all: all, now: now, expiryMs: settings.stationExpiryMs), terminator: "")
+      return .success
+    }
+  }
+
+  /// The table and its summary line.
+  static func render(_ stations: [StationSummary], all: Bool, now: Int64, expiryMs: Int64) -> String {
+    let live = stations.filter(\.live).count
+    let shown = all ? stations : stations.filter(\.live)
+    var text = ""
+    if !shown.isEmpty {
+      var rows = [["STATION", "PLATFORM", "STATE", "DEVICES", "MESSAGES", "LAST HEARD", "AVATAR"]]
+      for station in shown {
+        rows.append([
+          station.address, station.platform ?? "-", station.live ? "live" : "expired",
+          String(station.devices),
+          String(station.messages), Format.timeAndAge(station.heartbeatAt, now: now), station.avatar.rawValue,
+        ])
+      }
+      text += Format.table(rows)
+    }
+    let expiry = ConfigFile.formatDuration(expiryMs)
+    var summary = "\(stations.count) station\(stations.count == 1 ? "" : "s") registered, \(live) live"
+    summary += " (heard within \(expiry))"
+    if !all && stations.count > live {
+      summary += "; \(stations.count - live) expired not shown (--all lists them)"
+    }
+    return text + summary + "\n"
+  }
+}
+
+/// `aprs-cloud messages STATION --db PATH [--limit N]`: a station's stored messages.
+enum MessagesCommand: Command {
+  static let name = "messages"
+  static let summary = "print a station's stored messages"
+  static let usage = """
+    usage: aprs-cloud messages STATION --db PATH [--config FILE] [--limit N]
+
+    Prints the newest N (default 50) messages stored for STATION (CALL or
+    CALL-SSID), oldest first, one per line: when the server stored it (UTC),
+    `from PEER` for a received message or `to PEER` for a sent one, the
+    message number in braces when it has one, and the text (control
+    characters shown as \\xNN).
+
+    Reads the database read-only: the station's sync cursor is not moved, so
+    its phone still gets these messages.
+
+    options:
+      --db PATH       the SQLite database (default: [server] database of --config)
+      --config FILE   the INI configuration
+      --limit N       at most N messages, 1-1000 (default 50)
+    """
+
+  static func run(_ arguments: [String]) -> ExitStatus {
+    runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
+      let parsed = try parseArguments(arguments, options: ["db", "config", "limit"])
+      guard parsed.positionals.count == 1 else {
+        throw CommandFailure(
+          parsed.positionals.isEmpty ? "STATION is missing" : "only one STATION, please", usage: true)
+      }
+      var limit = 50
+      if let text = parsed.options["limit"] {
+        guard let value = Int(text), (1...1000).contains(value) else {
+          throw CommandFailure("--limit must be a number from 1 to 1000, got '\(text)'", usage: true)
+        }
+        limit = value
+      }
+      let address = parsed.positionals[0].uppercased()
+      let settings = try OperatorSettings.load(parsed)
+      let database = try settings.openReadOnly()
+      defer { closeInspected(database) }
+      let registered: Bool
+      let messages: [StoredMessage]
+      do throws(StoreError) {
+        registered = try database.station(address) != nil
+        messages = try database.recentMessages(station: address, limit: limit)
+      } catch {
+        throw CommandFailure("\(settings.database): \(error)")
+      }
+      guard registered else { throw CommandFailure("\(Format.printable(address)) is not registered") }
+      print(render(messages, station: address), terminator: "")
+      return .success
+    }
+  }
+
+  /// One line per message, or a note that there are none.
+  static func render(_ messages: [StoredMessage], station: String) -> String {
+    guard !messages.isEmpty else { return "\(Format.printable(station)): no messages stored\n" }
+    var text = ""
+    for message in messages {
+      let peer = (message.direction == "sent" ? "to " : "from ") + Format.printable(message.peer)
+      let number = message.msgno.map { "  {" + Format.printable($0) + "}" } ?? ""
+      text +=
+        Format.time(message.timestamp) + "  " + peer + number + "  " + Format.printable(message.text) + "\n"
+    }
+    return text
+  }
+}

@@ -1,0 +1,186 @@
+import Config
+import Store
+
+/// `aprs-cloud status --db PATH`: what `/health` and the key metrics say, for a terminal.
+enum StatusCommand: Command {
+  static let name = "status"
+  static let summary = "the server's health and key numbers, readable in a terminal"
+  static let usage = """
+    usage: aprs-cloud status --db PATH [--config FILE]
+
+    Prints what /health and /metrics say, from the database both processes
+    share: whether the listener runs (its lease) and since when, its APRS-IS
+    connection (server, login verified or receive-only, last line, line
+    rate), its filter (mode and size) and counters, each push provider's
+    state, the outbox depth, stations live and registered, devices by
+    platform, and messages stored. The first line, health, says ok, or
+    degraded: and what needs attention (listener not running or not
+    connected, a receive-only login, a stopped push provider).
+
+    Reads the database read-only, so it is safe while the server runs. Exit
+    status 0 when the report was made (whatever it says), 1 when the database
+    cannot be read.
+
+    options:
+      --db PATH       the SQLite database (default: [server] database of --config)
+      --config FILE   the INI configuration, for stationExpiry and the database
+    """
+
+  static func run(_ arguments: [String]) -> ExitStatus {
+    runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
+      let parsed = try parseArguments(arguments, options: ["db", "config"])
+      guard parsed.positionals.isEmpty else {
+        throw CommandFailure("unexpected argument '\(parsed.positionals[0])'", usage: true)
+      }
+      let settings = try OperatorSettings.load(parsed)
+      let database = try settings.openReadOnly()
+      defer { closeInspected(database) }
+      let now = Logger.epochMilliseconds()
+      let report: Report
+      do throws(StoreError) {
+        report = Report(
+          database: settings.database, now: now, expiryMs: settings.stationExpiryMs,
+          stats: try database.stats(now: now, expiryMs: settings.stationExpiryMs),
+          listener: try database.metaValues(prefix: "listener."),
+          push: try database.metaValues(prefix: "push."),
+          walBytes: database.walFileBytes())
+      } catch {
+        throw CommandFailure("\(settings.database): \(error)")
+      }
+      print(report.text, terminator: "")
+      return .success
+    }
+  }
+
+  /// Everything `status` prints, from values read beforehand (so tests can build one).
+  struct Report {
+    var database: String
+    var now: Int64
+    var expiryMs: Int64
+    var stats: DatabaseStats
+    /// `listener.*` meta values.
+    var listener: [String: String]
+    /// `push.*` meta values.
+    var push: [String: String]
+    var walBytes: Int64
+
+    var running: Bool { stats.lease.map { $0.expiresAt > now } ?? false }
+    var connected: Bool { running && listener["listener.connected"] == "1" }
+
+    /// What needs attention; empty when all is well.
+    var problems: [String] {
+      var problems: [String] = []
+      if !running {
+        problems.append("listener not running")
+      } else if !connected {
+        problems.append("listener not connected to APRS-IS")
+      } else if listener["listener.receiveOnly"] != "0" {
+        problems.append("receive-only APRS-IS login (no ACKs are sent)")
+      }
+      for provider in ["android", "ios"] {
+        if let state = push["push.\(provider).state"], state.hasPrefix("stopped") {
+          problems.append("\(provider) push \(Format.printable(state))")
+        }
+      }
+      return problems
+    }
+
+    var text: String {
+      var lines: [(String, String)] = []
+      let problems = problems
+      lines.append(("health", problems.isEmpty ? "ok" : "degraded: " + problems.joined(separator: "; ")))
+      lines.append(
+        (
+          "database",
+          "\(database): schema \(stats.schemaVersion), \(Format.bytes(stats.databaseBytes)), WAL "
+            + Format.bytes(walBytes)
+        ))
+      lines.append(
+        contentsOf: listenerLines.enumerated().map { ($0.offset == 0 ? "listener" : "", $0.element) })
+      lines.append(("push", pushLine))
+      var outbox = "\(stats.outboxPending) pending, \(stats.outboxFailed) failed"
+      if let oldest = stats.oldestPendingAt { outbox += "; oldest queued " + Format.age(now - oldest) }
+      lines.append(("outbox", outbox))
+      lines.append(
+        (
+          "stations",
+          "\(stats.liveStations) live of \(stats.stations) registered "
+            + "(live: heard within \(ConfigFile.formatDuration(expiryMs)))"
+        ))
+      let platforms = Set(["android", "ios"]).union(stats.devices.keys).sorted()
+      lines.append(
+        (
+          "devices",
+          platforms.map { platform in
+            let count = stats.devices[platform] ?? DeviceCount(total: 0, live: 0)
+            return "\(platform) \(count.total) (\(count.live) live)"
+          }.joined(separator: ", ")
+        ))
+      var messages =
+        "\(stats.totalMessages) stored (\(stats.messages["received"] ?? 0) received, "
+        + "\(stats.messages["sent"] ?? 0) sent)"
+      if stats.lastMessageTimestamp > 0 {
+        messages += "; newest " + Format.timeAndAge(stats.lastMessageTimestamp, now: now)
+      }
+      lines.append(("messages", messages))
+      return lines.map { label, value in
+        label.isEmpty
+          ? String(repeating: " ", count: 11) + value
+          : label + String(repeating: " ", count: 11 - label.count) + value
+      }.joined(separator: "\n") + "\n"
+    }
+
+    private func value(_ key: String) -> String? {
+      listener["listener." + key].flatMap { $0.isEmpty ? nil : Format.printable($0) }
+    }
+
+    private var listenerLines: [String] {
+      var lines: [String] = []
+      guard let lease = stats.lease else {
+        return ["not running (no listener has run on this database)"]
+      }
+      guard running else {
+        return ["not running (its lease lapsed " + Format.timeAndAge(lease.expiresAt, now: now) + ")"]
+      }
+      var first =
+        "running as \(Format.printable(lease.holder)) since " + Format.timeAndAge(lease.acquiredAt, now: now)
+      if connected {
+        first += "; connected to \(value("server") ?? "?")"
+        if let login = value("login") { first += " as \(login)" }
+        first += listener["listener.receiveOnly"] == "0" ? ", verified" : ", receive-only (no ACKs)"
+        if let since = value("connectedAt").flatMap({ Int64($0) }) {
+          first += " since " + Format.timeAndAge(since, now: now)
+        }
+      } else {
+        first += "; not connected to APRS-IS (state \(value("state") ?? "unknown"))"
+      }
+      lines.append(first)
+      var traffic = "last line "
+      if let last = value("lastLineAt").flatMap({ Int64($0) }) {
+        traffic += Format.age(now - last)
+      } else {
+        traffic += "never"
+      }
+      traffic += "; \(value("lineRate") ?? "0") lines/s over the last minute"
+      lines.append(traffic)
+      let filterSize = value("filterSize") ?? "0"
+      let filterBytes = value("filterBytes") ?? "0"
+      lines.append("filter \(value("filterMode") ?? "?"): \(filterSize) stations, \(filterBytes) bytes")
+      let counters: [(String, String)] = [
+        ("linesRead", "lines"), ("messagesStored", "messages stored"), ("duplicates", "duplicates"),
+        ("acksSent", "ACKs sent"), ("reconnects", "reconnects"), ("drops", "lines dropped"),
+        ("invalidLines", "invalid lines"),
+      ]
+      lines.append(
+        "since start: "
+          + counters.map { key, label in "\(Int(value(key) ?? "") ?? 0) \(label)" }.joined(separator: ", "))
+      return lines
+    }
+
+    private var pushLine: String {
+      ["android", "ios"].map { provider in
+        "\(provider) " + Format.printable(push["push.\(provider).state"] ?? "off")
+      }.joined(separator: "; ")
+    }
+  }
+}

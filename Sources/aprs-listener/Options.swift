@@ -1,0 +1,87 @@
+import Config
+
+/// The command line: `aprs-listener [--db PATH] [--config FILE] [--standby] [--log-level LEVEL] [--help]`. Flags
+/// become overrides above the config file and the environment, so they are validated (and named in errors) like
+/// every other setting.
+struct Options: Equatable {
+  var database: String?
+  var configPath: String?
+  var logLevel: String?
+  var standby = false
+  var help = false
+
+  static let usage = """
+    usage: aprs-listener [--db PATH] [--config FILE] [--standby] [--log-level LEVEL] [--help]
+
+    Holds the APRS-IS connection for aprs-cloud: keeps a filter of the registered stations, stores the messages
+    addressed to them (once, however often they are retransmitted) and ACKs them for stations that asked.
+
+      --db PATH          the SQLite database shared with aprs-cloud-fcgi; created and migrated at start
+                         (default ./var/aprs-cloud.sqlite)
+      --config FILE      the INI config file (default: $APRS_CLOUD_CONFIG, else none)
+      --standby          when another listener holds the database's listener lease, wait and take over
+                         when it lapses, instead of exiting with status 1
+      --log-level LEVEL  debug, info, warn or error (default info); logs go to stderr
+      --help             show this help
+
+    Settings ([aprsis] servers, fullFeedServers, login, passcode, trackOutgoing; [server] database,
+    stationExpiry, logLevel, busyTimeout, ringSize) come from the config file or the environment
+    (APRS_CLOUD_APRSIS_LOGIN, APRS_CLOUD_APRSIS_PASSCODE, ...). Flags win over both, the environment over the
+    file. Without [aprsis] login and passcode the listener logs in receive-only (pass -1, a generated login):
+    messages are stored but never ACKed. SIGTERM or SIGINT stops reading, commits what is queued, releases the
+    lease and exits 0.
+    """
+
+  /// Parses the arguments after the program name. Throws a sentence for a usage error.
+  static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+    var options = Options()
+    var index = 0
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      switch argument {
+      case "--help", "-h":
+        options.help = true
+        continue
+      case "--standby":
+        options.standby = true
+        continue
+      default:
+        break
+      }
+      guard argument.hasPrefix("--") else { throw UsageError("unexpected argument '\(argument)'") }
+      var name = argument
+      var value: String?
+      if let equals = argument.firstIndex(of: "=") {
+        name = String(argument[..<equals])
+        value = String(argument[argument.index(after: equals)...])
+      }
+      guard ["--db", "--config", "--log-level"].contains(name) else {
+        throw UsageError(name == "--standby" ? "--standby takes no value" : "unknown option '\(name)'")
+      }
+      if value == nil {
+        guard index < arguments.count else { throw UsageError("\(name) needs a value") }
+        value = arguments[index]
+        index += 1
+      }
+      switch name {
+      case "--db": options.database = value
+      case "--config": options.configPath = value
+      default: options.logLevel = value
+      }
+    }
+    return options
+  }
+
+  /// Puts the flags above the file and the environment.
+  func apply(to config: inout ConfigFile) {
+    if let database { config.override("server", "database", database, source: "command line --db") }
+    if let logLevel { config.override("server", "logLevel", logLevel, source: "command line --log-level") }
+  }
+}
+
+/// A mistake in how the program was called (exit status 2).
+struct UsageError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}

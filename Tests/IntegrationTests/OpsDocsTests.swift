@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// The blocks of docs/OPERATING.md that need the real web stack (`health`, `metrics`, `logs`), run as
+/// written with the host name pointed at a test port; and the backup units it installs. The other
+/// blocks are run by Tests/CLITests/DocsOpsTests.swift.
+@Suite struct OpsDocsTests {
+  /// The `sh` block after `<!-- run by test: NAME … -->` in the guide.
+  static func block(_ name: String) throws -> String {
+    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/docs/OPERATING.md", encoding: .utf8)
+    let lines = guide.components(separatedBy: "\n")
+    let markers = lines.indices.filter { lines[$0].hasPrefix("<!-- run by test: \(name) ") }
+    try #require(markers.count == 1, "docs/OPERATING.md has \(markers.count) blocks named \(name)")
+    var index = markers[0] + 1
+    try #require(lines[index] == "```sh")
+    var text = ""
+    index += 1
+    while !lines[index].hasPrefix("```") {
+      text += lines[index] + "\n"
+      index += 1
+    }
+    return text
+  }
+
+  /// Runs a block with bash (`set -euo pipefail`), after `prelude`.
+  static func run(_ block: String, prelude: String = "", environment extra: [String: String] = [:]) throws
+    -> ProcessOutput
+  {
+    var environment = ProcessInfo.processInfo.environment
+    for (key, value) in extra { environment[key] = value }
+    return try runProcess(
+      "/bin/bash", ["-c", "set -euo pipefail\n" + prelude + block], environment: environment)
+  }
+
+  /// `https://aprs.example.org/…` to the site on `port` at 127.0.0.1, trusting its test certificate.
+  static func pointed(_ block: String, port: Int) -> String {
+    block.replacingOccurrences(
+      of: "--resolve aprs.example.org:443:127.0.0.1", with: "-k --resolve aprs.example.org:\(port):127.0.0.1"
+    )
+    .replacingOccurrences(of: "https://aprs.example.org/", with: "https://aprs.example.org:\(port)/")
+  }
+
+  @Test func healthAndMetricsAnswerOnTheSiteAsDocumented() throws {
+    let prefix = try NginxPrefix("site")
+    defer { prefix.remove() }
+    let site = try RenderedSite(prefix: prefix)
+    let responder = try TestStack.launch(
+      try TestPaths.executable("aprs-cloud-fcgi"),
+      ["--listen", site.socket, "--db", prefix.directory + "/aprs-cloud.sqlite"],
+      output: prefix.directory + "/responder.log")
+    defer { TestStack.terminate(responder) }
+    #expect(waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: site.socket) })
+    let https = "https://127.0.0.1:\(site.httpsPort)"
+    let nginx = try prefix.start(site.config, readyURL: https + "/", curlArguments: ["-k"])
+    defer { TestStack.terminate(nginx) }
+
+    let health = try Self.run(Self.pointed(try Self.block("health"), port: site.httpsPort))
+    #expect(health.status == 0, "\(health.stderrText)")
+    #expect(
+      health.stdoutText.hasPrefix("{") && health.stdoutText.contains(#""database":"#), "\(health.stdoutText)")
+
+    let metrics = try Self.run(Self.pointed(try Self.block("metrics"), port: site.httpsPort))
+    #expect(metrics.status == 0, "\(metrics.stderrText)")
+    #expect(
+      metrics.stdoutText.split(separator: "\n").sorted() == [
+        "aprs_cloud_listener_connected 0", "aprs_cloud_outbox_pending 0", "aprs_cloud_stations_live 0",
+      ], "\(metrics.stdoutText)")
+
+    // The whole document through the TLS site parses too.
+    let full = try Curl.request("GET", https + "/metrics", arguments: ["-k", "--http2"])
+    #expect(full.status == 200)
+    _ = try PrometheusDocument(parsing: full.text)
+  }
+
+  @Test func theLogLinesAreFoundAsDocumented() throws {
+    let stack = try TestStack(.real())
+    defer { stack.stop() }
+    #expect(try stack.post("/v1/sync", json: #"{"callsign":"N0CALL","ssid":7,"auth":"99999"}"#).status == 401)
+    #expect(try stack.post("/v1/nope", json: "{}").status == 404)
+    #expect(try stack.post("/v1/sync", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023"}"#).status == 200)
+    // journalctl prints what the responder wrote to stderr; here that is its log file.
+    let prelude = "journalctl() { cat \"$RESPONDER_LOG\"; }\n"
+    let logs = try Self.run(
+      try Self.block("logs"), prelude: prelude,
+      environment: ["RESPONDER_LOG": stack.directory + "/responder.log"])
+    #expect(logs.status == 0, "\(logs.stderrText)")
+    let lines = logs.stdoutText.split(separator: "\n")
+    #expect(lines.count == 2, "\(logs.stdoutText)")
+    #expect(lines.allSatisfy { $0.contains(" level=info msg=\"request\" method=POST path=/v1/") })
+    #expect(lines.contains { $0.contains("status=401") } && lines.contains { $0.contains("status=404") })
+    #expect(!logs.stdoutText.contains("99999"), "a passcode is never logged")
+  }
+
+  /// The backup units OPERATING.md installs: `systemd-analyze verify`, and the command they run.
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
+  func theBackupUnitsVerify() throws {
+    let directory = try makeTemporaryDirectory("units")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let names = ["aprs-cloud-backup.service", "aprs-cloud-backup.timer"]
+    for name in names {
+      let text = try String(contentsOfFile: TestPaths.nginxDirectory + "/systemd/" + name, encoding: .utf8)
+      try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+    }
+    let verify = try runProcess(
+      "/usr/bin/systemd-analyze", ["verify", "--man=no"] + names.map { directory + "/" + $0 })
+    #expect(verify.status == 0, "\(verify.stdoutText)\(verify.stderrText)")
+    #expect(
+      verify.stderrText.isEmpty && verify.stdoutText.isEmpty, "\(verify.stdoutText)\(verify.stderrText)")
+    let service = try String(contentsOfFile: directory + "/aprs-cloud-backup.service", encoding: .utf8)
+    #expect(
+      service.contains(
+        "/usr/local/bin/aprs-cloud backup --db /var/lib/aprs-cloud/aprs-cloud.sqlite \"/var/backups/aprs-cloud/aprs-cloud-$(date +%%u).sqlite\""
+      ))
+    // The two services share the database directory through their group.
+    for unit in ["aprs-cloud-fcgi.service", "aprs-listener.service"] {
+      let text = try String(contentsOfFile: TestPaths.nginxDirectory + "/systemd/" + unit, encoding: .utf8)
+      #expect(text.contains("\nGroup=aprs-cloud\n") && text.contains("\nUMask=0007\n"), "\(unit)")
+      #expect(!text.contains("\nStateDirectory="), "\(unit)")
+    }
+  }
+}

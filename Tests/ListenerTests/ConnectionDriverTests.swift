@@ -1,0 +1,218 @@
+import APRS
+import Config
+import Store
+import Synchronization
+import Testing
+
+@testable import Listener
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A TCP server on loopback that plays APRS-IS by hand, one connection at a time.
+final class LoopbackServer: @unchecked Sendable {
+  let listener: Int32
+  let port: Int
+  private(set) var client: Int32 = -1
+  private var pending: [UInt8] = []
+
+  init() throws {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var on: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0, listen(fd, 4) == 0 else {
+      close(fd)
+      throw TestError("cannot listen")
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    listener = fd
+    port = Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  deinit {
+    if client >= 0 { close(client) }
+    close(listener)
+  }
+
+  /// Accepts the next connection (closing the previous one), waiting at most `timeoutMs`.
+  func accept(timeoutMs: Int32 = 5_000) -> Bool {
+    var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+    guard poll(&fds, 1, timeoutMs) == 1 else { return false }
+    if client >= 0 { close(client) }
+    client = Glibc.accept(listener, nil, nil)
+    pending = []
+    return client >= 0
+  }
+
+  /// Closes the current connection (the server ends it).
+  func dropClient() {
+    if client >= 0 { close(client) }
+    client = -1
+  }
+
+  func send(_ text: String) {
+    let bytes = Array(text.utf8)
+    _ = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+
+  func send(_ bytes: [UInt8]) {
+    _ = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+
+  /// The next line the client sent (without CR LF), or nil after `timeoutMs` or at the end of the connection.
+  func readLine(timeoutMs: Int32 = 5_000) -> String? {
+    let deadline = monotonicMilliseconds() + Int64(timeoutMs)
+    while true {
+      if let end = pending.firstIndex(of: 0x0A) {
+        let line = pending[..<end].filter { $0 != 0x0D }
+        pending.removeSubrange(...end)
+        return String(decoding: line, as: UTF8.self)
+      }
+      let remaining = deadline - monotonicMilliseconds()
+      guard remaining > 0 else { return nil }
+      var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0)]
+      guard poll(&fds, 1, Int32(remaining)) == 1 else { return nil }
+      var buffer = [UInt8](repeating: 0, count: 4096)
+      let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { return nil }
+      pending += buffer[0..<count]
+    }
+  }
+
+  /// Waits for the client to close the connection.
+  func waitForClose(timeoutMs: Int32 = 5_000) -> Bool {
+    let deadline = monotonicMilliseconds() + Int64(timeoutMs)
+    while monotonicMilliseconds() < deadline {
+      var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0)]
+      guard poll(&fds, 1, 100) >= 0 else { return true }
+      if fds[0].revents != 0 {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        if recv(client, &buffer, buffer.count, 0) <= 0 { return true }
+      }
+    }
+    return false
+  }
+}
+
+/// A connection driver on its own thread against a ``LoopbackServer``.
+struct DriverRig {
+  let server: LoopbackServer
+  let queue: LineQueue
+  let counters = ListenerCounters()
+  let shared = SharedState()
+  let driver: ConnectionDriver
+  let done: Latch
+
+  init(host: String = "127.0.0.1", queueCapacity: Int = 1_000, watchdogMs: Int64 = 60_000) throws {
+    server = try LoopbackServer()
+    queue = LineQueue(capacity: queueCapacity)
+    var settings = ConnectionSettings(
+      servers: [APRSISServer(host: host, port: server.port)], fullFeedServers: [], login: "N0CALL-10",
+      passcode: 13023, watchdogMs: watchdogMs, backoff: Backoff(initialMs: 50, maximumMs: 100))
+    settings.loginTimeoutMs = 5_000
+    var machine = ConnectionStateMachine(settings: settings, jitter: { 0.5 })
+    _ = machine.handle(
+      .filterPlanChanged(
+        FilterPlan(stations: [try StationAddress(parsing: "OH7LZB")]), now: monotonicMilliseconds()))
+    driver = ConnectionDriver(
+      machine: machine, queue: queue, counters: counters, shared: shared,
+      logger: Logger(level: .error), connectTimeoutMs: 2_000, wake: WakePipe()!, onStatusChange: {})
+    let driver = self.driver
+    guard let done = startThread(name: "test-connection", { driver.run() }) else {
+      throw TestError("no thread")
+    }
+    self.done = done
+  }
+
+  /// Accepts, sends the banner, checks the login line, answers verified.
+  func login() throws {
+    guard server.accept() else { throw TestError("no connection") }
+    server.send("# aprsc 2.1.21-gtest\r\n")
+    let line = server.readLine()
+    #expect(line == "user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB")
+    server.send("# logresp N0CALL-10 verified, server T2TEST\r\n")
+    #expect(waitFor { shared.status.connected })
+  }
+
+  func stop() {
+    driver.stop()
+    #expect(done.wait(timeoutMs: 5_000))
+  }
+}
+
+/// Polls `condition` every few milliseconds for at most `timeoutMs`.
+func waitFor(timeoutMs: Int64 = 5_000, _ condition: () -> Bool) -> Bool {
+  let deadline = monotonicMilliseconds() + timeoutMs
+  while !condition() {
+    if monotonicMilliseconds() >= deadline { return false }
+    usleep(2_000)
+  }
+  return true
+}
+
+@Suite(.serialized) struct ConnectionDriverTests {
+  @Test func aFullQueueDropsAndCountsButTheSocketIsAlwaysRead() throws {
+    let rig = try DriverRig(queueCapacity: 10)
+    defer { rig.stop() }
+    try rig.login()
+    var burst = ""
+    for index in 0..<100 { burst += "OH7AA-1>APRS::OH7LZB   :line \(index){\(index)\r\n" }
+    rig.server.send(burst)
+    rig.server.send([UInt8](repeating: 0x41, count: 600) + [0x0D, 0x0A])  // too long
+    rig.server.send([0x4F, 0x48, 0x00, 0xFF, 0x80, 0x0D, 0x0A])  // binary
+    rig.server.send("# keepalive after the flood\r\n")
+    #expect(waitFor { rig.counters.linesRead.load(ordering: .relaxed) >= 105 })
+    #expect(rig.queue.count == 10)
+    #expect(rig.counters.drops.load(ordering: .relaxed) == 91)  // 100 packets + the binary line, 10 kept
+    #expect(rig.counters.tooLong.load(ordering: .relaxed) == 1)
+    #expect(rig.shared.status.connected)
+  }
+
+  @Test func acksAreWrittenWhileVerifiedAndDroppedOtherwise() throws {
+    let rig = try DriverRig()
+    rig.driver.submit(acks: [bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack0\r\n")])  // not connected: dropped
+    #expect(rig.counters.acksDropped.load(ordering: .relaxed) == 1)
+    try rig.login()
+    rig.driver.submit(acks: [
+      bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1\r\n"), bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2\r\n"),
+    ])
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1")
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2")
+    #expect(waitFor { rig.counters.acksSent.load(ordering: .relaxed) == 2 })
+    // A live filter change goes out as #filter.
+    rig.driver.submit(
+      plan: FilterPlan(stations: [
+        try StationAddress(parsing: "OH7LZB"), try StationAddress(parsing: "N0CALL-7"),
+      ]))
+    #expect(rig.server.readLine() == "#filter g/N0CALL-7/OH7LZB")
+    rig.stop()
+    #expect(rig.server.waitForClose())
+  }
+
+  @Test func watchdogReconnectsWithAFreshLookupAndTheFilter() throws {
+    let rig = try DriverRig(host: "localhost", watchdogMs: 1_500)
+    defer { rig.stop() }
+    try rig.login()
+    // Silence: the watchdog closes and the driver comes back with the filter in its login line.
+    #expect(rig.server.waitForClose(timeoutMs: 5_000))
+    try rig.login()
+    #expect(rig.shared.status.reconnects >= 1)
+    // Closed by the server: the same.
+    let before = rig.shared.status.reconnects
+    rig.server.dropClient()
+    try rig.login()
+    #expect(rig.shared.status.reconnects > before)
+  }
+}

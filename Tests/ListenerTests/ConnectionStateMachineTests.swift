@@ -1,0 +1,384 @@
+import APRS
+import Config
+import Store
+import Testing
+
+@testable import Listener
+
+/// Drives a state machine like the driver does, with a fake clock and a scripted jitter source.
+struct MachineHarness {
+  var machine: ConnectionStateMachine
+  var now: Int64 = 1_000_000
+  /// Every action so far.
+  var actions: [ConnectionAction] = []
+
+  static let user = APRSISServer(host: "rotate.example", port: 14580)
+  static let backup = APRSISServer(host: "backup.example", port: 14580)
+  static let full = APRSISServer(host: "rotate.example", port: 10152)
+
+  init(
+    login: String = "N0CALL-10", passcode: Int = 13023, servers: [APRSISServer] = [Self.user],
+    jitter: @escaping @Sendable () -> Double = { 0.5 }
+  ) {
+    let settings = ConnectionSettings(
+      servers: servers, fullFeedServers: [Self.full], login: login, passcode: passcode)
+    machine = ConnectionStateMachine(settings: settings, jitter: jitter)
+  }
+
+  @discardableResult
+  mutating func handle(_ event: ConnectionEvent) -> [ConnectionAction] {
+    let result = machine.handle(event)
+    actions += result
+    return result
+  }
+
+  @discardableResult
+  mutating func advance(_ milliseconds: Int64) -> [ConnectionAction] {
+    now += milliseconds
+    return handle(.tick(now: now))
+  }
+
+  @discardableResult
+  mutating func comment(_ line: String) -> [ConnectionAction] { handle(.comment(bytes(line), now: now)) }
+
+  /// Start, connect, banner: returns the login line.
+  mutating func connectAndLogin() -> String? {
+    handle(.start(now: now))
+    handle(.connected(now: now, address: "192.0.2.1:14580"))
+    return comment("# aprsc 2.1.21-g1234").compactMap(\.sent).first.map(text)
+  }
+
+  /// Up to online.
+  mutating func online(verified: Bool = true) {
+    _ = connectAndLogin()
+    comment("# logresp N0CALL-10 \(verified ? "verified" : "unverified"), server T2TEST")
+  }
+}
+
+extension ConnectionAction {
+  var sent: [UInt8]? {
+    if case .send(let bytes) = self { return bytes }
+    return nil
+  }
+  var connectTarget: (APRSISServer, PortKind)? {
+    if case .connect(let server, let port) = self { return (server, port) }
+    return nil
+  }
+  var isClose: Bool {
+    if case .close = self { return true }
+    return false
+  }
+  var logMessage: String? {
+    if case .log(let entry) = self { return entry.message }
+    return nil
+  }
+}
+
+@Suite struct ConnectionStateMachineTests {
+  @Test func bannerThenLoginLineWithVersAndFilterThenVerifiedLogresp() {
+    var harness = MachineHarness()
+    harness.handle(.filterPlanChanged(FilterPlan(stations: [try! StationAddress(parsing: "oh7lzb")]), now: 0))
+    let first = harness.handle(.start(now: harness.now))
+    #expect(first.compactMap(\.connectTarget).first?.0 == MachineHarness.user)
+    #expect(harness.machine.state == .connecting(server: MachineHarness.user, port: .user))
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
+    #expect(harness.machine.state == .awaitingBanner)
+    let login = harness.comment("# aprsc 2.1.21-g1234").compactMap(\.sent).map(text)
+    #expect(
+      login == ["user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB\r\n"])
+    #expect(harness.machine.state == .awaitingLogresp)
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    #expect(harness.machine.state == .online(verified: true))
+    let status = harness.machine.status
+    #expect(status.connected && status.verified && !status.receiveOnly && status.canTransmit)
+    #expect(status.server == "rotate.example:14580" && status.address == "192.0.2.1:14580")
+    // The login line carried the filter: no #filter line follows.
+    #expect(harness.actions.compactMap(\.sent).count == 1)
+  }
+
+  @Test func keepaliveBeforeLogrespIsIgnored() {
+    var harness = MachineHarness()
+    _ = harness.connectAndLogin()
+    harness.comment("# aprsc 2.1.21-g1234 29 Nov 2026 14:00:00 GMT T2TEST 192.0.2.1:14580")
+    #expect(harness.machine.state == .awaitingLogresp)
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    #expect(harness.machine.state == .online(verified: true))
+  }
+
+  @Test func unverifiedAnswerToAConfiguredPasscodeIsReceiveOnly() {
+    var harness = MachineHarness(passcode: 12345)
+    harness.online(verified: false)
+    #expect(harness.machine.state == .online(verified: false))
+    #expect(harness.machine.status.receiveOnly)
+    #expect(!harness.machine.status.canTransmit)
+    #expect(harness.actions.compactMap(\.logMessage).contains { $0.hasPrefix("login unverified") })
+  }
+
+  @Test func receiveOnlyLogsInWithPassMinusOne() {
+    var harness = MachineHarness(login: "ACLD1A2B", passcode: -1)
+    let login = harness.connectAndLogin()
+    #expect(login == "user ACLD1A2B pass -1 vers aprs-cloud \(ListenerVersion.current) filter g/ACLD1A2B\r\n")
+    harness.comment("# logresp ACLD1A2B unverified, server T2TEST")
+    #expect(harness.machine.status.receiveOnly && !harness.machine.status.canTransmit)
+    #expect(harness.actions.compactMap(\.logMessage).contains { $0.hasPrefix("receive-only") })
+  }
+
+  @Test(arguments: ["# Login by user not allowed", "# Invalid login string, too few arguments"])
+  func refusalClosesAndBacksOff(line: String) {
+    var harness = MachineHarness()
+    _ = harness.connectAndLogin()
+    let actions = harness.comment(line)
+    #expect(actions.contains { $0.isClose })
+    guard case .backingOff(let until) = harness.machine.state else {
+      Issue.record("not backing off: \(harness.machine.state)")
+      return
+    }
+    #expect(harness.machine.settings.backoff.bounds(step: 5_000).contains(until - harness.now))
+    #expect(harness.machine.status.reconnects == 1)
+  }
+
+  @Test func watchdogClosesAfter60SecondsWithoutAnyLine() {
+    var harness = MachineHarness()
+    harness.online()
+    harness.advance(30_000)
+    harness.handle(.lineReceived(now: harness.now))  // a packet resets the watchdog
+    #expect(!harness.advance(59_999).contains { $0.isClose })
+    #expect(harness.machine.state == .online(verified: true))
+    let actions = harness.advance(1)
+    #expect(actions.contains { $0.isClose })
+    #expect(
+      actions.contains { if case .close(let reason) = $0 { reason == "no line for 60 s" } else { false } })
+    guard case .backingOff = harness.machine.state else {
+      Issue.record("expected backingOff, got \(harness.machine.state)")
+      return
+    }
+    #expect(!harness.machine.status.connected)
+  }
+
+  @Test func keepalivesKeepTheWatchdogQuiet() {
+    var harness = MachineHarness()
+    harness.online()
+    for _ in 0..<10 {
+      harness.advance(20_000)
+      harness.comment("# aprsc 2.1.21-g1234 keepalive")
+    }
+    #expect(harness.machine.state == .online(verified: true))
+    #expect(harness.machine.nextDeadline == harness.now + 60_000)
+  }
+
+  @Test func noLogrespWithinTheLoginTimeoutReconnects() {
+    var harness = MachineHarness()
+    _ = harness.connectAndLogin()
+    for _ in 0..<5 {
+      harness.advance(5_000)
+      harness.comment("# keepalive")
+    }
+    let actions = harness.advance(5_000)
+    #expect(actions.contains { $0.isClose })
+  }
+
+  @Test func backoffDoublesTo5MinutesWithinJitterBoundsThenResetsAfterAStableConnection() {
+    nonisolated(unsafe) var units: [Double] = [0, 0.999, 0.5, 0, 0.999, 0.25, 0.75, 0.999, 0, 0.5]
+    let source: @Sendable () -> Double = { units.isEmpty ? 0.5 : units.removeFirst() }
+    var harness = MachineHarness(jitter: source)
+    let backoff = harness.machine.settings.backoff
+    harness.handle(.start(now: harness.now))
+    var steps: [Int64] = []
+    var delays: [Int64] = []
+    var step: Int64 = 5_000
+    for _ in 0..<9 {
+      harness.handle(.connectFailed(now: harness.now, reason: "refused"))
+      guard case .backingOff(let until) = harness.machine.state else {
+        Issue.record("not backing off")
+        return
+      }
+      delays.append(until - harness.now)
+      steps.append(step)
+      step = min(step * 2, 300_000)
+      harness.now = until
+      harness.handle(.tick(now: harness.now))  // connects again
+    }
+    for (delay, step) in zip(delays, steps) {
+      #expect(backoff.bounds(step: step).contains(delay), "delay \(delay) outside the bounds of step \(step)")
+    }
+    #expect(delays[0] == 4_000)  // unit 0: 5 s − 20 %
+    #expect(delays[1] == 11_996)  // unit 0.999: 10 s + 20 %, almost
+    #expect(delays.allSatisfy { $0 <= 300_000 })
+    #expect(delays.last! >= 240_000)
+
+    // Connected and online for 10 minutes: the next delay starts from 5 s again.
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
+    harness.comment("# aprsc")
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    for _ in 0..<30 {
+      harness.now += 20_000
+      harness.comment("# keepalive")
+    }
+    harness.handle(.closed(now: harness.now, reason: "reset by peer"))
+    guard case .backingOff(let until) = harness.machine.state else {
+      Issue.record("not backing off")
+      return
+    }
+    #expect(backoff.bounds(step: 5_000).contains(until - harness.now))
+  }
+
+  @Test func aShortConnectionDoesNotResetTheBackoff() {
+    var harness = MachineHarness(jitter: { 0.5 })
+    harness.handle(.start(now: harness.now))
+    harness.handle(.connectFailed(now: harness.now, reason: "refused"))  // 5 s
+    harness.now += 5_000
+    harness.handle(.tick(now: harness.now))
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
+    harness.comment("# aprsc")
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    harness.now += 60_000
+    harness.handle(.closed(now: harness.now, reason: "closed"))
+    guard case .backingOff(let until) = harness.machine.state else {
+      Issue.record("not backing off")
+      return
+    }
+    #expect(until - harness.now == 10_000)
+  }
+
+  @Test func aFailedConnectTriesTheNextServerAtOnceThenBacksOff() {
+    var harness = MachineHarness(servers: [MachineHarness.user, MachineHarness.backup])
+    harness.handle(.start(now: harness.now))
+    let second = harness.handle(.connectFailed(now: harness.now, reason: "timed out"))
+    #expect(second.compactMap(\.connectTarget).first?.0 == MachineHarness.backup)
+    harness.handle(.connectFailed(now: harness.now, reason: "timed out"))
+    guard case .backingOff = harness.machine.state else {
+      Issue.record("expected a backoff after every server failed")
+      return
+    }
+  }
+
+  @Test func liveFilterChangeSendsFilterLineAndChecksTheAnswer() {
+    var harness = MachineHarness()
+    harness.online()
+    let plan = FilterPlan(stations: [
+      try! StationAddress(parsing: "OH7LZB"), try! StationAddress(parsing: "N0CALL-7"),
+    ])
+    let sent = harness.handle(.filterPlanChanged(plan, now: harness.now)).compactMap(\.sent).map(text)
+    #expect(sent == ["#filter g/N0CALL-7/OH7LZB\r\n"])
+    // Same plan again: nothing is sent.
+    #expect(harness.handle(.filterPlanChanged(plan, now: harness.now)).compactMap(\.sent).isEmpty)
+    harness.comment("# filter g/N0CALL-7/OH7LZB active")
+    #expect(harness.machine.filter.applied == "g/N0CALL-7/OH7LZB")
+    #expect(harness.machine.filter.pendingSpec == nil)
+    // No answer within the timeout: the line was dropped; reconnect with the filter in the login line.
+    let third = FilterPlan(stations: [try! StationAddress(parsing: "OH7LZB")])
+    harness.handle(.filterPlanChanged(third, now: harness.now))
+    harness.comment("# keepalive")
+    #expect(!harness.advance(14_999).contains { $0.isClose })
+    harness.comment("# keepalive")
+    let overdue = harness.advance(1)
+    #expect(overdue.contains { $0.isClose })
+    #expect(overdue.compactMap(\.connectTarget).first?.1 == .user)
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
+    let login = harness.comment("# aprsc").compactMap(\.sent).map(text)
+    #expect(login.first?.hasSuffix(" filter g/OH7LZB\r\n") == true)
+  }
+
+  @Test func aMismatchedAnswerReconnects() {
+    var harness = MachineHarness()
+    harness.online()
+    harness.handle(
+      .filterPlanChanged(FilterPlan(stations: [try! StationAddress(parsing: "OH7LZB")]), now: harness.now))
+    let actions = harness.comment("# filter g/SOMETHING active")
+    #expect(actions.contains { $0.isClose })
+    #expect(!actions.compactMap(\.connectTarget).isEmpty)
+  }
+
+  @Test func aPlanTooLongForFilterLinesReconnectsWithItInTheLoginLine() {
+    var harness = MachineHarness()
+    harness.online()
+    let plan = FilterManager.plan(for: manyStations(60), trackOutgoing: false)
+    #expect(plan.mode == .login)
+    let actions = harness.handle(.filterPlanChanged(plan, now: harness.now))
+    #expect(actions.contains { $0.isClose })
+    #expect(actions.compactMap(\.sent).isEmpty)
+    #expect(actions.compactMap(\.connectTarget).first?.1 == .user)
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
+    let login = try! #require(harness.comment("# aprsc").compactMap(\.sent).first)
+    #expect(text(login).hasSuffix(" filter \(plan.spec)\r\n"))
+    #expect(login.count <= FilterPlan.maximumLoginLineLength)
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    #expect(harness.machine.filter.applied == plan.spec)
+    #expect(harness.machine.status.filterMode == .login && harness.machine.status.filterStations == 60)
+
+    // Another login-mode change at once waits for the spacing, then reconnects.
+    let bigger = FilterManager.plan(for: manyStations(61), trackOutgoing: false)
+    #expect(!harness.handle(.filterPlanChanged(bigger, now: harness.now)).contains { $0.isClose })
+    harness.comment("# keepalive")
+    #expect(!harness.advance(9_999).contains { $0.isClose })
+    #expect(harness.advance(1).contains { $0.isClose })
+  }
+
+  @Test func aPlanTooLongForALoginLineSwitchesToTheFullFeedAndBack() {
+    var harness = MachineHarness()
+    harness.online()
+    let plan = FilterManager.plan(for: manyStations(2000), trackOutgoing: false)
+    #expect(plan.mode == .fullFeed)
+    let actions = harness.handle(.filterPlanChanged(plan, now: harness.now))
+    #expect(actions.contains { $0.isClose })
+    #expect(actions.compactMap(\.connectTarget).first?.0 == MachineHarness.full)
+    #expect(actions.compactMap(\.connectTarget).first?.1 == .fullFeed)
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:10152"))
+    let login = harness.comment("# aprsc").compactMap(\.sent).map(text)
+    #expect(login == ["user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current)\r\n"])
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    #expect(harness.machine.status.port == .fullFeed)
+    // More full-feed changes: nothing to send, local filtering only.
+    let more = FilterManager.plan(for: manyStations(2001), trackOutgoing: false)
+    #expect(harness.handle(.filterPlanChanged(more, now: harness.now)).compactMap(\.sent).isEmpty)
+    #expect(harness.machine.state == .online(verified: true))
+    // Back to one station: reconnect to the user port (after the spacing).
+    harness.now += 10_000
+    harness.comment("# keepalive")
+    let back = harness.handle(
+      .filterPlanChanged(FilterPlan(stations: [try! StationAddress(parsing: "OH7LZB")]), now: harness.now))
+    #expect(back.compactMap(\.connectTarget).first?.1 == .user)
+  }
+
+  @Test func neverSendsACommentLineOtherThanFilter() {
+    var harness = MachineHarness()
+    harness.online()
+    for count in [1, 2, 0, 60, 3, 2000, 1] {
+      harness.now += 20_000
+      harness.comment("# keepalive")
+      harness.handle(
+        .filterPlanChanged(
+          FilterManager.plan(for: manyStations(count), trackOutgoing: false), now: harness.now))
+      if case .connecting = harness.machine.state {
+        harness.handle(.connected(now: harness.now, address: "192.0.2.1:1"))
+        harness.comment("# aprsc")
+        harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+      }
+      if let pending = harness.machine.filter.pendingSpec { harness.comment("# filter \(pending) active") }
+    }
+    for line in harness.actions.compactMap(\.sent) where line.first == 0x23 {
+      #expect(text(line).hasPrefix("#filter "), "unexpected # line \(text(line))")
+      #expect(line.count <= FilterPlan.maximumLiveLineLength)
+    }
+  }
+
+  @Test func stopClosesAndStaysStopped() {
+    var harness = MachineHarness()
+    harness.online()
+    let actions = harness.handle(.stop(now: harness.now))
+    #expect(actions.contains { $0.isClose })
+    #expect(harness.machine.state == .stopped)
+    #expect(harness.advance(600_000).compactMap(\.connectTarget).isEmpty)
+    #expect(!harness.machine.status.connected)
+  }
+
+  @Test func statusIsReportedOnlyWhenItChanges() {
+    var harness = MachineHarness()
+    harness.online()
+    let reports = harness.actions.filter { if case .report = $0 { true } else { false } }.count
+    #expect(reports >= 4)  // connecting, awaitingBanner, awaitingLogresp, online
+    harness.comment("# keepalive")
+    harness.advance(1000)
+    #expect(harness.actions.filter { if case .report = $0 { true } else { false } }.count == reports)
+  }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import JSON
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `Tests/fakes/push_fake.mjs` for one test: FCM (with its OAuth token endpoint) and APNs over
+/// HTTP/2 + TLS on one port, a control API on another. Credentials are generated once per test
+/// run (`make_push_credentials.sh`) and copied into each fake's own folder, whose
+/// `service-account.json` points `token_uri` at that fake.
+final class PushFake: @unchecked Sendable {
+  let directory: String
+  let port: Int
+  let controlPort: Int
+  private let process: Process
+
+  /// FCM's base URL (`127.0.0.1`, its own HTTP/2 connection).
+  var fcmEndpoint: String { "https://127.0.0.1:\(port)" }
+  /// APNs's base URL (`localhost`, a separate connection, as with the real hosts).
+  var apnsEndpoint: String { "https://localhost:\(port)" }
+
+  static let script = packageRoot + "/Tests/fakes/make_push_credentials.sh"
+  static let fake = packageRoot + "/Tests/fakes/push_fake.mjs"
+
+  /// Keys and certificates made once for the whole run.
+  static let sharedCredentials: String = {
+    let directory = makeSharedDirectory("credentials")
+    let result = try! runProgram("/bin/sh", [script, directory])
+    precondition(result.status == 0, "make_push_credentials.sh failed: \(result.stderr)")
+    return directory
+  }()
+
+  static func node() throws -> String {
+    for candidate in ["/usr/bin/node", "/usr/local/bin/node"]
+    where FileManager.default.isExecutableFile(atPath: candidate) {
+      return candidate
+    }
+    throw PushTestFailure("node is not installed (make deps)")
+  }
+
+  init() throws {
+    directory = try makeTempDirectory("fake")
+    for name in try FileManager.default.contentsOfDirectory(atPath: PushFake.sharedCredentials) {
+      try FileManager.default.copyItem(
+        atPath: PushFake.sharedCredentials + "/" + name, toPath: directory + "/" + name)
+    }
+    let ready = directory + "/ready.json"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try PushFake.node())
+    process.arguments = [
+      PushFake.fake, "--dir", directory, "--port", "0", "--ready-file", ready, "--max-seconds", "300",
+    ]
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    _ = FileManager.default.createFile(atPath: directory + "/fake.log", contents: nil)
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/fake.log"))
+    try process.run()
+    self.process = process
+    var ports: (Int, Int)?
+    let deadline = Date().addingTimeInterval(15)
+    while ports == nil && Date() < deadline && process.isRunning {
+      if let data = FileManager.default.contents(atPath: ready), let ready = try? parseObject(Array(data)),
+        case .number(let port)? = ready["port"], case .number(let control)? = ready["control_port"],
+        let port = port.int64, let control = control.int64
+      {
+        ports = (Int(port), Int(control))
+      } else {
+        usleep(20_000)
+      }
+    }
+    guard let ports else {
+      process.terminate()
+      throw PushTestFailure(
+        "the push fake did not start: \(String(describing: try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)))"
+      )
+    }
+    (port, controlPort) = ports
+    let rewrite = try runProgram("/bin/sh", [PushFake.script, directory, "https://127.0.0.1:\(port)"])
+    guard rewrite.status == 0 else { throw PushTestFailure("credentials: \(rewrite.stderr)") }
+  }
+
+  deinit { stop() }
+
+  func stop() {
+    if process.isRunning {
+      process.terminate()
+      process.waitUntilExit()
+    }
+  }
+
+  func removeFiles() { removeDirectory(directory) }
+
+  // MARK: Control API
+
+  /// One control call (curl as the client); the JSON answer.
+  @discardableResult
+  func control(_ method: String, _ path: String, _ body: String? = nil, timeout: Double = 70) throws
+    -> JSONObject
+  {
+    var arguments = ["-s", "-S", "--max-time", String(Int(timeout)), "-X", method]
+    if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
+    arguments.append("http://127.0.0.1:\(controlPort)\(path)")
+    let result = try runProgram("/usr/bin/curl", arguments, timeout: timeout + 5)
+    guard result.status == 0 else { throw PushTestFailure("control \(path): \(result.stderr)") }
+    return try parseObject(Array(result.stdout.utf8))
+  }
+
+  /// Queues scripted answers (`POST /control/script`).
+  func script(_ json: String) throws { try control("POST", "/control/script", json) }
+
+  /// Changes settings (`POST /control/set`).
+  func set(_ json: String) throws { try control("POST", "/control/set", json) }
+
+  /// Waits (bounded, in the fake) until `count` requests of `role` were answered (with
+  /// `status` when given); false at the timeout.
+  func wait(_ role: String, count: Int, status: Int? = nil, answered: Bool = true, timeoutMs: Int = 10_000)
+    throws -> Bool
+  {
+    var body = #"{"role":"\#(role)","count":\#(count),"timeoutMs":\#(timeoutMs),"answered":\#(answered)"#
+    if let status { body += #","status":\#(status)"# }
+    body += "}"
+    let answer = try control("POST", "/control/wait", body, timeout: Double(timeoutMs) / 1000 + 5)
+    if case .bool(let ok)? = answer["ok"] { return ok }
+    return false
+  }
+
+  /// The recorded requests of `role`, oldest first.
+  func requests(_ role: String) throws -> [JSONObject] {
+    let answer = try control("GET", "/control/requests?role=\(role)")
+    guard case .array(let items)? = answer["requests"] else { return [] }
+    return items.compactMap { if case .object(let object) = $0 { object } else { nil } }
+  }
+
+  /// `GET /control/stats`.
+  func stats() throws -> JSONObject { try control("GET", "/control/stats") }
+}
+
+extension JSONObject {
+  /// A nested member by path (`["body", "message", "data"]`).
+  func value(at path: [String]) -> JSONValue? {
+    var current: JSONValue = .object(self)
+    for key in path {
+      guard case .object(let object) = current, let next = object[key] else { return nil }
+      current = next
+    }
+    return current
+  }
+
+  /// A nested string by path.
+  func string(at path: [String]) -> String? {
+    if case .string(let text)? = value(at: path) { return text }
+    return nil
+  }
+
+  /// A nested integer by path.
+  func int(at path: [String]) -> Int64? {
+    if case .number(let number)? = value(at: path) { return number.int64 }
+    return nil
+  }
+}
+
+/// Polls `condition` every 20 ms for at most `timeout` seconds.
+@discardableResult
+func eventually(timeout: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while true {
+    if try condition() { return true }
+    if Date() > deadline { return false }
+    usleep(20_000)
+  }
+}
