@@ -15,7 +15,6 @@
 /// registrationsPerHour = 60
 /// heartbeatsPerHour = 60
 /// avatarUploadsPerHour = 20
-/// syncsPerHour = 3600
 /// ```
 public struct ServerConfig: Sendable, Equatable {
   /// `--listen`: a unix socket path or `HOST:PORT`; nil to use fd 0 (or CGI).
@@ -41,7 +40,6 @@ public struct ServerConfig: Sendable, Equatable {
   /// Avatar uploads per station per hour.
   public var avatarUploadsPerHour = 20
   /// Syncs per station per hour.
-  public var syncsPerHour = 3_600
 
   /// The defaults.
   public init() {}
@@ -73,7 +71,6 @@ public struct ServerConfig: Sendable, Equatable {
       "ratelimit", "heartbeatsPerHour", default: defaults.heartbeatsPerHour, range: perHour)
     avatarUploadsPerHour = try config.int(
       "ratelimit", "avatarUploadsPerHour", default: defaults.avatarUploadsPerHour, range: perHour)
-    syncsPerHour = try config.int("ratelimit", "syncsPerHour", default: defaults.syncsPerHour, range: perHour)
   }
 
   /// The keys this struct reads.
@@ -81,6 +78,6 @@ public struct ServerConfig: Sendable, Equatable {
     "server": [
       "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
     ],
-    "ratelimit": ["registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "syncsPerHour"],
+    "ratelimit": ["registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour"],
   ])
 }

@@ -19,6 +19,8 @@ final class Housekeeper: @unchecked Sendable {
   let shared: SharedState
   let logger: Logger
   let startedAt: Int64
+  /// Stations and push tokens not heard within this window are deleted by the hourly prune.
+  let stationExpiryMs: Int64
   private let condition = Condition()
   private var publishRequested = false
   private var stopRequested = false
@@ -26,7 +28,7 @@ final class Housekeeper: @unchecked Sendable {
 
   init(
     database: Database, holder: String, leaseTtlMs: Int64, publishIntervalMs: Int64, login: String,
-    counters: ListenerCounters, shared: SharedState, logger: Logger, startedAt: Int64
+    counters: ListenerCounters, shared: SharedState, logger: Logger, startedAt: Int64, stationExpiryMs: Int64
   ) {
     self.database = database
     self.holder = holder
@@ -37,6 +39,7 @@ final class Housekeeper: @unchecked Sendable {
     self.shared = shared
     self.logger = logger
     self.startedAt = startedAt
+    self.stationExpiryMs = stationExpiryMs
   }
 
   /// Asks for a publish soon (a status change).
@@ -152,8 +155,17 @@ final class Housekeeper: @unchecked Sendable {
       let now = epochMilliseconds()
       let pruned = try database.pruneExpired(now: now)
       let receipts = try database.pruneReceipts(before: now - Self.receiptRetentionMs)
-      logger.debug(
-        "pruned", ["dedup": String(pruned.dedup), "acks": String(pruned.acks), "receipts": String(receipts)])
+      let stations = try database.pruneStations(now: now, expiryMs: stationExpiryMs)
+      // Truncate the write-ahead log so it does not stay as large as its biggest burst; a reader that
+      // holds it up only postpones this to the next round.
+      let checkpoint = try database.checkpoint(mode: .truncate)
+      logger.info(
+        "maintenance",
+        [
+          "dedup": String(pruned.dedup), "acks": String(pruned.acks), "receipts": String(receipts),
+          "stationsPruned": String(stations.stations), "devicesPruned": String(stations.devices),
+          "walFrames": String(checkpoint.walFrames), "checkpointBusy": String(checkpoint.busy),
+        ])
     } catch {
       logger.warn("pruning failed", ["error": error.description])
     }

@@ -118,7 +118,7 @@ public final class ListenerRuntime: Sendable {
     let housekeeper = Housekeeper(
       database: housekeeperDatabase, holder: options.holder, leaseTtlMs: config.leaseTtlMs,
       publishIntervalMs: config.publishIntervalMs, login: options.login, counters: counters, shared: shared,
-      logger: logger, startedAt: startedAt)
+      logger: logger, startedAt: startedAt, stationExpiryMs: config.server.stationExpiryMs)
     let connection = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
       connectTimeoutMs: config.connectTimeoutMs, wake: wake,

@@ -113,6 +113,15 @@ final class PushEngine {
 
   /// Pushes accepted by a provider so far.
   private(set) var delivered = 0
+  /// Counters since start, published to the meta table for `/metrics` (`push.<platform>.<outcome>`,
+  /// `push.<platform>.tokensDeleted`, `push.messages`, `push.notifications`).
+  private var counters: [String: Int] = [:]
+  private var countersChanged = false
+
+  private func count(_ key: String, _ amount: Int = 1) {
+    counters[key, default: 0] += amount
+    countersChanged = true
+  }
 
   init(options: PushServiceOptions, jitter: @escaping () -> Double = { Double.random(in: 0..<1) })
     throws(PushError)
@@ -302,27 +311,33 @@ final class PushEngine {
     case .delivered:
       state.accepted += 1
       delivered += 1
+      count("push.\(device.platform).accepted")
+      count("push.notifications")
       markDone(ids, device.token)
       if logger.isEnabled(.debug) {
         logger.log(.debug, "push sent", fields: fields + [("count", String(state.batch.entries.count))])
       }
     case .deleteToken(let reason, let refreshedBefore):
       state.deleted += 1
+      count("push.\(device.platform).tokensDeleted")
       markDone(ids, device.token)
       writes.deadTokens.append((device.token, refreshedBefore))
       logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
     case .retry(let at, let reason):
+      count("push.\(device.platform).retried")
       notBefore[device.token] = at
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(
         .warn, "push failed; will retry", fields: fields + [("reason", reason), ("inMs", String(at - now))])
     case .reauthenticate(let reason):
+      count("push.\(device.platform).retried")
       let at = now + RetryPolicy.backoffMs(attempts: state.attempts, jitter: jitter())
       notBefore[device.token] = at
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(.warn, "push failed; will retry", fields: fields + [("reason", reason)])
     case .giveUp(let reason):
       state.gaveUp += 1
+      count("push.\(device.platform).failed")
       markDone(ids, device.token)
       logger.log(.warn, "push refused; not retrying", fields: fields + [("reason", reason)])
     case .stopProvider(let reason):
@@ -357,6 +372,7 @@ final class PushEngine {
       writes.released.append(contentsOf: ids)
       return
     }
+    if state.accepted > 0 { count("push.messages", ids.count) }
     if state.accepted == 0 && state.deleted == 0 && state.gaveUp > 0 {
       writes.failed.append(contentsOf: ids)
     } else {
@@ -367,6 +383,14 @@ final class PushEngine {
 
   /// Writes the round's bookkeeping in one transaction; on failure it is kept for the next try.
   private func flush() {
+    if countersChanged {
+      do throws(StoreError) {
+        try database.setMetaValues(counters.map { (key: $0.key, value: String($0.value)) })
+        countersChanged = false
+      } catch {
+        logger.warn("push: cannot publish counters", ["error": error.description])
+      }
+    }
     guard !writes.isEmpty else { return }
     do throws(StoreError) {
       try database.applyPushResults(

@@ -33,7 +33,7 @@ struct Options: Equatable {
 
     Every setting can also be given in the config file ([server] listen, database, workers,
     logLevel, stationExpiry, ringSize, maxBody, busyTimeout; [ratelimit] registrationsPerHour,
-    heartbeatsPerHour, avatarUploadsPerHour, syncsPerHour) or the environment
+    heartbeatsPerHour, avatarUploadsPerHour) or the environment
     (APRS_CLOUD_SERVER_DATABASE, APRS_CLOUD_SERVER_WORKERS, ...). Flags win over both, the
     environment over the file. SIGTERM or SIGINT finishes the requests in flight and exits 0.
     """

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Store
 
-/// One fenced `sh` block of docs/OPERATING.md and the marker above it.
+/// One fenced `sh` block of README.md and the marker above it.
 struct DocumentedBlock {
   /// `run by test: NAME` gives the name; nil for `not run by tests: …`.
   var testName: String?
@@ -19,7 +19,7 @@ enum OperatingGuide {
     return url.path
   }()
 
-  static let path = packageRoot + "/docs/OPERATING.md"
+  static let path = packageRoot + "/README.md"
 
   /// Every block name some test runs: these (CLITests.DocsOpsTests) and
   /// IntegrationTests.OpsDocsTests (health, metrics, logs).
@@ -41,7 +41,7 @@ enum OperatingGuide {
           testName = rest.split(separator: " ").first.map(String.init)
         } else if !marker.hasPrefix("<!-- not run by tests: ") {
           throw TestFailureCLI(
-            "docs/OPERATING.md line \(index + 1): a shell block without a `run by test` marker")
+            "README.md line \(index + 1): a shell block without a `run by test` marker")
         }
         var text = ""
         index += 1
@@ -59,7 +59,7 @@ enum OperatingGuide {
   /// The block named `name`.
   static func block(_ name: String) throws -> String {
     let found = try blocks().filter { $0.testName == name }
-    try #require(found.count == 1, "docs/OPERATING.md has \(found.count) blocks named \(name)")
+    try #require(found.count == 1, "README.md has \(found.count) blocks named \(name)")
     return found[0].text
   }
 }
@@ -195,7 +195,7 @@ final class GuideSandbox {
   }
 }
 
-/// The shell blocks of docs/OPERATING.md, run as written (paths moved into a temporary folder).
+/// The shell blocks of README.md, run as written (paths moved into a temporary folder).
 @Suite struct DocsOpsTests {
   @Test func everyShellBlockSaysWhichTestRunsIt() throws {
     let blocks = try OperatingGuide.blocks()

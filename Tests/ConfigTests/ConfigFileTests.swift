@@ -54,7 +54,7 @@ import Testing
 
   @Test func repeatedSectionHeadersMerge() throws {
     let config = try ConfigFile(
-      parsing: "[server]\nworkers = 2\n[ratelimit]\nsyncsPerHour = 9\n[server]\nringSize = 7\n")
+      parsing: "[server]\nworkers = 2\n[ratelimit]\nheartbeatsPerHour = 9\n[server]\nringSize = 7\n")
     #expect(try config.string("server", "workers") == "2")
     #expect(try config.string("server", "ringSize") == "7")
     #expect(config.warnings(for: .all).isEmpty)

@@ -16,7 +16,6 @@ import Testing
     #expect(config.registrationsPerHour == 60)
     #expect(config.heartbeatsPerHour == 60)
     #expect(config.avatarUploadsPerHour == 20)
-    #expect(config.syncsPerHour == 3600)
   }
 
   @Test func everyKeyIsRead() throws {
@@ -35,7 +34,6 @@ import Testing
       registrationsPerHour = 10
       heartbeatsPerHour = 11
       avatarUploadsPerHour = 12
-      syncsPerHour = 13
       """
     let file = try ConfigFile(parsing: text)
     let config = try ServerConfig(file)
@@ -50,17 +48,16 @@ import Testing
     #expect(config.registrationsPerHour == 10)
     #expect(config.heartbeatsPerHour == 11)
     #expect(config.avatarUploadsPerHour == 12)
-    #expect(config.syncsPerHour == 13)
     #expect(file.warnings(for: .all).isEmpty)
   }
 
   @Test func environmentAndOverridesApply() throws {
     var file = try ConfigFile(
       parsing: "[server]\nworkers = 2\nlogLevel = warn\n",
-      environment: ["APRS_CLOUD_SERVER_WORKERS": "3", "APRS_CLOUD_RATELIMIT_SYNCSPERHOUR": "7"])
+      environment: ["APRS_CLOUD_SERVER_WORKERS": "3", "APRS_CLOUD_RATELIMIT_HEARTBEATSPERHOUR": "7"])
     #expect(try ServerConfig(file).workers == 3)
     #expect(try ServerConfig(file).logLevel == .warn)
-    #expect(try ServerConfig(file).syncsPerHour == 7)
+    #expect(try ServerConfig(file).heartbeatsPerHour == 7)
     file.override("server", "workers", "5", source: "command line --workers")
     file.override("server", "logLevel", "error", source: "command line --log-level")
     #expect(try ServerConfig(file).workers == 5)

@@ -74,7 +74,15 @@ import Testing
     #expect(stored["seqId"] == .string("42"))
     let timestamp = try #require(endToEndInteger(stored["timestamp"]), "timestamp: \(stored)")
     #expect(endToEndInteger(sync["serverTime"]) == timestamp)
+
     #expect(listener.terminate() == 0)
+
+    // What the listener and its push sender counted (published at the latest when it stopped) reaches
+    // /metrics, which nginx serves to localhost only.
+    let metrics = try stack.get("/metrics").text
+    #expect(metrics.contains(#"aprs_cloud_pushes_total{provider="android",outcome="accepted"} 1"#), "\(metrics)")
+    #expect(metrics.contains("aprs_cloud_push_messages_total 1"), "\(metrics)")
+    #expect(metrics.contains("aprs_cloud_listener_acks_sent_total 1"), "\(metrics)")
   }
 
   /// iOS, three messages within the 2 s coalescing window: one APNs request naming the newest sender with

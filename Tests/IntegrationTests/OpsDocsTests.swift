@@ -1,16 +1,16 @@
 import Foundation
 import Testing
 
-/// The blocks of docs/OPERATING.md that need the real web stack (`health`, `metrics`, `logs`), run as
+/// The blocks of README.md that need the real web stack (`health`, `metrics`, `logs`), run as
 /// written with the host name pointed at a test port; and the backup units it installs. The other
 /// blocks are run by Tests/CLITests/DocsOpsTests.swift.
 @Suite struct OpsDocsTests {
   /// The `sh` block after `<!-- run by test: NAME … -->` in the guide.
   static func block(_ name: String) throws -> String {
-    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/docs/OPERATING.md", encoding: .utf8)
+    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/README.md", encoding: .utf8)
     let lines = guide.components(separatedBy: "\n")
     let markers = lines.indices.filter { lines[$0].hasPrefix("<!-- run by test: \(name) ") }
-    try #require(markers.count == 1, "docs/OPERATING.md has \(markers.count) blocks named \(name)")
+    try #require(markers.count == 1, "README.md has \(markers.count) blocks named \(name)")
     var index = markers[0] + 1
     try #require(lines[index] == "```sh")
     var text = ""
@@ -91,7 +91,7 @@ import Testing
     #expect(!logs.stdoutText.contains("99999"), "a passcode is never logged")
   }
 
-  /// The backup units OPERATING.md installs: `systemd-analyze verify`, and the command they run.
+  /// The backup units the README installs: `systemd-analyze verify`, and the command they run.
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
   func theBackupUnitsVerify() throws {
     let directory = try makeTemporaryDirectory("units")
