@@ -62,15 +62,16 @@ let package = Package(
       name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
 
     // MARK: Tests.
-    .testTarget(name: "APRSTests", dependencies: ["APRS"]),
-    .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    .testTarget(name: "APRSTests", dependencies: ["APRS", "TestSupport"]),
+    .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
     .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config"]),
-    .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS"]),
+    .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
     .testTarget(name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config"]),
     .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "Config"]),
     .testTarget(name: "CLITests", dependencies: ["JSON", "aprs-cloud"]),
-    .testTarget(name: "IntegrationTests", dependencies: ["JSON"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["JSON", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

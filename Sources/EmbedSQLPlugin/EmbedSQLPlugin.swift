@@ -1,3 +1,4 @@
+import Foundation
 import PackagePlugin
 
 /// Embeds the migrations in `sql/` (the schema's single source of truth) into the
@@ -21,5 +22,3 @@ struct EmbedSQLPlugin: BuildToolPlugin {
     ]
   }
 }
-
-import Foundation

@@ -13,7 +13,8 @@ import Config
 /// `FCGX_ShutdownPending()` (Debian's libfcgi 2.4.2 only checks that flag in its accept loop,
 /// not in reads and writes, so requests in flight are unaffected). Workers wait for work in `poll(2)` on the listening socket and that pipe, so an
 /// idle worker wakes at once and exits; a busy one finishes its request, comes back to `poll`,
-/// sees the pipe and exits. The listening socket is non-blocking, so a worker that loses the
+/// sees the pipe and exits. Idle workers take turns on an `AcceptLock`, so one connection wakes one
+/// worker, not all of them. The listening socket is non-blocking, so a worker that loses the
 /// race for a connection gets EAGAIN instead of sleeping in `accept`. Nothing is done to the
 /// listening socket itself: `shutdown(2)` would also wake `accept`, but an inherited socket is
 /// shared with systemd (socket activation keeps it open across restarts), and shutting it down
@@ -55,9 +56,11 @@ final class FastCGIServer {
       throw StartupError("cannot start the signal thread")
     }
     var threads: [pthread_t] = []
+    let acceptLock = AcceptLock()
     for (index, responder) in handlers.enumerated() {
       let worker = Worker(
-        index: index, listenFd: socket.fd, wakeFd: wakePipe[0], responder: responder, logger: logger)
+        index: index, listenFd: socket.fd, wakeFd: wakePipe[0], responder: responder, logger: logger,
+        acceptLock: acceptLock)
       guard let thread = startThread(worker, { $0.run() }) else {
         throw StartupError("cannot start worker thread \(index): \(String(cString: strerror(errno)))")
       }
@@ -112,8 +115,12 @@ final class Worker: @unchecked Sendable {
   let wakeFd: Int32
   let responder: Responder
   let logger: Logger
+  let acceptLock: AcceptLock
 
-  init(index: Int, listenFd: Int32, wakeFd: Int32, responder: Responder, logger: Logger) {
+  init(
+    index: Int, listenFd: Int32, wakeFd: Int32, responder: Responder, logger: Logger, acceptLock: AcceptLock
+  ) {
+    self.acceptLock = acceptLock
     self.index = index
     self.listenFd = listenFd
     self.wakeFd = wakeFd
@@ -129,44 +136,60 @@ final class Worker: @unchecked Sendable {
       return
     }
     defer { FCGX_Free(request, 1) }
+    while true {
+      // Leader/followers: one idle worker at a time waits on the socket, so a connection wakes one
+      // thread instead of every idle one. A stopping leader leaves the pipe readable, so each
+      // follower in turn sees it and stops too.
+      acceptLock.lock()
+      let outcome = waitAndAccept(request)
+      acceptLock.unlock()
+      switch outcome {
+      case .stop: return
+      case .retry: continue
+      case .accepted:
+        var channel = FastCGIChannel(request: request)
+        responder.serve(&channel)
+        FCGX_Finish_r(request)
+      }
+    }
+  }
+
+  private enum AcceptOutcome {
+    case accepted, retry, stop
+  }
+
+  /// Waits for a connection or the shutdown pipe and accepts.
+  private func waitAndAccept(_ request: UnsafeMutablePointer<FCGX_Request>) -> AcceptOutcome {
     var fds = [
       pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0),
       pollfd(fd: listenFd, events: Int16(POLLIN), revents: 0),
     ]
-    while true {
-      fds[0].revents = 0
-      fds[1].revents = 0
-      let ready = poll(&fds, 2, -1)
-      if ready < 0 {
-        if errno == EINTR { continue }
-        logger.error("poll failed", ["worker": String(index), "error": String(cString: strerror(errno))])
-        return
-      }
-      if fds[0].revents != 0 { return }  // stopping
-      if fds[1].revents & Int16(POLLNVAL | POLLERR) != 0 {
-        logger.error("the listening socket failed; worker stops", ["worker": String(index)])
-        return
-      }
-      let accepted = FCGX_Accept_r(request)
-      if accepted < 0 {
-        if isStopping() { return }
-        let error = -accepted
-        switch error {
-        case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, ECONNRESET:
-          continue  // another worker (or process) took it, or the client left
-        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-          logger.error("cannot accept; retrying", ["worker": String(index), "error": describe(error)])
-          var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
-          nanosleep(&pause, nil)
-          continue
-        default:
-          logger.error("accept failed; worker stops", ["worker": String(index), "error": describe(error)])
-          return
-        }
-      }
-      var channel = FastCGIChannel(request: request)
-      responder.serve(&channel)
-      FCGX_Finish_r(request)
+    let ready = poll(&fds, 2, -1)
+    if ready < 0 {
+      if errno == EINTR { return .retry }
+      logger.error("poll failed", ["worker": String(index), "error": String(cString: strerror(errno))])
+      return .stop
+    }
+    if fds[0].revents != 0 { return .stop }
+    if fds[1].revents & Int16(POLLNVAL | POLLERR) != 0 {
+      logger.error("the listening socket failed; worker stops", ["worker": String(index)])
+      return .stop
+    }
+    let accepted = FCGX_Accept_r(request)
+    guard accepted < 0 else { return .accepted }
+    if isStopping() { return .stop }
+    let error = -accepted
+    switch error {
+    case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, ECONNRESET:
+      return .retry  // another process took it, or the client left
+    case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+      logger.error("cannot accept; retrying", ["worker": String(index), "error": describe(error)])
+      var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+      nanosleep(&pause, nil)
+      return .retry
+    default:
+      logger.error("accept failed; worker stops", ["worker": String(index), "error": describe(error)])
+      return .stop
     }
   }
 
@@ -204,4 +227,19 @@ func startThread<Object: AnyObject & Sendable>(_ object: Object, _ body: @escapi
 private final class Box: @unchecked Sendable {
   let run: () -> Void
   init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+/// The mutex idle workers take turns on before waiting for a connection (see `Worker.run`).
+final class AcceptLock: @unchecked Sendable {
+  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+  init() { pthread_mutex_init(mutex, nil) }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  func lock() { pthread_mutex_lock(mutex) }
+  func unlock() { pthread_mutex_unlock(mutex) }
 }

@@ -142,7 +142,8 @@ struct UpPlan {
         arguments: ["--listen", socket, "--db", database] + configArguments, socket: socket),
       UpChild(name: "nginx", path: nginx, arguments: nginxArguments),
       UpChild(
-        name: "aprs-listener", path: binaries + "/aprs-listener", arguments: ["--db", database] + configArguments),
+        name: "aprs-listener", path: binaries + "/aprs-listener",
+        arguments: ["--db", database] + configArguments),
     ]
     return UpPlan(listen: listen, dataDirectory: directory, children: children)
   }

@@ -1,6 +1,7 @@
 import API
 import Foundation
 import JSON
+import TestSupport
 import Testing
 
 /// Bad input is a feature: every malformed body gets a 400 (or 401) with a JSON `error` naming
@@ -111,7 +112,7 @@ import Testing
       ("/v1/unregister", #"{"callsign":"N0CALL","ssid":7,"auth":"13023","pushToken":"fcm:APA91b-x"}"#),
       ("/v1/avatars", #"{"callsign":"N0CALL","ssid":7,"auth":13023,"stations":["W5AGO","N0CALL-7"]}"#),
     ]
-    var random = SeededRandom(seed: 20261129)
+    var random = SplitMix64(seed: 20261129)
     let alphabet = Array(#"{}[]":,\-0123456789.eEtrufalsnN0CALL "#.utf8) + [0x00, 0x7F, 0x80, 0xC3, 0xFF]
     var statuses: [Int: Int] = [:]
     for round in 0..<4000 {
@@ -136,17 +137,5 @@ import Testing
     }
     #expect(statuses[400, default: 0] > 1000)
     #expect(try api.database.integrityCheck() == "ok")
-  }
-}
-
-struct SeededRandom {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

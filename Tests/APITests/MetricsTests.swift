@@ -1,6 +1,7 @@
 import API
 import Foundation
 import Store
+import TestSupport
 import Testing
 
 /// A handler with a request registry, driven the way the FastCGI shell drives it: every request is

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import APRS
@@ -131,7 +132,7 @@ import Testing
 
   @Test("random byte soup never crashes", arguments: 0..<20)
   func fuzz(seed: Int) {
-    var generator = SplitMix(seed: UInt64(seed))
+    var generator = SplitMix64(seed: UInt64(seed))
     for _ in 0..<500 {
       let length = Int(generator.next() % 80)
       let alphabet = bytes("AN0>:,{}-* \r\nack9BLN?")
@@ -145,18 +146,5 @@ import Testing
         _ = AddressedPacket.classify(parsed)
       }
     }
-  }
-}
-
-/// A tiny deterministic generator for the fuzz test.
-struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -3,7 +3,9 @@ import JSON
 import Testing
 
 /// Runs the built `aprs-cloud` binary (beside the test bundle) with arguments and stdin.
-func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (status: Int32, stdout: String, stderr: String) {
+func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (
+  status: Int32, stdout: String, stderr: String
+) {
   let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     .deletingLastPathComponent().appendingPathComponent("aprs-cloud")
   let process = Process()
@@ -33,7 +35,8 @@ func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (status: Int32
   group.wait()
   process.waitUntilExit()
   return (
-    process.terminationStatus, String(decoding: outBytes, as: UTF8.self), String(decoding: errorBytes, as: UTF8.self)
+    process.terminationStatus, String(decoding: outBytes, as: UTF8.self),
+    String(decoding: errorBytes, as: UTF8.self)
   )
 }
 
@@ -96,9 +99,10 @@ func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (status: Int32
       guard case .object(let object) = try JSONParser.parse(Array(line.utf8)) else { throw CLIError() }
       return object
     }
-    #expect(objects.map { $0["kind"]?.string } == [
-      "message", "ack", "comment", "invalid", "invalid", "invalid", "message", "bulletin", "other",
-    ])
+    #expect(
+      objects.map { $0["kind"]?.string } == [
+        "message", "ack", "comment", "invalid", "invalid", "invalid", "message", "bulletin", "other",
+      ])
     #expect(objects[0]["addressee"]?.string == "OH7LZB")
     #expect(objects[0]["msgno"]?.string == "42")
     #expect(objects[0]["text"]?.string == "Testing, 1 2 3")
@@ -106,7 +110,9 @@ func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (status: Int32
     #expect(objects[1]["source"]?.string == "C")
     #expect(objects[1]["msgno"]?.string == "56")
     #expect(objects[3]["error"] != nil)
-    #expect(objects[5]["error"]?.string?.contains("512") == true || objects[5]["error"]?.string?.contains("long") == true)
+    #expect(
+      objects[5]["error"]?.string?.contains("512") == true
+        || objects[5]["error"]?.string?.contains("long") == true)
     #expect(objects[6]["msgno"]?.string == "AB")
     #expect(objects[6]["replyAck"]?.string == "CD")
     #expect(objects[6]["text"]?.string == "hi {there}")

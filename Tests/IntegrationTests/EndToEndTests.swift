@@ -80,7 +80,8 @@ import Testing
     // What the listener and its push sender counted (published at the latest when it stopped) reaches
     // /metrics, which nginx serves to localhost only.
     let metrics = try stack.get("/metrics").text
-    #expect(metrics.contains(#"aprs_cloud_pushes_total{provider="android",outcome="accepted"} 1"#), "\(metrics)")
+    #expect(
+      metrics.contains(#"aprs_cloud_pushes_total{provider="android",outcome="accepted"} 1"#), "\(metrics)")
     #expect(metrics.contains("aprs_cloud_push_messages_total 1"), "\(metrics)")
     #expect(metrics.contains("aprs_cloud_listener_acks_sent_total 1"), "\(metrics)")
   }

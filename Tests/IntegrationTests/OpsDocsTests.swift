@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The blocks of README.md that need the real web stack (`health`, `metrics`, `logs`), run as

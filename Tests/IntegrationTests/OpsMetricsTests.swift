@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `/metrics` end to end: curl from 127.0.0.1 through nginx (the project's configuration) to the real

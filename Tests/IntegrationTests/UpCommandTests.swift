@@ -51,7 +51,8 @@ private final class UpRun {
     port = try freePort()
     // The listener must stay on loopback: point it at a port nothing listens on (it backs off and retries).
     let config = directory + "/aprs-cloud.ini"
-    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(toFile: config, atomically: true, encoding: .utf8)
+    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(
+      toFile: config, atomically: true, encoding: .utf8)
     process = try TestStack.launch(
       try TestPaths.executable("aprs-cloud"),
       [

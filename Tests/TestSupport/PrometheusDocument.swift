@@ -1,6 +1,5 @@
 /// A strict reader of the Prometheus text exposition format (version 0.0.4), for tests: it refuses
-/// anything a scraper might take differently than we mean. The same reader is in
-/// `Tests/APITests/MetricsParser.swift` (test targets cannot share files).
+/// anything a scraper might take differently than we mean. Shared by the API and integration tests.
 ///
 /// Rules checked: every line ends with `\n` and is a `# HELP`, a `# TYPE` or a sample; each family
 /// has exactly one HELP followed by one TYPE, before its samples, and its samples follow it
@@ -9,28 +8,28 @@
 /// counters end in `_total`; a histogram's series are `_bucket` (with `le`), `_sum`, `_count`, its
 /// buckets are ordered by `le`, never decrease, end with `+Inf`, and `_count` equals the `+Inf`
 /// bucket.
-struct PrometheusDocument {
-  struct Sample: Equatable {
-    var name: String
-    var labels: [String: String]
-    var value: Double
+public struct PrometheusDocument {
+  public struct Sample: Equatable {
+    public var name: String
+    public var labels: [String: String]
+    public var value: Double
   }
 
-  struct Family {
-    var help: String
-    var type: String
+  public struct Family {
+    public var help: String
+    public var type: String
   }
 
-  struct Failure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+  public struct Failure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
   }
 
-  private(set) var families: [String: Family] = [:]
-  private(set) var familyOrder: [String] = []
-  private(set) var samples: [Sample] = []
+  public private(set) var families: [String: Family] = [:]
+  public private(set) var familyOrder: [String] = []
+  public private(set) var samples: [Sample] = []
 
-  init(parsing text: String) throws {
+  public init(parsing text: String) throws {
     guard text.hasSuffix("\n") else { throw Failure("the document does not end with a line feed") }
     var current: String?
     var pendingHelp: (name: String, help: String)?
@@ -96,12 +95,12 @@ struct PrometheusDocument {
   }
 
   /// The value of the one sample `name` with exactly these labels, or nil.
-  func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+  public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
     samples.first { $0.name == name && $0.labels == labels }?.value
   }
 
   /// Every sample named `name`.
-  func all(_ name: String) -> [Sample] { samples.filter { $0.name == name } }
+  public func all(_ name: String) -> [Sample] { samples.filter { $0.name == name } }
 
   private func checkHistograms() throws {
     for (name, family) in families where family.type == "histogram" {
@@ -230,7 +229,7 @@ struct PrometheusDocument {
   }
 
   /// A float as Prometheus (Go's ParseFloat) reads it, or nil.
-  static func float(_ text: String) -> Double? {
+  public static func float(_ text: String) -> Double? {
     switch text {
     case "+Inf", "Inf": return .infinity
     case "-Inf": return -.infinity
