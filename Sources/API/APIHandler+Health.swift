@@ -9,8 +9,15 @@ extension APIHandler {
     "invalidLines", "tooLong", "skipped", "reconnects",
   ]
 
-  /// `GET /health`: 200 with a small JSON object when the database answers, 503 when it does not.
-  /// It carries what the listener last recorded about its APRS-IS connection.
+  /// `GET /health`: 200 with a small JSON object when the database answers and the listener is
+  /// running; 503 with `error` when the database does not answer, or when a listener has run on this
+  /// database (its lease or its published state is there) but its lease has lapsed (it stopped or
+  /// died; a lease lives 30 s). A database no listener ever ran on (a responder-only setup, or the
+  /// seconds before the listener starts) is not held against the responder.
+  ///
+  /// `status` is `ok`, or `degraded` with the reasons in `degraded`: the listener is not running, it
+  /// is not connected to APRS-IS, its login is unverified or receive-only (no ACKs), a push provider
+  /// stopped on a configuration fault.
   ///
   /// `listener`: `running` (its lease is held), `connected` (logged in to APRS-IS, as last published by a running
   /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
@@ -25,10 +32,32 @@ extension APIHandler {
       let published = try database.metaValues(prefix: "listener.")
       let running = lease.map { $0.expiresAt > now } ?? false
       let lastLine = published["listener.lastLineAt"].flatMap { Int64($0) }
+      let pushStates = try ["android", "ios"].map { ($0, try database.meta("push.\($0).state") ?? "off") }
+      let listenerExpected = lease != nil || published["listener.state"] != nil
+      var degraded: [String] = []
+      if listenerExpected && !running {
+        degraded.append("the listener is not running (its lease lapsed)")
+      } else if running && published["listener.connected"] != "1" {
+        degraded.append("the listener is not connected to APRS-IS")
+      }
+      if running && published["listener.receiveOnly"] == "1" {
+        degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
+      }
+      for (platform, state) in pushStates where state.hasPrefix("stopped") {
+        degraded.append("push for \(platform) is \(state)")
+      }
       var writer = JSONWriter(capacity: 512)
       writer.beginObject()
+      if listenerExpected && !running {
+        writer.key("error")
+        writer.string("the listener is not running")
+      }
       writer.key("status")
-      writer.string("ok")
+      writer.string(degraded.isEmpty ? "ok" : "degraded")
+      writer.key("degraded")
+      writer.beginArray()
+      for reason in degraded { writer.string(reason) }
+      writer.endArray()
       writer.key("database")
       writer.string("ok")
       writer.key("schemaVersion")
@@ -75,13 +104,18 @@ extension APIHandler {
       // What the push sender last published per provider: ok, off or "stopped: <reason>".
       writer.key("push")
       writer.beginObject()
-      for platform in ["android", "ios"] {
+      for (platform, state) in pushStates {
         writer.key(platform)
-        writer.string(try database.meta("push.\(platform).state") ?? "off")
+        writer.string(state)
       }
       writer.endObject()
       writer.endObject()
-      return .ok(writer)
+      var response = APIResponse.ok(writer)
+      if listenerExpected && !running {
+        response.status = 503
+        response.headers = [("Retry-After", "10")]
+      }
+      return response
     } catch {
       return .error(.unavailable("the database does not answer"))
     }

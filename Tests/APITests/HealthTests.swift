@@ -1,0 +1,72 @@
+import API
+import JSON
+import Store
+import Testing
+
+/// `/health` under an injected clock: 200 while the listener's lease is fresh, 503 once it lapsed,
+/// and `degraded` naming what is wrong.
+@Suite struct HealthTests {
+  private func health(_ api: APIFixture) -> Reply {
+    Reply(api.handler.handle(APIRequest(method: "GET", path: "/health")))
+  }
+
+  private func degraded(_ reply: Reply) -> [String] {
+    guard case .array(let items)? = reply["degraded"] else { return ["<no degraded array>"] }
+    return items.compactMap(\.stringValue)
+  }
+
+  @Test func noListenerEverIsNotHeldAgainstTheResponder() throws {
+    let api = try APIFixture()
+    let reply = health(api)
+    #expect(reply.status == 200)
+    #expect(reply["status"] == .string("ok"))
+    #expect(degraded(reply).isEmpty)
+    #expect(reply.error == nil)
+  }
+
+  @Test func runningAndConnectedIsOkAndALapsedLeaseIs503() throws {
+    let api = try APIFixture()
+    #expect(try api.database.acquireLease(holder: "test", now: api.clock.now, ttlMs: 30_000))
+    try api.database.setMeta("listener.state", "online")
+    try api.database.setMeta("listener.connected", "1")
+    try api.database.setMeta("listener.receiveOnly", "0")
+    let fresh = health(api)
+    #expect(fresh.status == 200, "\(fresh.text)")
+    #expect(fresh["status"] == .string("ok"))
+    #expect(degraded(fresh).isEmpty)
+
+    api.clock.advance(ms: 29_000)
+    #expect(health(api).status == 200)
+    api.clock.advance(ms: 2_000)
+    let lapsed = health(api)
+    #expect(lapsed.status == 503)
+    #expect(lapsed.error == "the listener is not running")
+    #expect(lapsed["status"] == .string("degraded"))
+    #expect(degraded(lapsed).first?.contains("not running") == true)
+    #expect(lapsed.header("Retry-After") != nil)
+    // The database answered, so the rest of the report is there.
+    #expect(lapsed["database"] == .string("ok"))
+
+    // A listener that stopped cleanly (state published, lease released) is still expected back.
+    try api.database.releaseLease(holder: "test")
+    #expect(health(api).status == 503)
+  }
+
+  @Test func degradedReasonsWhileRunning() throws {
+    let api = try APIFixture()
+    #expect(try api.database.acquireLease(holder: "test", now: api.clock.now, ttlMs: 30_000))
+    try api.database.setMeta("listener.state", "backingOff")
+    try api.database.setMeta("listener.connected", "0")
+    try api.database.setMeta("listener.receiveOnly", "1")
+    try api.database.setMeta("push.ios.state", "stopped: InvalidProviderToken")
+    let reply = health(api)
+    #expect(reply.status == 200)
+    #expect(reply.error == nil)
+    #expect(reply["status"] == .string("degraded"))
+    let reasons = degraded(reply)
+    #expect(reasons.count == 3, "\(reasons)")
+    #expect(reasons.contains { $0.contains("not connected") })
+    #expect(reasons.contains { $0.contains("receive-only") })
+    #expect(reasons.contains { $0.contains("push for ios is stopped: InvalidProviderToken") })
+  }
+}
