@@ -105,6 +105,15 @@ public struct ConfigFile: Sendable {
       parsing: text, name: path, directory: ConfigFile.directoryOf(path), environment: environment)
   }
 
+  /// The configuration an executable runs with: the file named by its `--config` flag (`path`),
+  /// else by `APRS_CLOUD_CONFIG`, else none (defaults and the environment only).
+  public static func load(flag path: String?, environment: [String: String]) throws(ConfigError) -> ConfigFile
+  {
+    let chosen = path ?? environment[configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
+    guard let chosen else { return ConfigFile(environment: environment) }
+    return try load(path: chosen, environment: environment)
+  }
+
   /// The process's environment variables.
   public static func processEnvironment() -> [String: String] {
     var result: [String: String] = [:]

@@ -47,14 +47,8 @@ func failStartup(_ message: String, status: Int32, answer: APIError, logger: Log
 
 // Settings: defaults < config file < environment < flags.
 var configFile: ConfigFile
-let configPath =
-  options.configPath ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
 do {
-  if let configPath {
-    configFile = try ConfigFile.load(path: configPath, environment: environment)
-  } else {
-    configFile = ConfigFile(environment: environment)
-  }
+  configFile = try ConfigFile.load(flag: options.configPath, environment: environment)
 } catch {
   failStartup(error.description, status: 2, answer: .internalError("the server's configuration is invalid"))
 }

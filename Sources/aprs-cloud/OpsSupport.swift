@@ -20,14 +20,8 @@ struct OperatorSettings {
   static func load(_ parsed: Arguments) throws(CommandFailure) -> OperatorSettings {
     let environment = ConfigFile.processEnvironment()
     var config: ConfigFile
-    let configPath =
-      parsed.options["config"] ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
     do throws(ConfigError) {
-      if let configPath {
-        config = try ConfigFile.load(path: configPath, environment: environment)
-      } else {
-        config = ConfigFile(environment: environment)
-      }
+      config = try ConfigFile.load(flag: parsed.options["config"], environment: environment)
     } catch {
       throw CommandFailure(error.description)
     }

@@ -163,12 +163,7 @@ struct PushCommandSettings {
 
   static func load(configPath: String?, database: String?, logLevel: String?) throws -> PushCommandSettings {
     let environment = ConfigFile.processEnvironment()
-    var config: ConfigFile
-    if let path = configPath ?? environment[ConfigFile.configPathVariable] {
-      config = try ConfigFile.load(path: path, environment: environment)
-    } else {
-      config = ConfigFile(environment: environment)
-    }
+    var config = try ConfigFile.load(flag: configPath, environment: environment)
     if let database { config.override("server", "database", database, source: "command line --db") }
     if let logLevel { config.override("server", "logLevel", logLevel, source: "command line --log-level") }
     let server = try ServerConfig(config)

@@ -34,14 +34,8 @@ if options.help {
 
 // Settings: defaults < config file < environment < flags.
 var configFile: ConfigFile
-let configPath =
-  options.configPath ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
 do {
-  if let configPath {
-    configFile = try ConfigFile.load(path: configPath, environment: environment)
-  } else {
-    configFile = ConfigFile(environment: environment)
-  }
+  configFile = try ConfigFile.load(flag: options.configPath, environment: environment)
 } catch {
   Logger().error(error.description)
   exit(2)
