@@ -433,23 +433,9 @@ public struct ConfigFile: Sendable {
   }
 
   static func readFile(_ path: String) throws(ConfigError) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16_384)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .unreadable(path: path, reason: String(cString: strerror(errno)))
-      }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[0..<count])
-      guard bytes.count <= 1_048_576 else {
-        throw .unreadable(path: path, reason: "larger than 1 MiB; is this really the config file?")
-      }
+    switch SmallFile.read(path) {
+    case .success(let bytes): return String(decoding: bytes, as: UTF8.self)
+    case .failure(let failure): throw .unreadable(path: path, reason: failure.reason)
     }
-    return String(decoding: bytes, as: UTF8.self)
   }
 }

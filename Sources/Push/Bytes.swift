@@ -1,3 +1,5 @@
+import Config
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -69,24 +71,7 @@ enum Base64URL {
 
 /// Reads a whole (small) file: key files, service accounts. Nil with the reason when it cannot.
 func readSmallFile(_ path: String, limit: Int = 1_048_576) -> Result<[UInt8], PushError> {
-  let fd = open(path, O_RDONLY | O_CLOEXEC)
-  guard fd >= 0 else {
-    return .failure(PushError("cannot read \(path): \(String(cString: strerror(errno)))"))
-  }
-  defer { close(fd) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 16_384)
-  while true {
-    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    if count < 0 {
-      if errno == EINTR { continue }
-      return .failure(PushError("cannot read \(path): \(String(cString: strerror(errno)))"))
-    }
-    if count == 0 { break }
-    bytes.append(contentsOf: chunk[0..<count])
-    guard bytes.count <= limit else { return .failure(PushError("\(path) is larger than \(limit) bytes")) }
-  }
-  return .success(bytes)
+  SmallFile.read(path, limit: limit).mapError { PushError($0.description) }
 }
 
 /// A token shortened for logs: never log a push token in full.

@@ -63,20 +63,10 @@ enum ImportConfigCommand: Command {
 
   /// The file's text (at most 1 MiB).
   static func readText(_ path: String) throws(CommandFailure) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16_384)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))")
-      }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[0..<count])
-      guard bytes.count <= 1 << 20 else { throw CommandFailure("\(path) is larger than 1 MiB") }
+    let bytes: [UInt8]
+    switch SmallFile.read(path) {
+    case .success(let read): bytes = read
+    case .failure(let failure): throw CommandFailure(failure.description)
     }
     guard let text = String(validating: bytes, as: UTF8.self) else {
       throw CommandFailure("\(path) is not UTF-8 text")
