@@ -7,7 +7,7 @@ HTTP         ?= 127.0.0.1:8080
 PYENV        := .build/pyenv
 # Debian packages: C libraries the package links, and the real components tests start.
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
-DEB_RUN      := nginx-light spawn-fcgi curl sqlite3 openssl
+DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 DEB_BENCH    := wrk python3-venv
 PY_BENCH     := aprslib==0.7.2
 
