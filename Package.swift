@@ -69,8 +69,8 @@ let package = Package(
     .testTarget(name: "ConfigTests", dependencies: ["Config"]),
     .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
     .testTarget(name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config"]),
-    .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "Config"]),
-    .testTarget(name: "CLITests", dependencies: ["JSON", "aprs-cloud"]),
+    .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "Config", "TestSupport"]),
+    .testTarget(name: "CLITests", dependencies: ["JSON", "aprs-cloud", "TestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["JSON", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Store
@@ -40,7 +41,7 @@ enum OperatingGuide {
           let rest = marker.dropFirst("<!-- run by test: ".count)
           testName = rest.split(separator: " ").first.map(String.init)
         } else if !marker.hasPrefix("<!-- not run by tests: ") {
-          throw TestFailureCLI(
+          throw TestFailure(
             "README.md line \(index + 1): a shell block without a `run by test` marker")
         }
         var text = ""
@@ -62,11 +63,6 @@ enum OperatingGuide {
     try #require(found.count == 1, "README.md has \(found.count) blocks named \(name)")
     return found[0].text
   }
-}
-
-struct TestFailureCLI: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
 }
 
 /// Runs documented shell blocks with the production paths pointed into a temporary folder, the

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -53,18 +54,6 @@ enum TestPaths {
     }
     throw TestFailure("nginx is not installed (apt-get install nginx-light)")
   }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
-}
-
-/// A fresh temporary folder (short, so unix socket paths inside it stay under 108 bytes).
-func makeTemporaryDirectory(_ label: String) throws -> String {
-  var template = Array("/tmp/ac-\(label)-XXXXXX".utf8CString)
-  guard let result = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: \(errno)") }
-  return String(cString: result)
 }
 
 /// A TCP port that was free a moment ago (bind to port 0 and ask the kernel which it chose).

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import Testing
 
 @testable import Push
@@ -37,7 +38,7 @@ import Testing
 
   /// `openssl dgst -sha256 -verify` on the signing input and a DER/PKCS#1 signature.
   static func opensslVerifies(publicKey: String, signingInput: String, signature: [UInt8]) throws -> Bool {
-    let directory = try makeTempDirectory("verify")
+    let directory = try makeTemporaryDirectory("push-verify")
     defer { removeDirectory(directory) }
     try Data(signingInput.utf8).write(to: URL(fileURLWithPath: directory + "/input"))
     try Data(signature).write(to: URL(fileURLWithPath: directory + "/signature"))
@@ -98,7 +99,7 @@ import Testing
     #expect(string(claims["scope"]) == "https://www.googleapis.com/auth/firebase.messaging")
     #expect(string(claims["aud"]) == "https://127.0.0.1:9/token")
     guard case .number(let iat)? = claims["iat"], case .number(let exp)? = claims["exp"] else {
-      throw PushTestFailure("iat/exp are not numbers")
+      throw TestFailure("iat/exp are not numbers")
     }
     #expect(iat.int64 == 1_700_000_000)
     #expect(exp.int64 == 1_700_003_600)

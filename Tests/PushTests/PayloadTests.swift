@@ -1,5 +1,6 @@
 import JSON
 import Store
+import TestSupport
 import Testing
 
 @testable import Push
@@ -20,13 +21,13 @@ import Testing
     guard
       case .success(let built) = PushPayload.fcm(
         content, token: "tok:en_1", preview: preview, ttlSeconds: 3600)
-    else { throw PushTestFailure("did not fit") }
+    else { throw TestFailure("did not fit") }
     return try object(try parseObject(built.bytes)["message"], "message")
   }
 
   func apnsPayload(_ content: PushContent, preview: Bool = true) throws -> JSONObject {
     guard case .success(let built) = PushPayload.apns(content, preview: preview) else {
-      throw PushTestFailure("did not fit")
+      throw TestFailure("did not fit")
     }
     return try parseObject(built.bytes)
   }
@@ -36,7 +37,7 @@ import Testing
     let data = try object(try fcmMessage(content)["data"], "data")
     var result: [String: String] = [:]
     for (key, value) in data.members {
-      guard case .string(let text) = value else { throw PushTestFailure("data.\(key) is \(value.typeName)") }
+      guard case .string(let text) = value else { throw TestFailure("data.\(key) is \(value.typeName)") }
       result[key] = text
     }
     return result
@@ -46,7 +47,7 @@ import Testing
   func apnsData(_ content: PushContent) throws -> [String: String] {
     var result: [String: String] = [:]
     for (key, value) in try apnsPayload(content).members where key != "aps" {
-      guard case .string(let text) = value else { throw PushTestFailure("\(key) is \(value.typeName)") }
+      guard case .string(let text) = value else { throw TestFailure("\(key) is \(value.typeName)") }
       result[key] = text
     }
     return result
@@ -153,7 +154,7 @@ import Testing
       let pushed = content(count: count, text: secret)
       guard case .success(let fcm) = PushPayload.fcm(pushed, token: "t", preview: false, ttlSeconds: 60),
         case .success(let apns) = PushPayload.apns(pushed, preview: false)
-      else { throw PushTestFailure("did not fit") }
+      else { throw TestFailure("did not fit") }
       for bytes in [fcm.bytes, apns.bytes] {
         #expect(!String(decoding: bytes, as: UTF8.self).contains("secret"))
       }
@@ -208,7 +209,7 @@ import Testing
       PushPayload.fcm(pushed, token: String(repeating: "t", count: 160), preview: true, ttlSeconds: 3600),
       PushPayload.apns(pushed, preview: true),
     ] {
-      guard case .success(let built) = build else { throw PushTestFailure("did not fit") }
+      guard case .success(let built) = build else { throw TestFailure("did not fit") }
       #expect(built.bytes.count <= 4096)
       #expect(built.bytes.count > 3900, "cut no more than needed")
       #expect(built.imageDropped)
@@ -229,7 +230,7 @@ import Testing
     let pushed = content(
       avatar: .stored(Avatar(icon: nil, image: String(repeating: "C", count: 2900), hash: "h")), text: text)
     guard case .success(let built) = PushPayload.fcm(pushed, token: "t", preview: true, ttlSeconds: 60) else {
-      throw PushTestFailure("did not fit")
+      throw TestFailure("did not fit")
     }
     #expect(built.imageDropped)
     #expect(!built.bodyShortened)
@@ -240,7 +241,7 @@ import Testing
   @Test func escapedCharactersAreCountedWhenShortening() throws {
     let text = String(repeating: "\"\u{01}", count: 3000)
     guard case .success(let built) = PushPayload.apns(content(text: text), preview: true) else {
-      throw PushTestFailure("did not fit")
+      throw TestFailure("did not fit")
     }
     #expect(built.bytes.count <= 4096)
     #expect(built.bytes.count > 4000)
@@ -249,7 +250,7 @@ import Testing
 
   @Test func aSmallPushIsLeftAlone() throws {
     guard case .success(let built) = PushPayload.apns(content(), preview: true) else {
-      throw PushTestFailure("did not fit")
+      throw TestFailure("did not fit")
     }
     #expect(!built.imageDropped && !built.bodyShortened)
     #expect(built.bytes.count < 400)

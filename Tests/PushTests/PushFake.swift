@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -37,11 +38,11 @@ final class PushFake: @unchecked Sendable {
     where FileManager.default.isExecutableFile(atPath: candidate) {
       return candidate
     }
-    throw PushTestFailure("node is not installed (make deps)")
+    throw TestFailure("node is not installed (make deps)")
   }
 
   init() throws {
-    directory = try makeTempDirectory("fake")
+    directory = try makeTemporaryDirectory("push-fake")
     for name in try FileManager.default.contentsOfDirectory(atPath: PushFake.sharedCredentials) {
       try FileManager.default.copyItem(
         atPath: PushFake.sharedCredentials + "/" + name, toPath: directory + "/" + name)
@@ -72,13 +73,13 @@ final class PushFake: @unchecked Sendable {
     }
     guard let ports else {
       process.terminate()
-      throw PushTestFailure(
+      throw TestFailure(
         "the push fake did not start: \(String(describing: try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)))"
       )
     }
     (port, controlPort) = ports
     let rewrite = try runProgram("/bin/sh", [PushFake.script, directory, "https://127.0.0.1:\(port)"])
-    guard rewrite.status == 0 else { throw PushTestFailure("credentials: \(rewrite.stderr)") }
+    guard rewrite.status == 0 else { throw TestFailure("credentials: \(rewrite.stderr)") }
   }
 
   deinit { stop() }
@@ -103,7 +104,7 @@ final class PushFake: @unchecked Sendable {
     if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
     arguments.append("http://127.0.0.1:\(controlPort)\(path)")
     let result = try runProgram("/usr/bin/curl", arguments, timeout: timeout + 5)
-    guard result.status == 0 else { throw PushTestFailure("control \(path): \(result.stderr)") }
+    guard result.status == 0 else { throw TestFailure("control \(path): \(result.stderr)") }
     return try parseObject(Array(result.stdout.utf8))
   }
 

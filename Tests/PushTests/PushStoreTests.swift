@@ -1,10 +1,11 @@
 import Store
+import TestSupport
 import Testing
 
 /// The store queries the push sender added (`Database+Push.swift`).
 @Suite struct PushStoreTests {
   @Test func unpulledSendersAreDistinctNewestFirstAndStopAtTheCursor() throws {
-    let directory = try makeTempDirectory("store")
+    let directory = try makeTemporaryDirectory("push-store")
     defer { removeDirectory(directory) }
     let database = try openMigrated(directory + "/db.sqlite")
     try registerStation(database, "N0CALL-7", token: "t1", now: 1000)
@@ -20,7 +21,7 @@ import Testing
   }
 
   @Test func pushAvatarTellsStoredClearedAndNone() throws {
-    let directory = try makeTempDirectory("store")
+    let directory = try makeTemporaryDirectory("push-store")
     defer { removeDirectory(directory) }
     let database = try openMigrated(directory + "/db.sqlite")
     try registerStation(database, "STORED", now: 1000)
@@ -37,7 +38,7 @@ import Testing
   }
 
   @Test func aDeadTokenRefreshedAfterTheProvidersTimestampIsKept() throws {
-    let directory = try makeTempDirectory("store")
+    let directory = try makeTemporaryDirectory("push-store")
     defer { removeDirectory(directory) }
     let database = try openMigrated(directory + "/db.sqlite")
     try registerStation(database, "N0CALL", platform: "ios", token: "aa", now: 1000)
@@ -48,7 +49,7 @@ import Testing
   }
 
   @Test func pushResultsAreAppliedInOneTransaction() throws {
-    let directory = try makeTempDirectory("store")
+    let directory = try makeTemporaryDirectory("push-store")
     defer { removeDirectory(directory) }
     let database = try openMigrated(directory + "/db.sqlite")
     try registerStation(database, "N0CALL", token: "keep", now: 1000)

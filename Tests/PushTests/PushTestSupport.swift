@@ -1,23 +1,12 @@
 import Foundation
 import JSON
 import Store
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
   import Glibc
 #endif
-
-struct PushTestFailure: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
-}
-
-/// A fresh temporary folder; remove it with `removeDirectory`.
-func makeTempDirectory(_ label: String) throws -> String {
-  var template = Array("/tmp/ac-push-\(label)-XXXXXX".utf8CString)
-  guard let result = mkdtemp(&template) else { throw PushTestFailure("mkdtemp failed: \(errno)") }
-  return String(cString: result)
-}
 
 func removeDirectory(_ path: String) {
   try? FileManager.default.removeItem(atPath: path)
@@ -25,7 +14,7 @@ func removeDirectory(_ path: String) {
 
 /// A folder for files shared by every test of this run (keys, certificates), removed at exit.
 let sharedScratchDirectory: String = {
-  let path = try! makeTempDirectory("shared")
+  let path = try! makeTemporaryDirectory("push-shared")
   atexit { try? FileManager.default.removeItem(atPath: sharedScratchDirectory) }
   return path
 }()
@@ -49,7 +38,7 @@ struct ProcessResult {
 func runProgram(_ path: String, _ arguments: [String], input: Data? = nil, timeout: Double = 30) throws
   -> ProcessResult
 {
-  let directory = try makeTempDirectory("run")
+  let directory = try makeTemporaryDirectory("push-run")
   defer { removeDirectory(directory) }
   let outPath = directory + "/out"
   let errPath = directory + "/err"
@@ -73,7 +62,7 @@ func runProgram(_ path: String, _ arguments: [String], input: Data? = nil, timeo
   if process.isRunning {
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
-    throw PushTestFailure("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+    throw TestFailure("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
   }
   process.waitUntilExit()
   return ProcessResult(
@@ -121,7 +110,7 @@ func message(_ station: String, _ text: String, from peer: String = "KJ7ABC-7", 
 /// An object member of a parsed JSON document, or a test failure.
 func object(_ value: JSONValue?, _ what: String = "value") throws -> JSONObject {
   guard case .object(let object)? = value else {
-    throw PushTestFailure("\(what) is not an object: \(String(describing: value))")
+    throw TestFailure("\(what) is not an object: \(String(describing: value))")
   }
   return object
 }

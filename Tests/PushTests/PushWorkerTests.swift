@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ import Testing
       let candidate = url.path + "/aprs-cloud"
       if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
     }
-    throw PushTestFailure("aprs-cloud is not built beside the tests")
+    throw TestFailure("aprs-cloud is not built beside the tests")
   }
 
   /// Starts `aprs-cloud push-worker --config CONFIG`, its output appended to `log`.
