@@ -111,14 +111,7 @@ final class APNsClient: ProviderClient {
         url: config.endpoint + "/3/device/" + token, headers: headers, body: job.payload,
         caFile: config.caFile)
       tags += 1
-      do throws(PushError) {
-        try http.start(request, tag: tags)
-        jobs.inFlight[tags] = job
-      } catch {
-        ended.append(
-          JobOutcome(
-            job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description)))
-      }
+      if let refused = jobs.start(job, request, http: http, tag: tags, now: now) { ended.append(refused) }
     }
     return ended
   }

@@ -86,14 +86,7 @@ final class FCMClient: ProviderClient {
         headers: ["authorization: Bearer " + accessToken, "content-type: application/json; charset=utf-8"],
         body: job.payload, caFile: caFile)
       tags += 1
-      do throws(PushError) {
-        try http.start(request, tag: tags)
-        jobs.inFlight[tags] = job
-      } catch {
-        ended.append(
-          JobOutcome(
-            job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description)))
-      }
+      if let refused = jobs.start(job, request, http: http, tag: tags, now: now) { ended.append(refused) }
     }
     return ended
   }

@@ -102,6 +102,21 @@ struct JobQueue {
     return job
   }
 
+  /// Puts `job`'s request on the wire under `tag`; a request curl refuses to start ends the job
+  /// with a retry after the minimum backoff (returned).
+  mutating func start(
+    _ job: SendJob, _ request: HTTPRequest, http: CurlMulti, tag: Int, now: Int64
+  ) -> JobOutcome? {
+    do throws(PushError) {
+      try http.start(request, tag: tag)
+      inFlight[tag] = job
+      return nil
+    } catch {
+      return JobOutcome(
+        job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description))
+    }
+  }
+
   /// Every waiting job, removed.
   mutating func drainWaiting() -> [SendJob] {
     let rest = Array(items[head...])
