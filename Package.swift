@@ -59,7 +59,7 @@ let package = Package(
     .executableTarget(
       name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
     .executableTarget(
-      name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
+      name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store", "Config", "Push", "API"]),
 
     // MARK: Tests.
     .target(name: "TestSupport", path: "Tests/TestSupport"),
