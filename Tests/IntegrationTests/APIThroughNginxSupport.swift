@@ -35,7 +35,7 @@ struct NginxAPIRequest {
 }
 
 /// What curl saw for one request of a batch.
-struct NginxAPIAnswer {
+struct NginxAPIAnswer: JSONAnswer {
   var status: Int
   var contentType: String
   var cacheControl: String
@@ -44,16 +44,6 @@ struct NginxAPIAnswer {
   var body: Data
 
   var text: String { String(decoding: body, as: UTF8.self) }
-
-  var jsonObject: JSONObject? {
-    guard case .object(let object)? = try? JSONParser.parse(Array(body)) else { return nil }
-    return object
-  }
-
-  var errorMessage: String? {
-    guard case .string(let message)? = jsonObject?["error"] else { return nil }
-    return message
-  }
 }
 
 /// Sends many requests through ONE curl process (`-K config`, optionally `--parallel`), each with its

@@ -131,7 +131,7 @@ func runProcess(
 }
 
 /// One HTTP answer as curl saw it.
-struct HTTPResponse {
+struct HTTPResponse: JSONAnswer {
   var status: Int
   /// Header names in lower case, values in order of appearance.
   var headers: [(name: String, value: String)]
@@ -149,6 +149,14 @@ struct HTTPResponse {
   /// The single value of header `name`, or nil.
   func header(_ name: String) -> String? { values(name).first }
 
+}
+
+/// An answer whose body may be a JSON object (one request's, or one of a curl batch's).
+protocol JSONAnswer {
+  var body: Data { get }
+}
+
+extension JSONAnswer {
   /// The body as a JSON object, or nil when it is not one.
   var jsonObject: JSONObject? {
     guard case .object(let object)? = try? JSONParser.parse(Array(body)) else { return nil }
