@@ -11,9 +11,9 @@ extension APIHandler {
     let wantHistory = try body.bool("wantHistory") ?? false
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let avatar = try AvatarUpdate(body)
-    try checkRate("registrations", station: station, perHour: config.registrationsPerHour, now: now)
     let avatarResult = try refresh(
-      station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar, now: now)
+      station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar,
+      limit: ("registrations", config.registrationsPerHour), now: now)
     let result = try store { () throws(StoreError) in
       try database.sync(station: station.description, since: since, now: now)
     }
@@ -32,9 +32,9 @@ extension APIHandler {
   func heartbeat(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
     let device = try DeviceFields(body)
     let avatar = try AvatarUpdate(body)
-    try checkRate("heartbeats", station: station, perHour: config.heartbeatsPerHour, now: now)
     let avatarResult = try refresh(
-      station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar, now: now)
+      station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar,
+      limit: ("heartbeats", config.heartbeatsPerHour), now: now)
     var writer = JSONWriter(capacity: 128)
     writer.beginObject()
     writeAvatarEcho(avatarResult, to: &writer)
@@ -48,41 +48,56 @@ extension APIHandler {
     var refusal: String?
   }
 
-  /// Upserts the station and device, then applies the avatar update within its rate limit.
+  /// What a refresh's one transaction came to.
+  private enum RefreshOutcome {
+    case limited(retryAfterMs: Int64)
+    case done(AvatarResult)
+  }
+
+  /// In ONE write transaction (one commit): the request's rate limit, the station and device
+  /// upsert, and the avatar update within its own rate limit. Over the request's limit nothing
+  /// else is written and the answer is a 429; over the avatar limit only the avatar is refused.
   private func refresh(
     _ station: StationAddress, device: DeviceFields, ackMessages: Bool?, isRegistration: Bool,
-    avatar: AvatarUpdate, now: Int64
+    avatar: AvatarUpdate, limit: (what: String, perHour: Int), now: Int64
   ) throws(APIError) -> AvatarResult {
+    let address = station.description
     let upsert = StationUpsert(
-      address: station.description, base: station.base, ssid: station.ssid, platform: device.platform,
+      address: address, base: station.base, ssid: station.ssid, platform: device.platform,
       pushToken: device.pushToken, ackMessages: ackMessages, isRegistration: isRegistration)
-    let record = try store { () throws(StoreError) in try database.upsertStation(upsert, now: now) }
-    var update = avatar
-    switch avatar {
-    case .set, .clear:
-      do {
-        try checkRate("avatar uploads", station: station, perHour: config.avatarUploadsPerHour, now: now)
-      } catch .rateLimited(let what, let seconds) {
-        update = .rejected(reason: "too many \(what); retry in \(seconds) s")
+    let outcome = try store { () throws(StoreError) -> RefreshOutcome in
+      try database.writeBatch { () throws(StoreError) -> RefreshOutcome in
+        let decision = try database.consumeRate(
+          key: "\(limit.what):\(address)", limit: limit.perHour, windowMs: Self.rateWindowMs, now: now)
+        if case .limited(let retryAfterMs) = decision { return .limited(retryAfterMs: retryAfterMs) }
+        let record = try database.upsertStation(upsert, now: now)
+        switch avatar {
+        case .none:
+          return .done(AvatarResult(hash: record.avatarHash))
+        case .rejected(let reason):
+          return .done(AvatarResult(hash: record.avatarHash, refusal: reason))
+        case .set, .clear:
+          let avatarDecision = try database.consumeRate(
+            key: "avatar uploads:\(address)", limit: config.avatarUploadsPerHour, windowMs: Self.rateWindowMs,
+            now: now)
+          if case .limited(let retryAfterMs) = avatarDecision {
+            let refusal = "too many avatar uploads; retry in \(Self.seconds(retryAfterMs)) s"
+            return .done(AvatarResult(hash: record.avatarHash, refusal: refusal))
+          }
+          if case .set(let icon, let image, let hash) = avatar {
+            try database.setAvatar(address, icon: icon, image: image, hash: hash, now: now)
+            return .done(AvatarResult(hash: hash))
+          }
+          try database.setAvatar(address, icon: nil, image: nil, hash: "", now: now)
+          return .done(AvatarResult(hash: ""))
+        }
       }
-    case .none, .rejected:
-      break
     }
-    switch update {
-    case .set(let icon, let image, let hash):
-      try store { () throws(StoreError) in
-        try database.setAvatar(station.description, icon: icon, image: image, hash: hash, now: now)
-      }
-      return AvatarResult(hash: hash)
-    case .clear:
-      try store { () throws(StoreError) in
-        try database.setAvatar(station.description, icon: nil, image: nil, hash: "", now: now)
-      }
-      return AvatarResult(hash: "")
-    case .none:
-      return AvatarResult(hash: record.avatarHash)
-    case .rejected(let reason):
-      return AvatarResult(hash: record.avatarHash, refusal: reason)
+    switch outcome {
+    case .limited(let retryAfterMs):
+      throw .rateLimited(what: limit.what, retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .done(let result):
+      return result
     }
   }
 

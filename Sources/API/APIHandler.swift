@@ -93,14 +93,10 @@ public final class APIHandler {
     }
   }
 
-  /// Applies a per-station rate limit kept in the database (so it holds across workers and CGI runs).
-  func checkRate(_ what: String, station: StationAddress, perHour limit: Int, now: Int64) throws(APIError) {
-    let decision = try store { () throws(StoreError) in
-      try database.consumeRate(
-        key: "\(what):\(station)", limit: limit, windowMs: 3_600_000, now: now)
-    }
-    if case .limited(let retryAfterMs) = decision {
-      throw .rateLimited(what: what, retryAfterSeconds: Int(max(1, (retryAfterMs + 999) / 1000)))
-    }
-  }
+  /// Per-station rate limits count requests per hour; they live in the database, so they hold
+  /// across workers and CGI runs.
+  static let rateWindowMs: Int64 = 3_600_000
+
+  /// Whole seconds to wait for `milliseconds`, at least 1 (for `Retry-After`).
+  static func seconds(_ milliseconds: Int64) -> Int { Int(max(1, (milliseconds + 999) / 1000)) }
 }

@@ -20,6 +20,8 @@ import CSQLite
 
   private var connection: OpaquePointer?
   private var statements: [String: Statement] = [:]
+  /// Inside `writeBatch`: the operations' own transactions join the batch's.
+  private var batchDepth = 0
 
   /// Test hook: runs inside `sync`'s read transaction, after the messages were read and before
   /// the global last timestamp is, so a test can commit from another connection right there.
@@ -155,12 +157,25 @@ import CSQLite
   /// it throws. Writers queue here (up to the busy timeout), never half-way through.
   func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
     guard !options.readOnly else { throw .readOnly("this connection was opened read-only") }
+    if batchDepth > 0 { return try body() }
     return try transaction("BEGIN IMMEDIATE", body)
   }
 
   /// Runs `body` in a deferred `BEGIN` transaction: every read inside sees one snapshot.
   func readTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-    try transaction("BEGIN", body)
+    if batchDepth > 0 { return try body() }
+    return try transaction("BEGIN", body)
+  }
+
+  /// Runs several store operations in ONE write transaction (`BEGIN IMMEDIATE`): they commit
+  /// together, or not at all when `body` throws, for the price of one commit. Each operation's
+  /// own transaction joins this one.
+  public func writeBatch<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    try writeTransaction { () throws(StoreError) in
+      batchDepth += 1
+      defer { batchDepth -= 1 }
+      return try body()
+    }
   }
 
   private func transaction<T>(_ begin: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
