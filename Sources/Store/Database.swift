@@ -158,6 +158,9 @@ import CSQLite
   func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
     guard !options.readOnly else { throw .readOnly("this connection was opened read-only") }
     if batchDepth > 0 { return try body() }
+    guard let gate = options.writerGate else { return try transaction("BEGIN IMMEDIATE", body) }
+    gate.enter()
+    defer { gate.leave() }
     return try transaction("BEGIN IMMEDIATE", body)
   }
 

@@ -7,11 +7,17 @@ public struct StoreOptions: Sendable, Equatable {
   public var ringSize: Int = 50
   /// Opens the file read-only (no writes, no migrations, the file must exist).
   public var readOnly = false
+  /// Shared by the connections of one process, it queues their write transactions on a mutex
+  /// instead of SQLite's sleep-and-poll (see `WriterGate`). Nil: each connection on its own.
+  public var writerGate: WriterGate?
 
   /// Options with the given values; every parameter has the production default.
-  public init(busyTimeoutMs: Int32 = 5000, ringSize: Int = 50, readOnly: Bool = false) {
+  public init(
+    busyTimeoutMs: Int32 = 5000, ringSize: Int = 50, readOnly: Bool = false, writerGate: WriterGate? = nil
+  ) {
     self.busyTimeoutMs = busyTimeoutMs
     self.ringSize = ringSize
     self.readOnly = readOnly
+    self.writerGate = writerGate
   }
 }

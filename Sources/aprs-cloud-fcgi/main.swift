@@ -95,7 +95,9 @@ let apiConfig: APIConfig = {
   return config
 }()
 
-let storeOptions = StoreOptions(busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize)
+// The workers' connections queue for the write lock on one gate rather than SQLite's sleep-and-poll.
+let storeOptions = StoreOptions(
+  busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize, writerGate: WriterGate())
 
 /// Opens one connection (the first one also creates the file's directory).
 func openDatabase() throws(StoreError) -> Database {
