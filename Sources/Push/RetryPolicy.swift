@@ -129,17 +129,27 @@ public enum RetryPolicy {
     }
   }
 
+  /// What an answer means before any provider's own error codes: no answer at all (retry), or
+  /// success; nil for a provider error.
+  private static func noAnswerOrSuccess(
+    _ response: ProviderResponse, now: Int64, attempts: Int, jitter: Double
+  ) -> PushDecision? {
+    if let failure = response.transportError {
+      let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
+      return .retry(at: at, reason: "no answer: \(failure)")
+    }
+    return response.status == 200 ? .delivered : nil
+  }
+
   /// The decision for an FCM `messages:send` answer. `reauthenticated`: this request already
   /// went out again with a fresh access token after a 401.
   public static func fcm(
     _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double
   ) -> PushDecision {
-    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
-    if let failure = response.transportError {
-      let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
-      return .retry(at: at, reason: "no answer: \(failure)")
+    if let decision = noAnswerOrSuccess(response, now: now, attempts: attempts, jitter: jitter) {
+      return decision
     }
-    if response.status == 200 { return .delivered }
+    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
     let error = FCMError(body: response.body)
     let code = error?.errorCode
     let label = "\(response.status) \(code ?? error?.status ?? "")".trimmingTrailingSpace
@@ -191,12 +201,10 @@ public enum RetryPolicy {
   public static func apns(
     _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double
   ) -> PushDecision {
-    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
-    if let failure = response.transportError {
-      let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
-      return .retry(at: at, reason: "no answer: \(failure)")
+    if let decision = noAnswerOrSuccess(response, now: now, attempts: attempts, jitter: jitter) {
+      return decision
     }
-    if response.status == 200 { return .delivered }
+    let backoff = now + backoffMs(attempts: attempts, jitter: jitter)
     let error = APNsError(body: response.body)
     let reason = error.reason ?? ""
     let label = "\(response.status) \(reason)".trimmingTrailingSpace
