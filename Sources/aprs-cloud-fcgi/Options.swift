@@ -40,41 +40,11 @@ struct Options: Equatable {
 
   /// Parses the arguments after the program name. Throws a sentence for a usage error.
   static func parse(_ arguments: [String]) throws(UsageError) -> Options {
-    var options = Options()
-    var index = 0
-    while index < arguments.count {
-      let argument = arguments[index]
-      index += 1
-      if argument == "--help" || argument == "-h" {
-        options.help = true
-        continue
-      }
-      guard argument.hasPrefix("--") else {
-        throw UsageError("unexpected argument '\(argument)'")
-      }
-      var name = argument
-      var value: String?
-      if let equals = argument.firstIndex(of: "=") {
-        name = String(argument[..<equals])
-        value = String(argument[argument.index(after: equals)...])
-      }
-      guard ["--listen", "--db", "--config", "--workers", "--log-level"].contains(name) else {
-        throw UsageError("unknown option '\(name)'")
-      }
-      if value == nil {
-        guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-        value = arguments[index]
-        index += 1
-      }
-      switch name {
-      case "--listen": options.listen = value
-      case "--db": options.database = value
-      case "--config": options.configPath = value
-      case "--workers": options.workers = value
-      default: options.logLevel = value
-      }
-    }
-    return options
+    let flags = try CommandLineFlags(
+      arguments, valued: ["--listen", "--db", "--config", "--workers", "--log-level"])
+    return Options(
+      listen: flags.values["--listen"], database: flags.values["--db"], configPath: flags.values["--config"],
+      workers: flags.values["--workers"], logLevel: flags.values["--log-level"], help: flags.help)
   }
 
   /// Puts the flags above the file and the environment.
@@ -84,10 +54,4 @@ struct Options: Equatable {
     if let workers { config.override("server", "workers", workers, source: "command line --workers") }
     if let logLevel { config.override("server", "logLevel", logLevel, source: "command line --log-level") }
   }
-}
-
-/// A mistake in how the program was called (exit status 2).
-struct UsageError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
 }

@@ -1,3 +1,5 @@
+import Config
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -19,12 +21,6 @@ enum ExitStatus: Int32 {
   case success = 0
   case failure = 1
   case usage = 2
-}
-
-/// A mistake in how the command was called (exit status 2).
-struct UsageError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
 }
 
 /// Minimal argument parsing shared by the subcommands: `--flag value`, `--flag=value`, positionals.

@@ -1,3 +1,5 @@
+import Config
+
 /// `aprs-cloud nginx-config`: prints the nginx.conf that `aprs-cloud up` runs.
 enum NginxConfigCommand: Command {
   static let name = "nginx-config"

@@ -1,3 +1,4 @@
+import Config
 import Store
 
 #if canImport(Glibc)

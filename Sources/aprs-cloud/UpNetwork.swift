@@ -1,3 +1,5 @@
+import Config
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -34,43 +34,12 @@ struct Options: Equatable {
 
   /// Parses the arguments after the program name. Throws a sentence for a usage error.
   static func parse(_ arguments: [String]) throws(UsageError) -> Options {
-    var options = Options()
-    var index = 0
-    while index < arguments.count {
-      let argument = arguments[index]
-      index += 1
-      switch argument {
-      case "--help", "-h":
-        options.help = true
-        continue
-      case "--standby":
-        options.standby = true
-        continue
-      default:
-        break
-      }
-      guard argument.hasPrefix("--") else { throw UsageError("unexpected argument '\(argument)'") }
-      var name = argument
-      var value: String?
-      if let equals = argument.firstIndex(of: "=") {
-        name = String(argument[..<equals])
-        value = String(argument[argument.index(after: equals)...])
-      }
-      guard ["--db", "--config", "--log-level"].contains(name) else {
-        throw UsageError(name == "--standby" ? "--standby takes no value" : "unknown option '\(name)'")
-      }
-      if value == nil {
-        guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-        value = arguments[index]
-        index += 1
-      }
-      switch name {
-      case "--db": options.database = value
-      case "--config": options.configPath = value
-      default: options.logLevel = value
-      }
-    }
-    return options
+    let flags = try CommandLineFlags(
+      arguments, valued: ["--db", "--config", "--log-level"], switches: ["--standby"])
+    return Options(
+      database: flags.values["--db"], configPath: flags.values["--config"],
+      logLevel: flags.values["--log-level"],
+      standby: flags.switches.contains("--standby"), help: flags.help)
   }
 
   /// Puts the flags above the file and the environment.
@@ -78,10 +47,4 @@ struct Options: Equatable {
     if let database { config.override("server", "database", database, source: "command line --db") }
     if let logLevel { config.override("server", "logLevel", logLevel, source: "command line --log-level") }
   }
-}
-
-/// A mistake in how the program was called (exit status 2).
-struct UsageError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
 }
