@@ -59,25 +59,17 @@ struct PrometheusText {
   }
 
   /// A label value: backslash, double quote and line feed escaped.
-  static func escapeLabel(_ value: String) -> String {
-    var escaped = ""
-    for scalar in value.unicodeScalars {
-      switch scalar {
-      case "\\": escaped += "\\\\"
-      case "\"": escaped += "\\\""
-      case "\n": escaped += "\\n"
-      default: escaped.unicodeScalars.append(scalar)
-      }
-    }
-    return escaped
-  }
+  static func escapeLabel(_ value: String) -> String { escape(value, quotes: true) }
 
   /// HELP text: backslash and line feed escaped.
-  static func escapeHelp(_ value: String) -> String {
+  static func escapeHelp(_ value: String) -> String { escape(value, quotes: false) }
+
+  private static func escape(_ value: String, quotes: Bool) -> String {
     var escaped = ""
     for scalar in value.unicodeScalars {
       switch scalar {
       case "\\": escaped += "\\\\"
+      case "\"" where quotes: escaped += "\\\""
       case "\n": escaped += "\\n"
       default: escaped.unicodeScalars.append(scalar)
       }
