@@ -19,20 +19,12 @@ import Testing
   /// Android, one message, no coalescing: one FCM request with the data keys, one ACK on air, and the message
   /// served by `/v1/sync` with `serverTime` equal to its timestamp.
   @Test func androidMessageIsStoredAckedPushedOnceAndSynced() throws {
-    let stack = try TestStack(.real())
-    defer { stack.stop() }
-    let push = try PushProviderFake()
-    defer { push.stop() }
-    let aprsis = try FakeAPRSIS()
-    defer { aprsis.stop() }
-    let database = SQLiteFile(path: stack.databasePath)
-
-    try endToEndRegister(stack, ssid: 7, platform: "android", token: Self.fcmToken, ackMessages: true)
-    let listener = try ListenerProcess(
-      database: stack.databasePath,
-      config: endToEndConfig(aprsis: aprsis, push: push, coalesceWindow: "0"))
-    defer { listener.stop() }
-    try endToEndWaitForLogin(aprsis, listener: listener, filter: "g/N0CALL-7")
+    let rig = try EndToEndRig(
+      ssid: 7, platform: "android", token: Self.fcmToken, coalesceWindow: "0")
+    defer { rig.stop() }
+    let (stack, push, aprsis, database, listener) = (
+      rig.stack, rig.push, rig.aprsis, rig.database, rig.listener
+    )
 
     #expect(try aprsis.inject(["KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :Hello from the radio{42"]) == 1)
 
@@ -89,20 +81,12 @@ import Testing
   /// iOS, three messages within the 2 s coalescing window: one APNs request naming the newest sender with
   /// `count` "3", and all three messages synced in order.
   @Test func iosBurstIsCoalescedIntoOneAPNsRequest() throws {
-    let stack = try TestStack(.real())
-    defer { stack.stop() }
-    let push = try PushProviderFake()
-    defer { push.stop() }
-    let aprsis = try FakeAPRSIS()
-    defer { aprsis.stop() }
-    let database = SQLiteFile(path: stack.databasePath)
-
-    try endToEndRegister(stack, ssid: 8, platform: "ios", token: Self.apnsToken, ackMessages: true)
-    let listener = try ListenerProcess(
-      database: stack.databasePath,
-      config: endToEndConfig(aprsis: aprsis, push: push, coalesceWindow: "2s"))
-    defer { listener.stop() }
-    try endToEndWaitForLogin(aprsis, listener: listener, filter: "g/N0CALL-8")
+    let rig = try EndToEndRig(
+      ssid: 8, platform: "ios", token: Self.apnsToken, coalesceWindow: "2s")
+    defer { rig.stop() }
+    let (stack, push, aprsis, database, listener) = (
+      rig.stack, rig.push, rig.aprsis, rig.database, rig.listener
+    )
 
     let burst = [
       ("KJ7ABC-7", "first", "1"), ("W1AW", "second", "2"), ("OH7AA-1", "third", "3"),
@@ -140,22 +124,14 @@ import Testing
   /// A sender's retransmission, let through by APRS-IS (its clock moved past the 30 s duplicate window): stored
   /// once, pushed once, ACKed twice (`ackInterval` shortened so the second copy is due an ACK).
   @Test func retransmissionIsStoredAndPushedOnceButAckedTwice() throws {
-    let stack = try TestStack(.real())
-    defer { stack.stop() }
-    let push = try PushProviderFake()
-    defer { push.stop() }
-    let aprsis = try FakeAPRSIS()
-    defer { aprsis.stop() }
-    let database = SQLiteFile(path: stack.databasePath)
     let ackIntervalMs: Int64 = 200
-
-    try endToEndRegister(stack, ssid: 7, platform: "android", token: Self.fcmToken, ackMessages: true)
-    let listener = try ListenerProcess(
-      database: stack.databasePath,
-      config: endToEndConfig(
-        aprsis: aprsis, push: push, coalesceWindow: "0", extraListener: "ackInterval = \(ackIntervalMs)ms\n"))
-    defer { listener.stop() }
-    try endToEndWaitForLogin(aprsis, listener: listener, filter: "g/N0CALL-7")
+    let rig = try EndToEndRig(
+      ssid: 7, platform: "android", token: Self.fcmToken, coalesceWindow: "0",
+      extraListener: "ackInterval = \(ackIntervalMs)ms\n")
+    defer { rig.stop() }
+    let (stack, push, aprsis, database, listener) = (
+      rig.stack, rig.push, rig.aprsis, rig.database, rig.listener
+    )
 
     let copy = "KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :Hello from the radio{42"
     let ack = "N0CALL-7>APZACL,TCPIP*::KJ7ABC-7 :ack42"
@@ -227,6 +203,50 @@ private func endToEndInteger(_ value: JSONValue?) -> Int64? {
     return nil
   }
   return number.int64
+}
+
+/// Everything one end-to-end test runs: nginx + responder, the push fake, the APRS-IS fake, N0CALL-`ssid`
+/// registered with one device and `ackMessages`, and a listener logged in (verified) with its filter.
+private final class EndToEndRig {
+  let stack: TestStack
+  let push: PushProviderFake
+  let aprsis: FakeAPRSIS
+  let database: SQLiteFile
+  let listener: ListenerProcess
+
+  init(ssid: Int, platform: String, token: String, coalesceWindow: String, extraListener: String = "") throws
+  {
+    // What started so far, stopped in reverse when a later step fails.
+    var started: [() -> Void] = []
+    do {
+      let stack = try TestStack(.real())
+      started.append { stack.stop() }
+      let push = try PushProviderFake()
+      started.append { push.stop() }
+      let aprsis = try FakeAPRSIS()
+      started.append { aprsis.stop() }
+      try endToEndRegister(stack, ssid: ssid, platform: platform, token: token, ackMessages: true)
+      let listener = try ListenerProcess(
+        database: stack.databasePath,
+        config: endToEndConfig(
+          aprsis: aprsis, push: push, coalesceWindow: coalesceWindow, extraListener: extraListener))
+      started.append { listener.stop() }
+      try endToEndWaitForLogin(aprsis, listener: listener, filter: "g/N0CALL-\(ssid)")
+      (self.stack, self.push, self.aprsis, self.listener) = (stack, push, aprsis, listener)
+      database = SQLiteFile(path: stack.databasePath)
+    } catch {
+      for stop in started.reversed() { stop() }
+      throw error
+    }
+  }
+
+  /// Stops everything, the listener first.
+  func stop() {
+    listener.stop()
+    aprsis.stop()
+    push.stop()
+    stack.stop()
+  }
 }
 
 /// `POST /v1/register` for N0CALL-`ssid` with a device.
