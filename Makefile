@@ -33,9 +33,10 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# The fakes' own tests first (they prove the fakes behave like the real services), then every
-# Swift test: unit, store, API, and the integration tests through real nginx, responder, listener.
-test: deps
+# Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
+# real services), then every Swift test: unit, store, API, and the integration tests through real
+# nginx, responder, listener.
+test: deps lint
 	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs
 	$(SWIFT) build --build-tests
@@ -50,8 +51,9 @@ bench: deps-bench release
 format:
 	swift-format format --in-place --recursive Sources Tests Package.swift
 
+# swift-format ships with the Swift toolchain; --strict turns every finding into a failure.
 lint:
-	swift-format lint --recursive Sources Tests Package.swift
+	swift-format lint --strict --parallel --recursive Sources Tests Package.swift
 
 clean:
 	rm -rf .build $(DATA)

@@ -5,13 +5,15 @@
 /// monotonic time in seconds and carries out the actions it returns (spawn, signal, log, exit), so
 /// every decision is testable with made-up times.
 struct UpSupervisor {
-  /// How long a child waits before it is started again after dying: `initialDelay`, doubled after
-  /// each further death up to `maximumDelay`, and back to `initialDelay` once a child has run for
-  /// `stableAfter` seconds. After SIGTERM a child has `stopTimeout` seconds before SIGKILL.
+  /// When a dead child is started again. A child that ran at least `crashLoopWindow` seconds is
+  /// restarted at once: a listener that crashed after running a while must be back on APRS-IS within
+  /// about a second, because senders give up after a few tries. Only a crash loop (deaths within
+  /// `crashLoopWindow` of starting) backs off: `initialDelay`, doubled after each further quick death up
+  /// to `maximumDelay`. After SIGTERM a child has `stopTimeout` seconds before SIGKILL.
   struct Policy: Equatable, Sendable {
     var initialDelay = 0.5
     var maximumDelay = 10.0
-    var stableAfter = 10.0
+    var crashLoopWindow = 5.0
     var stopTimeout = 5.0
   }
 
@@ -56,7 +58,7 @@ struct UpSupervisor {
   let names: [String]
   let policy: Policy
   private(set) var states: [ChildState]
-  /// Deaths in a row per child, for the backoff.
+  /// Quick deaths in a row per child (each within `crashLoopWindow` of its start), for the backoff.
   private(set) var failures: [Int]
   /// Set once a shutdown began: nothing starts again.
   private(set) var shuttingDown = false
@@ -198,7 +200,11 @@ struct UpSupervisor {
   }
 
   private mutating func scheduleRestart(child: Int, now: Double, ranFor: Double, what: String) -> [Action] {
-    if ranFor >= policy.stableAfter { failures[child] = 0 }
+    if ranFor >= policy.crashLoopWindow {
+      failures[child] = 0
+      states[child] = .spawning
+      return [.log("\(names[child]) \(what); restarting now"), .spawn(child: child)]
+    }
     failures[child] += 1
     let delay = delay(afterFailures: failures[child])
     states[child] = .backingOff(until: now + delay)

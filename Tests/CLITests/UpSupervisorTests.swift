@@ -89,9 +89,34 @@ private func logs(_ actions: [UpSupervisor.Action]) -> [String] {
     _ = supervisor.exited(pid: 201, status: exitedStatus(1), now: 0.8)  // 1 s
     _ = supervisor.tick(now: 1.8)
     _ = supervisor.spawned(child: 1, pid: 202, now: 1.8)
-    // Stable for 10 s, then dies: back to the first delay.
-    _ = supervisor.exited(pid: 202, status: exitedStatus(0), now: 11.8)
-    #expect(supervisor.states[1] == .backingOff(until: 12.3))
+    // Ran for 10 s, then dies: not a crash loop, so it starts again at once and the backoff is over.
+    let actions = supervisor.exited(pid: 202, status: exitedStatus(0), now: 11.8)
+    #expect(actions.contains(.spawn(child: 1)))
+    #expect(logs(actions) == ["nginx exited (status 0); restarting now"])
+    #expect(supervisor.states[1] == .spawning)
+    #expect(supervisor.failures[1] == 0)
+    _ = supervisor.spawned(child: 1, pid: 203, now: 11.8)
+    // A quick death after that backs off from the first delay again.
+    _ = supervisor.exited(pid: 203, status: exitedStatus(1), now: 12)
+    #expect(supervisor.states[1] == .backingOff(until: 12.5))
+  }
+
+  @Test func aChildThatRanFiveSecondsIsRestartedAtOnce() {
+    var supervisor = UpSupervisor(names: names)
+    _ = supervisor.start(now: 0)
+    _ = supervisor.spawned(child: 0, pid: 100, now: 0)
+    // 4.9 s is still a crash loop; 5 s is not.
+    #expect(
+      logs(supervisor.exited(pid: 100, status: signaledStatus(9), now: 4.9)).last?.hasSuffix("0.5 s") == true)
+    _ = supervisor.tick(now: 5.4)
+    _ = supervisor.spawned(child: 0, pid: 101, now: 5.4)
+    let actions = supervisor.exited(pid: 101, status: signaledStatus(9), now: 10.4)
+    #expect(
+      actions == [
+        .signal(pid: 101, signal: .kill, group: true),
+        .log("aprs-cloud-fcgi exited (signal 9); restarting now"),
+        .spawn(child: 0),
+      ])
   }
 
   @Test func aFailedSpawnIsRetriedLikeADeath() {

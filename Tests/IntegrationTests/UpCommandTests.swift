@@ -146,7 +146,7 @@ private final class UpRun {
         && (try? Curl.request("GET", up.url + "/health", timeout: 2))?.status == 200
     }
     #expect(restarted, "nginx was not restarted:\n\(up.log)")
-    #expect(up.log.contains("nginx exited (signal 9); restarting in 0.5 s"), "\(up.log)")
+    #expect(up.log.contains("nginx exited (signal 9); restarting"), "\(up.log)")
 
     // The responder too.
     let responder = try #require(up.children(named: "aprs-cloud-fcgi").first)
