@@ -34,6 +34,9 @@ let package = Package(
       name: "EmbedSQLPlugin", capability: .buildTool(), dependencies: ["embed-sql"],
       path: "Sources/EmbedSQLPlugin"),
 
+    // MARK: Platform layer: threads, locks, conditions, clocks, signals, base64 (Glibc only).
+    .target(name: "Platform"),
+
     // MARK: Pure cores (no I/O).
     .target(name: "APRS"),
     .target(name: "JSON"),
@@ -66,6 +69,7 @@ let package = Package(
     .testTarget(name: "APRSTests", dependencies: ["APRS", "TestSupport"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
     .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
+    .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config"]),
     .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
     .testTarget(name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config"]),
