@@ -9,11 +9,6 @@ public struct ThreadStartError: Error, CustomStringConvertible {
   /// The error number `pthread_create` returned.
   public let code: Int32
 
-  public init(name: String, code: Int32) {
-    self.name = name
-    self.code = code
-  }
-
   /// `cannot start thread NAME: REASON`.
   public var description: String { "cannot start thread \(name): \(String(cString: strerror(code)))" }
 }

@@ -1,6 +1,7 @@
-import Platform
 import Synchronization
 import Testing
+
+@testable import Platform
 
 #if canImport(Glibc)
   import Glibc
