@@ -3,8 +3,9 @@ import PackageDescription
 
 /// aprs-cloud: APRS-IS to push-notification bridge.
 ///
-/// Layout: one system-library target per C library (`C…`), pure Swift cores
-/// (`APRS`, `JSON`), the only SQL-speaking module (`Store`), and thin executables.
+/// Layout: one system-library target per C library (`C…`), the platform layer (`Platform`:
+/// threads, locks, clocks, signals, base64) and `Logging`, pure Swift cores (`APRS`, `JSON`),
+/// the only SQL-speaking module (`Store`), and thin executables.
 let package = Package(
   name: "aprs-cloud",
   platforms: [.macOS(.v13)],
@@ -34,42 +35,55 @@ let package = Package(
       name: "EmbedSQLPlugin", capability: .buildTool(), dependencies: ["embed-sql"],
       path: "Sources/EmbedSQLPlugin"),
 
+    // MARK: Platform layer: threads, locks, conditions, clocks, signals, base64 (Glibc only).
+    .target(name: "Platform"),
+    // MARK: One key=value line per event on standard error.
+    .target(name: "Logging", dependencies: ["Platform"]),
+
     // MARK: Pure cores (no I/O).
     .target(name: "APRS"),
     .target(name: "JSON"),
-    .target(name: "Config"),
+    .target(name: "Config", dependencies: ["Logging"]),
 
     // MARK: The only module that speaks SQL.
-    .target(name: "Store", dependencies: ["CSQLite", "APRS"], plugins: ["EmbedSQLPlugin"]),
+    .target(name: "Store", dependencies: ["CSQLite", "APRS", "Platform"], plugins: ["EmbedSQLPlugin"]),
 
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
-    .target(name: "API", dependencies: ["APRS", "JSON", "Store", "COpenSSL"]),
+    .target(name: "API", dependencies: ["APRS", "JSON", "Store", "Platform", "COpenSSL"]),
 
     // MARK: The listener's core: APRS-IS connection, filter, storage decisions, ACKs.
-    .target(name: "Listener", dependencies: ["APRS", "Store", "Config"]),
+    .target(name: "Listener", dependencies: ["APRS", "Store", "Config", "Logging", "Platform"]),
 
     // MARK: Push delivery: payloads, JWTs, FCM and APNs over one curl multi handle.
-    .target(name: "Push", dependencies: ["JSON", "Store", "Config", "CCurl", "COpenSSL"]),
+    .target(
+      name: "Push", dependencies: ["JSON", "Store", "Config", "Logging", "Platform", "CCurl", "COpenSSL"]),
 
     // MARK: Executables.
     .executableTarget(
-      name: "aprs-listener", dependencies: ["Listener", "Push", "Config", "Store", "APRS"]),
+      name: "aprs-listener",
+      dependencies: ["Listener", "Push", "Config", "Logging", "Platform", "Store", "APRS"]),
     .executableTarget(
-      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Store", "CFastCGI"]),
+      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Logging", "Platform", "Store", "CFastCGI"]),
     .executableTarget(
-      name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
+      name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push"]),
     .executableTarget(
-      name: "aprs-cloud-bench", dependencies: ["APRS", "JSON", "Store", "Config", "Push", "API"]),
+      name: "aprs-cloud-bench",
+      dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API"]),
 
     // MARK: Tests.
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "APRSTests", dependencies: ["APRS", "TestSupport"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
     .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
-    .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+    .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+    .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+    .testTarget(name: "ConfigTests", dependencies: ["Config", "Logging"]),
     .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
-    .testTarget(name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config"]),
-    .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "Config", "TestSupport"]),
+    .testTarget(
+      name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config", "Logging", "Platform"]),
+    .testTarget(
+      name: "PushTests",
+      dependencies: ["Push", "JSON", "Store", "Config", "Logging", "Platform", "TestSupport"]),
     .testTarget(name: "CLITests", dependencies: ["JSON", "aprs-cloud", "TestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["JSON", "TestSupport"]),
   ],

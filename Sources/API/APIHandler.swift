@@ -1,5 +1,6 @@
 import APRS
 import JSON
+import Platform
 import Store
 
 /// Turns one request into one response: route, decode, validate, call the store, encode.
@@ -9,7 +10,7 @@ import Store
 public final class APIHandler {
   let database: Database
   let config: APIConfig
-  let clock: @Sendable () -> Int64
+  let clock: EpochClock
   /// The responder's request counters that `GET /metrics` shows (shared by every worker's handler);
   /// nil leaves them out.
   let requestMetrics: RequestMetrics?
@@ -18,7 +19,7 @@ public final class APIHandler {
   /// is the registry the shell records requests in.
   public init(
     database: Database, config: APIConfig = APIConfig(), metrics: RequestMetrics? = nil,
-    clock: @escaping @Sendable () -> Int64
+    clock: @escaping EpochClock
   ) {
     self.database = database
     self.config = config

@@ -1,3 +1,5 @@
+import Logging
+
 /// The responder's settings (`aprs-cloud-fcgi`), from `[server]` and `[ratelimit]`.
 ///
 /// ```ini

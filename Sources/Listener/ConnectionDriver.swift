@@ -1,5 +1,7 @@
 import APRS
 import Config
+import Logging
+import Platform
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import APRS
 import Config
+import Logging
 
 /// The APRS-IS connection's logic, without sockets or clocks: events in, actions out (the shape of Hummingbird's
 /// connection state machines). The driver (``ConnectionDriver``) does the I/O and feeds back what happened.

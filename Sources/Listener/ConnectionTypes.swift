@@ -1,5 +1,6 @@
 import APRS
 import Config
+import Logging
 
 /// The connection's settings: servers, login, timings.
 public struct ConnectionSettings: Sendable, Equatable {

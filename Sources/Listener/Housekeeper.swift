@@ -1,4 +1,5 @@
-import Config
+import Logging
+import Platform
 import Store
 
 /// The housekeeping thread: renews the listener lease, publishes the listener's state to `meta` (periodically and

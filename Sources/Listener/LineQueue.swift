@@ -1,3 +1,5 @@
+import Platform
+
 /// The bounded queue between the reader (socket → lines) and the writer (lines → database).
 ///
 /// ``push(_:)`` never waits: when the queue is full the line is refused and the caller counts the drop, so the

@@ -1,5 +1,7 @@
 import APRS
 import Config
+import Logging
+import Platform
 import Store
 import Synchronization
 
@@ -146,7 +148,7 @@ public final class ListenerRuntime: Sendable {
 
     let housekeeperBox = UncheckedBox(housekeeperDatabase)
     guard
-      let housekeeperDone = startThread(
+      let housekeeperDone = try? startThread(
         name: "housekeeper",
         { [self] in
           housekeeper.run(leaseLost: { self.requestStop(status: 1) })
@@ -155,18 +157,18 @@ public final class ListenerRuntime: Sendable {
     else { return failStart(database, "housekeeper") }
     let watcherBox = UncheckedBox(watcher)
     guard
-      let watcherDone = startThread(
+      let watcherDone = try? startThread(
         name: "registrations",
         { [connection] in watcherBox.value.run(deliver: { connection.submit(plan: $0) }) })
     else { return failStart(database, "registration watcher") }
     guard
-      let writerDone = startThread(
+      let writerDone = try? startThread(
         name: "writer",
         { [self] in
           if !writer.run() { self.requestStop(status: 1) }
         })
     else { return failStart(database, "writer") }
-    guard let connectionDone = startThread(name: "connection", { connection.run() }) else {
+    guard let connectionDone = try? startThread(name: "connection", { connection.run() }) else {
       return failStart(database, "connection")
     }
 

@@ -1,5 +1,6 @@
 import APRS
-import Config
+import Logging
+import Platform
 import Store
 import Synchronization
 

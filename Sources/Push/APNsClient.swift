@@ -1,4 +1,5 @@
 import Config
+import Logging
 
 /// APNs with token authentication: one ES256 provider token, signed with the `.p8` key, shared
 /// by every request and re-signed about every 50 minutes (Apple wants between 20 and 60), never

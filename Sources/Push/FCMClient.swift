@@ -1,4 +1,5 @@
 import Config
+import Logging
 
 /// FCM HTTP v1: one request per device token, authorised by an OAuth access token that a
 /// service-account JWT buys at its `token_uri`.

@@ -1,4 +1,5 @@
 import JSON
+import Platform
 
 /// JSON Web Tokens for the two providers (RFC 7519, compact JWS).
 enum JWT {

@@ -1,4 +1,6 @@
 import Config
+import Logging
+import Platform
 import Store
 
 /// Everything a push sender needs besides `PushConfig`.
@@ -17,12 +19,12 @@ public struct PushServiceOptions: Sendable {
   /// Where the sender logs.
   public var logger: Logger
   /// Epoch milliseconds.
-  public var clock: @Sendable () -> Int64
+  public var clock: EpochClock
 
   public init(
     databasePath: String, storeOptions: StoreOptions = .init(), push: PushConfig,
     stationExpiryMs: Int64 = 7 * 86_400_000, pollIntervalMs: Int64 = 1000, logger: Logger = Logger(),
-    clock: @escaping @Sendable () -> Int64 = { Logger.epochMilliseconds() }
+    clock: @escaping EpochClock = epochMilliseconds
   ) {
     self.databasePath = databasePath
     self.storeOptions = storeOptions

@@ -1,4 +1,5 @@
 import Config
+import Platform
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,7 +33,8 @@ public final class PushService: Sendable {
 
   private struct Shared: Sendable {
     var wake: CurlWakeHandle?
-    var thread: pthread_t?
+    /// Set when the push thread has ended.
+    var done: Latch?
     var started = false
     var states: [Platform: ProviderState] = [:]
   }
@@ -57,23 +59,16 @@ public final class PushService: Sendable {
     let box = EngineBox(engine: engine, service: self)
     engine.onStateChange = { [weak self] states in self?.shared.withLock { $0.states = states } }
     let initialStates = engine.states
-    let retained = Unmanaged.passRetained(box).toOpaque()
-    var thread = pthread_t()
-    let result = pthread_create(
-      &thread, nil,
-      { raw in
-        let box = Unmanaged<EngineBox>.fromOpaque(raw!).takeRetainedValue()
-        box.service.run(box.engine)
-        return nil
-      }, retained)
-    guard result == 0 else {
-      Unmanaged<EngineBox>.fromOpaque(retained).release()
+    let done: Latch
+    do {
+      done = try startThread(name: "push") { box.service.run(box.engine) }
+    } catch {
       engine.close()
-      throw PushError("cannot start the push thread: \(String(cString: strerror(result)))")
+      throw PushError("cannot start the push thread: \(String(cString: strerror(error.code)))")
     }
     shared.withLock {
       $0.started = true
-      $0.thread = thread
+      $0.done = done
       $0.wake = engine.http.wakeHandle
       $0.states = initialStates
     }
@@ -90,13 +85,13 @@ public final class PushService: Sendable {
   /// not sent stay in the outbox for the next start. Returns when the thread has ended.
   public func stop() {
     stopRequested.store(true, ordering: .releasing)
-    let thread = shared.withLock { state -> pthread_t? in
+    let done = shared.withLock { state -> Latch? in
       state.wake?.wakeup()
-      let thread = state.thread
-      state.thread = nil
-      return thread
+      let done = state.done
+      state.done = nil
+      return done
     }
-    if let thread { pthread_join(thread, nil) }
+    done?.wait()
   }
 
   /// Each provider's state as last published (`ok`, `off`, `stopped: …`).

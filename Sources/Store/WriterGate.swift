@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import Platform
 
 /// A queue for the write lock among the connections of ONE process (the responder's workers).
 ///
@@ -9,18 +7,13 @@
 /// gate makes them wait on a mutex instead and go in turn the moment the lock is free. Writers in other
 /// processes (the listener) are still met by the busy timeout.
 public final class WriterGate: @unchecked Sendable, Equatable {
-  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+  private let lock = Lock()
 
   /// A new, open gate.
-  public init() { pthread_mutex_init(mutex, nil) }
+  public init() {}
 
-  deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
-  }
-
-  func enter() { pthread_mutex_lock(mutex) }
-  func leave() { pthread_mutex_unlock(mutex) }
+  func enter() { lock.lock() }
+  func leave() { lock.unlock() }
 
   /// Gates are equal only to themselves.
   public static func == (lhs: WriterGate, rhs: WriterGate) -> Bool { lhs === rhs }

@@ -1,3 +1,5 @@
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -162,12 +164,6 @@ enum FeedBench: Benchmark {
     var request = timespec(
       tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     nanosleep(&request, nil)
-  }
-
-  private static func epochMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
   }
 
   /// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half of it.

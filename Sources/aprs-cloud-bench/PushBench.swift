@@ -1,5 +1,7 @@
 // Drop-in for Sources/aprs-cloud-bench/ once that target depends on "Push" (see Tests/bench/run).
 import Config
+import Logging
+import Platform
 import Push
 import Store
 
@@ -40,13 +42,9 @@ enum PushBench: Benchmark {
     }
   }
 
-  static func now() -> Int64 { Logger.epochMilliseconds() }
+  static func now() -> Int64 { epochMilliseconds() }
 
-  static func microseconds() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_REALTIME, &time)
-    return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
-  }
+  static func microseconds() -> Int64 { clockMicroseconds(CLOCK_REALTIME) }
 
   static func measure(directory: String, port: Int, count: Int, samples: Int) throws -> Int32 {
     let path = directory + "/push-bench.sqlite"
@@ -109,7 +107,7 @@ enum PushBench: Benchmark {
       for station in stations { try register(station, platform: platform) }
       let clock = ContinuousClock()
       let start = clock.now
-      let cpuBefore = cpuMicroseconds(CLOCK_PROCESS_CPUTIME_ID) - cpuMicroseconds(CLOCK_THREAD_CPUTIME_ID)
+      let cpuBefore = clockMicroseconds(CLOCK_PROCESS_CPUTIME_ID) - clockMicroseconds(CLOCK_THREAD_CPUTIME_ID)
       try store(stations) { _ in "Throughput test message, a typical APRS length text." }
       guard try waitForEmptyOutbox() else {
         printError("push: \(label) throughput run did not finish")
@@ -118,7 +116,8 @@ enum PushBench: Benchmark {
       let elapsed = seconds(start.duration(to: clock.now))
       let cpu =
         Double(
-          cpuMicroseconds(CLOCK_PROCESS_CPUTIME_ID) - cpuMicroseconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore)
+          clockMicroseconds(CLOCK_PROCESS_CPUTIME_ID) - clockMicroseconds(CLOCK_THREAD_CPUTIME_ID) - cpuBefore
+        )
         / Double(count)
       print(
         "push \(label) throughput: \(count) pushes in \(fixed(elapsed, decimals: 3)) s = "
@@ -148,14 +147,6 @@ enum PushBench: Benchmark {
         + "p99 \(fixed(p99, decimals: 2)) ms (\(samples) samples)")
     print("push sender process memory: \(status("VmRSS")) resident, \(status("VmHWM")) peak")
     return 0
-  }
-
-  /// CPU time so far of this process (`CLOCK_PROCESS_CPUTIME_ID`) or of the calling thread
-  /// (`CLOCK_THREAD_CPUTIME_ID`), µs.
-  static func cpuMicroseconds(_ clock: clockid_t) -> Int64 {
-    var time = timespec()
-    clock_gettime(clock, &time)
-    return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
   }
 
   /// A 64-digit hex APNs token made from a station name.

@@ -1,5 +1,5 @@
 import CFastCGI
-import Config
+import Logging
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,6 @@
 import API
-import Config
+import Logging
+import Platform
 
 #if canImport(Glibc)
   import Glibc
@@ -138,13 +139,6 @@ struct Responder {
   static func headerSafe(_ text: String) -> String {
     String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
   }
-}
-
-/// Microseconds on the monotonic clock, for request timings.
-func monotonicMicroseconds() -> Int64 {
-  var now = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &now)
-  return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
 }
 
 /// Writes every byte to a file descriptor, retrying short writes and EINTR. False on failure.

@@ -3,6 +3,8 @@
 import API
 import CFastCGI
 import Config
+import Logging
+import Platform
 import Store
 
 #if canImport(Glibc)
@@ -10,7 +12,7 @@ import Store
 #endif
 
 // A client that goes away must cost an EPIPE, not the process.
-signal(SIGPIPE, SIG_IGN)
+StopSignals.ignoreBrokenPipes()
 
 let environment = ConfigFile.processEnvironment()
 
@@ -118,13 +120,13 @@ func createParentDirectory(of path: String) {
 /// The request counters and latency histograms `/metrics` shows, shared by every worker. In CGI
 /// mode they only ever hold the one request of the process (the HELP text says so).
 let requestMetrics = RequestMetrics(
-  startedAt: Logger.epochMilliseconds(), mode: runsAsCGI ? "cgi" : "fastcgi",
+  startedAt: epochMilliseconds(), mode: runsAsCGI ? "cgi" : "fastcgi",
   workers: runsAsCGI ? 1 : settings.workers)
 
 func makeResponder(_ database: Database) -> Responder {
   Responder(
     handler: APIHandler(
-      database: database, config: apiConfig, metrics: requestMetrics, clock: { Logger.epochMilliseconds() }),
+      database: database, config: apiConfig, metrics: requestMetrics, clock: epochMilliseconds),
     maxBody: settings.maxBody, logger: logger, metrics: requestMetrics)
 }
 

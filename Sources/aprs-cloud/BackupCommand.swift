@@ -1,4 +1,4 @@
-import Config
+import Platform
 import Store
 
 #if canImport(Glibc)
@@ -51,7 +51,7 @@ enum BackupCommand: Command {
       let temporary = output + ".tmp-\(getpid())"
       for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporary + suffix) }
 
-      let started = Logger.epochMilliseconds()
+      let started = epochMilliseconds()
       let database = try settings.openReadOnly(checkSchema: false)
       let result: BackupResult
       do throws(StoreError) {
@@ -91,7 +91,7 @@ enum BackupCommand: Command {
         throw CommandFailure("cannot move the backup to \(output): \(reason)")
       }
       syncDirectory(of: output)
-      let elapsed = Logger.epochMilliseconds() - started
+      let elapsed = epochMilliseconds() - started
       print("backup: \(output)")
       print("size: \(Format.bytes(result.bytes)) (\(result.pages) pages) in \(elapsed) ms")
       print("holds: \(holds)")

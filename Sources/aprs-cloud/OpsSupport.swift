@@ -1,4 +1,5 @@
 import Config
+import Logging
 import Store
 
 #if canImport(Glibc)

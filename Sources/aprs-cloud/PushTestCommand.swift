@@ -1,4 +1,6 @@
 import Config
+import Logging
+import Platform
 import Push
 import Store
 
@@ -122,12 +124,8 @@ enum PushWorkerCommand: Command {
     let logger = settings.options.logger
     for warning in settings.warnings { logger.warn(warning) }
     // Before any thread starts, so the push thread inherits the mask and only sigwait sees them.
-    var stopSignals = sigset_t()
-    sigemptyset(&stopSignals)
-    sigaddset(&stopSignals, SIGTERM)
-    sigaddset(&stopSignals, SIGINT)
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
-    signal(SIGPIPE, SIG_IGN)
+    StopSignals.block()
+    StopSignals.ignoreBrokenPipes()
     PushService.globalInit()
     do {
       let database = try Database(path: settings.options.databasePath, options: settings.options.storeOptions)
@@ -147,8 +145,7 @@ enum PushWorkerCommand: Command {
     }
     logger.info(
       "push worker started", ["database": settings.options.databasePath, "pid": String(getpid())])
-    var received: Int32 = 0
-    sigwait(&stopSignals, &received)
+    let received = StopSignals.wait()
     logger.info("push worker stopping", ["signal": String(received)])
     service.stop()
     return .success

@@ -1,4 +1,5 @@
 import Config
+import Platform
 import Store
 
 /// `aprs-cloud stations --db PATH [--all]`: the registered stations, one per line.
@@ -33,7 +34,7 @@ enum StationsCommand: Command {
       let settings = try OperatorSettings.load(parsed)
       let database = try settings.openReadOnly()
       defer { closeInspected(database) }
-      let now = Logger.epochMilliseconds()
+      let now = epochMilliseconds()
       let all = parsed.options["all"] != nil
       let stations: [StationSummary]
       do throws(StoreError) {

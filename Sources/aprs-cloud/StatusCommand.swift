@@ -1,4 +1,5 @@
 import Config
+import Platform
 import Store
 
 /// `aprs-cloud status --db PATH`: what `/health` and the key metrics say, for a terminal.
@@ -35,7 +36,7 @@ enum StatusCommand: Command {
       let settings = try OperatorSettings.load(parsed)
       let database = try settings.openReadOnly()
       defer { closeInspected(database) }
-      let now = Logger.epochMilliseconds()
+      let now = epochMilliseconds()
       let report: Report
       do throws(StoreError) {
         report = Report(

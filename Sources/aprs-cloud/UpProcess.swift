@@ -1,3 +1,5 @@
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -16,13 +18,8 @@ enum UpProcess {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
 
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE, SIGUSR1, SIGUSR2] {
-      sigaddset(&defaults, signal)
-    }
+    var empty = StopSignals.set(of: [])
+    var defaults = StopSignals.set(of: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE, SIGUSR1, SIGUSR2])
     posix_spawnattr_setsigmask(&attributes, &empty)
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setpgroup(&attributes, 0)
@@ -73,20 +70,16 @@ enum UpProcess {
 
   /// Seconds on the monotonic clock.
   static func now() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    Double(monotonicMicroseconds()) / 1e6
   }
 
   /// The signals the supervisor handles synchronously with `waitSignal` (blocked for normal delivery).
   static func blockSignals() -> sigset_t {
-    var set = sigset_t()
-    sigemptyset(&set)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&set, signal) }
-    sigprocmask(SIG_BLOCK, &set, nil)
+    let signals = [SIGINT, SIGTERM, SIGHUP, SIGCHLD]
+    StopSignals.block(signals)
     // A health probe writing to a closed connection must not kill the supervisor.
-    signal(SIGPIPE, SIG_IGN)
-    return set
+    StopSignals.ignoreBrokenPipes()
+    return StopSignals.set(of: signals)
   }
 
   /// Waits up to `timeout` seconds for one of the signals in `set`; returns it, or nil on timeout.

@@ -3,6 +3,8 @@
 import APRS
 import Config
 import Listener
+import Logging
+import Platform
 import Push
 import Store
 
@@ -11,7 +13,7 @@ import Store
 #endif
 
 // A server that goes away must cost an EPIPE, not the process.
-signal(SIGPIPE, SIG_IGN)
+StopSignals.ignoreBrokenPipes()
 
 /// Writes text to standard error.
 func printError(_ text: String) {
@@ -122,11 +124,12 @@ let runtime = ListenerRuntime(
   logger: logger,
   notifier: PushNotifier(service: push, logger: logger))
 
-let handlerStarted = StopSignals.handle { [runtime, logger] signal in
-  logger.info("stop signal received", ["signal": signal == SIGTERM ? "TERM" : "INT"])
-  runtime.requestStop(status: 0)
-}
-guard handlerStarted else {
+do {
+  try StopSignals.handle { [runtime, logger] signal in
+    logger.info("stop signal received", ["signal": signal == SIGTERM ? "TERM" : "INT"])
+    runtime.requestStop(status: 0)
+  }
+} catch {
   logger.error("cannot start the signal thread")
   exit(1)
 }

@@ -1,4 +1,5 @@
 import Config
+import Logging
 import Testing
 
 @Suite struct ServerConfigTests {

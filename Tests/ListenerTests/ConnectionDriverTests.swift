@@ -1,5 +1,7 @@
 import APRS
 import Config
+import Logging
+import Platform
 import Store
 import Synchronization
 import Testing
@@ -130,7 +132,7 @@ struct DriverRig {
       machine: machine, queue: queue, counters: counters, shared: shared,
       logger: Logger(level: .error), connectTimeoutMs: 2_000, wake: WakePipe()!, onStatusChange: {})
     let driver = self.driver
-    guard let done = startThread(name: "test-connection", { driver.run() }) else {
+    guard let done = try? startThread(name: "test-connection", { driver.run() }) else {
       throw TestError("no thread")
     }
     self.done = done

@@ -1,5 +1,6 @@
 import APRS
 import Config
+import Platform
 import Store
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Platform
 import TestSupport
 import Testing
 

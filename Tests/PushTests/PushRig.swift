@@ -1,6 +1,8 @@
 import Config
 import Foundation
 import JSON
+import Logging
+import Platform
 import Push
 import Store
 import Synchronization
@@ -13,7 +15,7 @@ import Synchronization
 final class TestClock: Sendable {
   private let offset = Atomic<Int64>(0)
 
-  func now() -> Int64 { Logger.epochMilliseconds() + offset.load(ordering: .relaxed) }
+  func now() -> Int64 { epochMilliseconds() + offset.load(ordering: .relaxed) }
 
   func advance(by milliseconds: Int64) { offset.add(milliseconds, ordering: .relaxed) }
 }

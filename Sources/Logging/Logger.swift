@@ -1,3 +1,5 @@
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -21,14 +23,14 @@ public struct Logger: Sendable {
   /// The file descriptor lines are written to (2, standard error, unless a test says otherwise).
   public var fileDescriptor: Int32
   /// Epoch milliseconds for the `ts` field.
-  public var clock: @Sendable () -> Int64
+  public var clock: EpochClock
 
   /// The longest value written, in characters; longer ones end in `…`.
   public static let maxValueLength = 300
 
   public init(
     level: LogLevel = .info, fileDescriptor: Int32 = 2,
-    clock: @escaping @Sendable () -> Int64 = { Logger.epochMilliseconds() }
+    clock: @escaping EpochClock = epochMilliseconds
   ) {
     self.level = level
     self.fileDescriptor = fileDescriptor
@@ -158,13 +160,6 @@ public struct Logger: Sendable {
 
   // MARK: Time
 
-  /// The current time in epoch milliseconds.
-  public static func epochMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-  }
-
   /// `2026-11-29T14:00:00.123Z` for an epoch-millisecond time (UTC, proleptic Gregorian).
   public static func timestamp(epochMs: Int64) -> String {
     let millis = ((epochMs % 1000) + 1000) % 1000
@@ -193,4 +188,10 @@ public struct Logger: Sendable {
     return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(secondOfDay / 3600, 2) + ":"
       + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + "." + pad(millis, 3) + "Z"
   }
+}
+
+/// Two lower-case hex digits.
+private func hex2(_ byte: UInt8) -> String {
+  let digits = Array("0123456789abcdef")
+  return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
 }

@@ -1,5 +1,5 @@
-import Config
 import Foundation
+import Logging
 import Testing
 
 #if canImport(Glibc)
