@@ -7,7 +7,13 @@ public enum JSONParseError: Error, Equatable, Sendable, CustomStringConvertible 
   case invalidEscape(offset: Int)
   case controlCharacterInString(offset: Int)
   case invalidNumber(offset: Int)
+  /// Objects and arrays nest deeper than `limit` levels.
   case tooDeep(limit: Int)
+  /// One object has more than `limit` members.
+  case tooManyMembers(limit: Int)
+  /// The document has more than `limit` values in all.
+  case tooManyValues(limit: Int)
+  /// An object has this key twice (the same bytes after unescaping).
   case duplicateKey(String)
   case trailingData(offset: Int)
   case tooLarge(limit: Int)
@@ -26,6 +32,8 @@ public enum JSONParseError: Error, Equatable, Sendable, CustomStringConvertible 
       "body is not valid JSON: unescaped control character in a string at byte \(offset)"
     case .invalidNumber(let offset): "body is not valid JSON: bad number at byte \(offset)"
     case .tooDeep(let limit): "body nests deeper than \(limit) levels"
+    case .tooManyMembers(let limit): "body has an object with more than \(limit) members"
+    case .tooManyValues(let limit): "body has more than \(limit) values"
     case .duplicateKey(let key): "body has the key \"\(key.prefix(40))\" more than once"
     case .trailingData(let offset): "body has data after the JSON value (byte \(offset))"
     case .tooLarge(let limit): "body is larger than \(limit) bytes"

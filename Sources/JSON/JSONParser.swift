@@ -1,20 +1,44 @@
-/// A strict RFC 8259 parser for untrusted request bodies.
+/// A strict RFC 8259 parser for untrusted request bodies, in time linear in the document's size.
 ///
-/// Beyond the grammar it refuses what a server must not guess about: duplicate keys, invalid
-/// UTF-8, nesting deeper than `maxDepth`, and anything after the top-level value. It never traps:
-/// every failure is a `JSONParseError`.
+/// Beyond the grammar it refuses what a server must not guess about: duplicate keys (compared by their
+/// unescaped UTF-8 bytes, see ``JSONKeySet``), invalid UTF-8, and anything after the top-level value. It also
+/// refuses documents bigger in shape than any caller needs: nesting deeper than `maxDepth`, an object with
+/// more than `maxMembers` members, more than `maxValues` values in all. It never traps: every failure is a
+/// `JSONParseError`.
 public struct JSONParser {
-  /// The default nesting limit; request bodies of the /v1 API nest two levels.
+  /// The default nesting limit (levels of objects and arrays); request bodies of the /v1 API nest two levels.
   public static let defaultMaxDepth = 16
 
+  /// The default limit on members of one object. The /v1 API reads fewer than 20 keys and ignores unknown
+  /// ones; 1,024 leaves newer apps room while keeping a wide object cheap to check and to look up in.
+  public static let defaultMaxMembers = 1_024
+
+  /// The default limit on values in the whole document: every object, array, string, number, `true`,
+  /// `false` and `null` counts one (keys do not). A value takes at least two bytes (`0,`), so a 64 KB request
+  /// body holds at most 32,768: the cap bounds what larger documents (provider responses, files) may hold.
+  public static let defaultMaxValues = 65_536
+
   /// Parses one JSON document.
-  public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError)
-    -> JSONValue
-  {
-    let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-      var parser = JSONParser(buffer: buffer, maxDepth: maxDepth)
+  /// - Throws: ``JSONParseError``; `.tooDeep`, `.tooManyMembers` and `.tooManyValues` name the limit passed.
+  public static func parse(
+    _ bytes: [UInt8], maxDepth: Int = defaultMaxDepth, maxMembers: Int = defaultMaxMembers,
+    maxValues: Int = defaultMaxValues
+  ) throws(JSONParseError) -> JSONValue {
+    try parseMeasuringWork(bytes, maxDepth: maxDepth, maxMembers: maxMembers, maxValues: maxValues).value
+  }
+
+  /// ``parse(_:maxDepth:maxMembers:maxValues:)`` that also returns the key-table slots its duplicate checks
+  /// inspected (``JSONKeySet/probes``), so tests can check the work grows linearly without timing anything.
+  static func parseMeasuringWork(
+    _ bytes: [UInt8], maxDepth: Int = defaultMaxDepth, maxMembers: Int = defaultMaxMembers,
+    maxValues: Int = defaultMaxValues
+  ) throws(JSONParseError) -> (value: JSONValue, keyProbes: Int) {
+    let result: Result<(JSONValue, Int), JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
+      var parser = JSONParser(
+        buffer: buffer, maxDepth: maxDepth, maxMembers: maxMembers, maxValues: maxValues)
       do throws(JSONParseError) {
-        return .success(try parser.parseDocument())
+        let value = try parser.parseDocument()
+        return .success((value, parser.keySets.reduce(0) { $0 + $1.probes }))
       } catch {
         return .failure(error)
       }
@@ -24,12 +48,20 @@ public struct JSONParser {
 
   private let buffer: UnsafeBufferPointer<UInt8>
   private let maxDepth: Int
+  private let maxMembers: Int
+  private let maxValues: Int
   private var offset = 0
   private var depth = 0
+  /// Values started so far, against `maxValues`.
+  private var values = 0
+  /// The keys of the object open at each nesting level (index `depth - 1`), reused by the next object there.
+  private var keySets: [JSONKeySet] = []
 
-  private init(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+  private init(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, maxMembers: Int, maxValues: Int) {
     self.buffer = buffer
     self.maxDepth = maxDepth
+    self.maxMembers = maxMembers
+    self.maxValues = maxValues
   }
 
   private mutating func parseDocument() throws(JSONParseError) -> JSONValue {
@@ -67,6 +99,8 @@ public struct JSONParser {
 
   private mutating func parseValue() throws(JSONParseError) -> JSONValue {
     let byte = try peek()
+    values += 1
+    if values > maxValues { throw .tooManyValues(limit: maxValues) }
     switch byte {
     case UInt8(ascii: "{"): return .object(try parseObject())
     case UInt8(ascii: "["): return .array(try parseArray())
@@ -96,6 +130,9 @@ public struct JSONParser {
   private mutating func parseObject() throws(JSONParseError) -> JSONObject {
     try enter()
     defer { depth -= 1 }
+    let level = depth - 1
+    while keySets.count <= level { keySets.append(JSONKeySet()) }
+    keySets[level].removeAll()
     var members: [(key: String, value: JSONValue)] = []
     skipWhitespace()
     if try peek() == UInt8(ascii: "}") {
@@ -106,8 +143,11 @@ public struct JSONParser {
       skipWhitespace()
       let byte = try peek()
       guard byte == UInt8(ascii: "\"") else { throw .unexpectedByte(byte, offset: offset) }
-      let key = try parseString()
-      if members.contains(where: { $0.key == key }) { throw .duplicateKey(key) }
+      if members.count == maxMembers { throw .tooManyMembers(limit: maxMembers) }
+      var key = try parseString()
+      // The string holds exactly the unescaped bytes (validated, never normalized).
+      let isNew = key.withUTF8 { keySets[level].insert($0) }
+      if !isNew { throw .duplicateKey(key) }
       skipWhitespace()
       let colon = try peek()
       guard colon == UInt8(ascii: ":") else { throw .unexpectedByte(colon, offset: offset) }

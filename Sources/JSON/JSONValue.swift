@@ -41,6 +41,9 @@ public struct JSONNumber: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A JSON object: keys in document order, unique.
+///
+/// Keys are compared by their UTF-8 bytes, as the parser's duplicate check does (RFC 8259 §8.3), not by
+/// Swift's Unicode canonical equivalence: `"\u{212A}"` (Kelvin sign) and `"K"` are different keys.
 public struct JSONObject: Sendable, Equatable {
   /// The members in document order.
   public private(set) var members: [(key: String, value: JSONValue)]
@@ -48,9 +51,9 @@ public struct JSONObject: Sendable, Equatable {
   /// Creates an object from members whose keys are unique.
   public init(_ members: [(key: String, value: JSONValue)] = []) { self.members = members }
 
-  /// The value for `key`, or `nil` when the key is absent.
+  /// The value for `key` (the same UTF-8 bytes), or `nil` when the key is absent.
   public subscript(key: String) -> JSONValue? {
-    for member in members where member.key == key { return member.value }
+    for member in members where Self.sameKey(member.key, key) { return member.value }
     return nil
   }
 
@@ -59,6 +62,11 @@ public struct JSONObject: Sendable, Equatable {
 
   public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
     lhs.members.count == rhs.members.count
-      && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+      && zip(lhs.members, rhs.members).allSatisfy { sameKey($0.key, $1.key) && $0.value == $1.value }
+  }
+
+  /// Whether two keys have the same UTF-8 bytes.
+  private static func sameKey(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
   }
 }

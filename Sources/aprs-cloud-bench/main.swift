@@ -4,7 +4,7 @@
 // ``Benchmark`` in its own file and list it in `benchmarks` below.
 
 let benchmarks: [any Benchmark.Type] = [
-  ParseBench.self, SeedBench.self, PushBench.self, FeedBench.self, HandlerBench.self,
+  ParseBench.self, SeedBench.self, PushBench.self, FeedBench.self, HandlerBench.self, JSONBench.self,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -82,7 +82,7 @@ import Testing
       .empty, .unexpectedEnd, .unexpectedByte(0, offset: 1), .unexpectedByte(65, offset: 1),
       .invalidUTF8(offset: 2), .invalidEscape(offset: 3), .controlCharacterInString(offset: 4),
       .invalidNumber(offset: 5), .tooDeep(limit: 16), .duplicateKey("auth"), .trailingData(offset: 6),
-      .tooLarge(limit: 65536),
+      .tooLarge(limit: 65536), .tooManyMembers(limit: 1024), .tooManyValues(limit: 65536),
     ]
     for error in errors {
       #expect(error.description.hasPrefix("body"))
