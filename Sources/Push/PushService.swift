@@ -1,4 +1,5 @@
 import Config
+import Store
 import Synchronization
 
 #if canImport(Glibc)
@@ -34,7 +35,7 @@ public final class PushService: Sendable {
     var wake: CurlWakeHandle?
     var thread: pthread_t?
     var started = false
-    var states: [Platform: ProviderState] = [:]
+    var states: [DevicePlatform: ProviderState] = [:]
   }
 
   public init(options: PushServiceOptions) {
@@ -100,7 +101,7 @@ public final class PushService: Sendable {
   }
 
   /// Each provider's state as last published (`ok`, `off`, `stopped: …`).
-  public var providerStates: [Platform: ProviderState] {
+  public var providerStates: [DevicePlatform: ProviderState] {
     shared.withLock { $0.states }
   }
 

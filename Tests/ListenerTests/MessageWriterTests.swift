@@ -124,7 +124,7 @@ import Testing
       now: 9_000)
     #expect(result.stored == 1 && result.acks.isEmpty && result.storedStations.isEmpty)
     let sync = try test.database.sync(station: "OH7LZB", since: 0, now: 9_001)
-    #expect(sync.messages.map(\.direction) == ["sent"] && sync.messages.first?.peer == "W1AW")
+    #expect(sync.messages.map(\.direction) == [.sent] && sync.messages.first?.peer == "W1AW")
     #expect(try test.database.dueOutbox(now: 10_000).isEmpty)  // no push for one's own message
   }
 }
