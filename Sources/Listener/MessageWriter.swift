@@ -57,12 +57,15 @@ public struct MessageWriter {
     return try commit(planned, receipts: receipts, now: now, into: result)
   }
 
-  /// Stores already routed messages and receipts and decides their ACKs, in one transaction.
+  /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
+  /// nothing to store).
   public func commit(
     _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64,
     into partial: BatchResult = BatchResult()
   ) throws(StoreError) -> BatchResult {
     var result = partial
+    // Nothing to store (most batches of a full feed): no transaction, no write lock.
+    guard !planned.isEmpty || !receipts.isEmpty else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
       let outcomes = try database.storeMessages(planned.map(\.incoming), now: now)
       var stations = Set<String>()
