@@ -22,7 +22,7 @@ import Synchronization
 ///
 /// Besides `notify()` the thread reads the outbox every `pollIntervalMs` (1 s by default), so
 /// pushes pending from before a crash or restart, and retries that came due, go out too.
-/// Without credentials the service still runs (it publishes `push.<platform>.state` = `off`).
+/// Without credentials the service still runs (it publishes each provider's state as `off`).
 public final class PushService: Sendable {
   /// The settings it was created with.
   public let options: PushServiceOptions
