@@ -2,13 +2,6 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// The listener's counters shown under `listener.counters` (published by aprs-listener as `listener.<name>`).
-  static let listenerCounterNames = [
-    "linesRead", "messagesStored", "duplicates", "receipts", "acksSent", "acksSuppressed", "acksDropped",
-    "drops",
-    "invalidLines", "tooLong", "skipped", "reconnects",
-  ]
-
   /// `GET /health`: 200 with a small JSON object when the database answers and the listener is
   /// running; 503 with `error` when the database does not answer, or when a listener has run on this
   /// database (its lease or its published state is there) but its lease has lapsed (it stopped or
@@ -23,28 +16,29 @@ extension APIHandler {
   /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
   /// `receiveOnly` (nothing it sends gets through: no login, or an unverified one; ACKs are off), `server`,
   /// `login`, `filterMode` (`live`, `login` or `fullFeed`), `filterSize` (stations in the filter), `lineRate`
-  /// (lines per second over the last minute), `updatedAgeSeconds`, and `counters` since it started.
+  /// (lines per second over the last minute), `updatedAgeSeconds`, and `counters` since it started (each
+  /// `ListenerCounter`, by name).
   func health() -> APIResponse {
     let now = clock()
     do {
       let version = try database.schemaVersion()
       let lease = try database.lease()
-      let published = try database.metaValues(prefix: "listener.")
+      let listener = try database.listenerStatus()
+      let push = try database.pushStatus()
       let running = lease.map { $0.expiresAt > now } ?? false
-      let lastLine = published["listener.lastLineAt"].flatMap { Int64($0) }
-      let pushStates = try ["android", "ios"].map { ($0, try database.meta("push.\($0).state") ?? "off") }
-      let listenerExpected = lease != nil || published["listener.state"] != nil
+      let listenerExpected = lease != nil || listener.state != nil
       var degraded: [String] = []
       if listenerExpected && !running {
         degraded.append("the listener is not running (its lease lapsed)")
-      } else if running && published["listener.connected"] != "1" {
+      } else if running && !listener.connected {
         degraded.append("the listener is not connected to APRS-IS")
       }
-      if running && published["listener.receiveOnly"] == "1" {
+      if running && listener.receiveOnly {
         degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
       }
-      for (platform, state) in pushStates where state.hasPrefix("stopped") {
-        degraded.append("push for \(platform) is \(state)")
+      for platform in DevicePlatform.allCases {
+        guard case .stopped = push.state(of: platform) else { continue }
+        degraded.append("push for \(platform.rawValue) is \(push.state(of: platform))")
       }
       var writer = JSONWriter(capacity: 512)
       writer.beginObject()
@@ -67,36 +61,42 @@ extension APIHandler {
       writer.key("running")
       writer.bool(running)
       writer.key("connected")
-      writer.bool(running && published["listener.connected"] == "1")
+      writer.bool(running && listener.connected)
       writer.key("lastLineAgeSeconds")
-      if let lastLine { writer.int(max(0, now - lastLine) / 1000) } else { writer.null() }
-      if let state = published["listener.state"] {
+      if let lastLine = listener.lastLineAt {
+        writer.int(max(0, now - lastLine) / 1000)
+      } else {
+        writer.null()
+      }
+      if let state = listener.state {
         writer.key("state")
         writer.string(running ? state : "stopped")
-        for flag in ["verified", "receiveOnly"] {
-          writer.key(flag)
-          writer.bool(published["listener." + flag] == "1")
-        }
-        for text in ["server", "login", "filterMode"] {
-          writer.key(text)
-          let value = published["listener." + text] ?? ""
-          if value.isEmpty { writer.null() } else { writer.string(value) }
+        writer.key("verified")
+        writer.bool(listener.verified)
+        writer.key("receiveOnly")
+        writer.bool(listener.receiveOnly)
+        for (key, value) in [
+          ("server", listener.server), ("login", listener.login),
+          ("filterMode", listener.filterMode?.rawValue),
+        ] {
+          writer.key(key)
+          if let value { writer.string(value) } else { writer.null() }
         }
         writer.key("filterSize")
-        writer.int(published["listener.filterSize"].flatMap { Int($0) } ?? 0)
+        writer.int(listener.filterSize)
         writer.key("lineRate")
-        writer.value(.number(JSONNumber(literal: Self.decimalLiteral(published["listener.lineRate"]))))
+        writer.value(.number(JSONNumber(literal: ListenerStatus.decimal(listener.lineRate))))
         writer.key("updatedAgeSeconds")
-        if let updated = published["listener.updatedAt"].flatMap({ Int64($0) }) {
+        if let updated = listener.updatedAt {
           writer.int(max(0, now - updated) / 1000)
         } else {
           writer.null()
         }
         writer.key("counters")
         writer.beginObject()
-        for name in Self.listenerCounterNames {
-          writer.key(name)
-          writer.int(published["listener." + name].flatMap { Int($0) } ?? 0)
+        for counter in ListenerCounter.allCases {
+          writer.key(counter.rawValue)
+          writer.int(listener.counts[counter])
         }
         writer.endObject()
       }
@@ -104,9 +104,9 @@ extension APIHandler {
       // What the push sender last published per provider: ok, off or "stopped: <reason>".
       writer.key("push")
       writer.beginObject()
-      for (platform, state) in pushStates {
-        writer.key(platform)
-        writer.string(state)
+      for platform in DevicePlatform.allCases {
+        writer.key(platform.rawValue)
+        writer.string(push.state(of: platform).description)
       }
       writer.endObject()
       writer.endObject()
@@ -119,15 +119,5 @@ extension APIHandler {
     } catch {
       return .error(.unavailable("the database does not answer"))
     }
-  }
-
-  /// `text` when it is a plain decimal (`12`, `0.25`), else `0`: it is written into the JSON as a number.
-  static func decimalLiteral(_ text: String?) -> String {
-    guard let text, !text.isEmpty, text.utf8.count <= 24 else { return "0" }
-    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count <= 2, !parts[0].isEmpty,
-      parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } })
-    else { return "0" }
-    return text
   }
 }

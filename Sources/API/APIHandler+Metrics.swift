@@ -1,65 +1,61 @@
+import APRS
 import Store
 
 extension APIHandler {
-  /// A listener counter: its meta key (`listener.<key>`), metric name and help.
-  struct CounterSource {
-    var key: String
-    var metric: String
-    var help: String
+  /// The metric name and help of a listener counter (counted since the listener started).
+  static func metric(of counter: ListenerCounter) -> (name: String, help: String) {
+    switch counter {
+    case .linesRead:
+      (
+        "aprs_cloud_listener_lines_read_total",
+        "Lines read from APRS-IS (packets, server comments and over-long lines)."
+      )
+    case .messagesStored:
+      ("aprs_cloud_listener_messages_stored_total", "Messages stored for registered stations.")
+    case .duplicates:
+      (
+        "aprs_cloud_listener_duplicates_total",
+        "Retransmitted copies of stored messages: not stored or pushed again (still ACKed)."
+      )
+    case .receipts:
+      (
+        "aprs_cloud_listener_receipts_total",
+        "Acks and rejs recorded for messages that registered stations sent."
+      )
+    case .acksSent:
+      ("aprs_cloud_listener_acks_sent_total", "ACK lines sent to APRS-IS for stored messages.")
+    case .acksSuppressed:
+      (
+        "aprs_cloud_listener_acks_suppressed_total",
+        "ACKs held back because the same message was ACKed less than 30 s before."
+      )
+    case .acksDropped:
+      (
+        "aprs_cloud_listener_acks_dropped_total",
+        "ACKs not sent: no connection, or the outgoing buffer was full."
+      )
+    case .drops:
+      ("aprs_cloud_listener_lines_dropped_total", "Packet lines dropped because the storage queue was full.")
+    case .invalidLines:
+      (
+        "aprs_cloud_listener_invalid_lines_total",
+        "Lines that are not TNC2 packets (over-long ones included)."
+      )
+    case .tooLong:
+      ("aprs_cloud_listener_too_long_lines_total", "Lines over 512 bytes, skipped.")
+    case .skipped:
+      (
+        "aprs_cloud_listener_skipped_lines_total",
+        "Packets that led to nothing: not a message for a registered station, bulletins, ..."
+      )
+    case .reconnects:
+      ("aprs_cloud_listener_reconnects_total", "APRS-IS connections that ended and were made again.")
+    }
   }
 
-  /// The listener's counters as `/metrics` exposes them (published by aprs-listener as `listener.<key>`, counted
-  /// since the listener started; a missing key reads 0).
-  static let listenerCounters: [CounterSource] = [
-    CounterSource(
-      key: "linesRead", metric: "aprs_cloud_listener_lines_read_total",
-      help: "Lines read from APRS-IS (packets, server comments and over-long lines)."),
-    CounterSource(
-      key: "messagesStored", metric: "aprs_cloud_listener_messages_stored_total",
-      help: "Messages stored for registered stations."),
-    CounterSource(
-      key: "duplicates", metric: "aprs_cloud_listener_duplicates_total",
-      help: "Retransmitted copies of stored messages: not stored or pushed again (still ACKed)."),
-    CounterSource(
-      key: "receipts", metric: "aprs_cloud_listener_receipts_total",
-      help: "Acks and rejs recorded for messages that registered stations sent."),
-    CounterSource(
-      key: "acksSent", metric: "aprs_cloud_listener_acks_sent_total",
-      help: "ACK lines sent to APRS-IS for stored messages."),
-    CounterSource(
-      key: "acksSuppressed", metric: "aprs_cloud_listener_acks_suppressed_total",
-      help: "ACKs held back because the same message was ACKed less than 30 s before."),
-    CounterSource(
-      key: "acksDropped", metric: "aprs_cloud_listener_acks_dropped_total",
-      help: "ACKs not sent: no connection, or the outgoing buffer was full."),
-    CounterSource(
-      key: "drops", metric: "aprs_cloud_listener_lines_dropped_total",
-      help: "Packet lines dropped because the storage queue was full."),
-    CounterSource(
-      key: "invalidLines", metric: "aprs_cloud_listener_invalid_lines_total",
-      help: "Lines that are not TNC2 packets (over-long ones included)."),
-    CounterSource(
-      key: "tooLong", metric: "aprs_cloud_listener_too_long_lines_total",
-      help: "Lines over 512 bytes, skipped."),
-    CounterSource(
-      key: "skipped", metric: "aprs_cloud_listener_skipped_lines_total",
-      help: "Packets that led to nothing: not a message for a registered station, bulletins, ..."),
-    CounterSource(
-      key: "reconnects", metric: "aprs_cloud_listener_reconnects_total",
-      help: "APRS-IS connections that ended and were made again."),
-  ]
-
-  /// The push platforms, as the `provider` label and in `push.<provider>.*` meta keys.
-  static let pushProviders = ["android", "ios"]
-
-  /// `push.<provider>.<key>` meta values that are not outcome counters.
-  static let pushNonOutcomeKeys: Set<String> = [
-    "state", "providerToken", "tokensDeleted", "messages", "notifications",
-  ]
-
   /// `GET /metrics`: Prometheus text (version 0.0.4) with the responder's own request counters and
-  /// latency histograms, the database's counts, and the state and counters the listener and the
-  /// push sender publish in `meta`. Always 200: when the database does not answer,
+  /// latency histograms, the database's counts, and the state and counters the listener, the push
+  /// sender and the store's maintenance publish (`ListenerStatus`, `PushStatus`, `MaintenanceStatus`). Always 200: when the database does not answer,
   /// `aprs_cloud_database_up` is 0 and only the responder's own metrics follow.
   func metrics() -> APIResponse {
     let now = clock()
@@ -67,9 +63,9 @@ extension APIHandler {
     if let requestMetrics { writeRequestMetrics(requestMetrics, now: now, to: &out) }
     do {
       let stats = try database.stats(now: now, expiryMs: config.stationExpiryMs)
-      let listener = try database.metaValues(prefix: "listener.")
-      let push = try database.metaValues(prefix: "push.")
-      let maintenance = try database.metaValues(prefix: "maintenance.")
+      let listener = try database.listenerStatus()
+      let push = try database.pushStatus()
+      let maintenance = try database.maintenanceStatus()
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "1"
       )
@@ -140,7 +136,7 @@ extension APIHandler {
   // MARK: The database
 
   private func writeDatabaseMetrics(
-    _ stats: DatabaseStats, maintenance: [String: String], now: Int64, to out: inout PrometheusText
+    _ stats: DatabaseStats, maintenance: MaintenanceStatus, now: Int64, to out: inout PrometheusText
   ) {
     out.single(
       "aprs_cloud_stations", "gauge", "Registered stations, live or expired.", String(stats.stations))
@@ -149,20 +145,23 @@ extension APIHandler {
       "Stations heard (register or heartbeat) within stationExpiry: the ones the listener's filter holds.",
       String(stats.liveStations))
     out.family("aprs_cloud_devices", "gauge", "Push tokens stored, by platform.")
-    for platform in Self.platformLabels(stats.devices.keys) {
-      out.sample("aprs_cloud_devices", [("platform", platform)], String(stats.devices[platform]?.total ?? 0))
+    for platform in DevicePlatform.allCases {
+      out.sample(
+        "aprs_cloud_devices", [("platform", platform.rawValue)], String(stats.devices[platform]?.total ?? 0))
     }
     out.family(
       "aprs_cloud_devices_live", "gauge",
       "Push tokens refreshed within stationExpiry (the ones pushes go to), by platform.")
-    for platform in Self.platformLabels(stats.devices.keys) {
+    for platform in DevicePlatform.allCases {
       out.sample(
-        "aprs_cloud_devices_live", [("platform", platform)], String(stats.devices[platform]?.live ?? 0))
+        "aprs_cloud_devices_live", [("platform", platform.rawValue)],
+        String(stats.devices[platform]?.live ?? 0))
     }
     out.family(
       "aprs_cloud_messages", "gauge", "Messages stored now (the newest ringSize per station), by direction.")
-    for direction in Set(["received", "sent"]).union(stats.messages.keys).sorted() {
-      out.sample("aprs_cloud_messages", [("direction", direction)], String(stats.messages[direction] ?? 0))
+    for direction in MessageDirection.allCases {
+      out.sample(
+        "aprs_cloud_messages", [("direction", direction.rawValue)], String(stats.messages[direction] ?? 0))
     }
     out.single(
       "aprs_cloud_last_message_timestamp_seconds", "gauge",
@@ -193,117 +192,118 @@ extension APIHandler {
     out.single(
       "aprs_cloud_stations_pruned_total", "counter",
       "Stations deleted because they were not heard within their expiry (since the database was created).",
-      Self.integer(maintenance[Database.MaintenanceKey.stationsPruned]))
+      String(maintenance.stationsPruned))
     out.single(
       "aprs_cloud_devices_pruned_total", "counter",
       "Push tokens deleted because they were not refreshed within the expiry (since the database was created).",
-      Self.integer(maintenance[Database.MaintenanceKey.devicesPruned]))
+      String(maintenance.devicesPruned))
   }
 
   // MARK: The listener
 
   private func writeListenerMetrics(
-    _ published: [String: String], lease: LeaseRecord?, now: Int64, to out: inout PrometheusText
+    _ listener: ListenerStatus, lease: LeaseRecord?, now: Int64, to out: inout PrometheusText
   ) {
     let running = lease.map { $0.expiresAt > now } ?? false
-    func flag(_ key: String) -> String { running && published["listener." + key] == "1" ? "1" : "0" }
+    func flag(_ value: Bool) -> String { running && value ? "1" : "0" }
     out.single(
       "aprs_cloud_listener_running", "gauge", "1 while a listener holds a fresh lease on the database.",
       running ? "1" : "0")
     out.single(
       "aprs_cloud_listener_connected", "gauge", "1 while the running listener is logged in to APRS-IS.",
-      flag("connected"))
+      flag(listener.connected))
     out.single(
       "aprs_cloud_listener_verified", "gauge", "1 while the running listener's APRS-IS login is verified.",
-      flag("verified"))
+      flag(listener.verified))
     out.single(
       "aprs_cloud_listener_receive_only", "gauge",
       "1 while nothing the listener sends gets through (no login, or an unverified one): no ACKs.",
-      running && published["listener.receiveOnly"] != "0" ? "1" : "0")
-    let mode = published["listener.filterMode"] ?? ""
+      flag(listener.receiveOnly))
     out.family(
       "aprs_cloud_listener_filter_mode", "gauge",
       "1 for where the listener's filter goes: live (#filter line), login (the login line), fullFeed (the full"
         + " feed, filtered locally).")
-    for candidate in ["live", "login", "fullFeed"] {
-      out.sample("aprs_cloud_listener_filter_mode", [("mode", candidate)], mode == candidate ? "1" : "0")
+    for candidate in [FilterMode.live, .login, .fullFeed] {
+      out.sample(
+        "aprs_cloud_listener_filter_mode", [("mode", candidate.rawValue)],
+        listener.filterMode == candidate ? "1" : "0")
     }
     out.single(
       "aprs_cloud_listener_filter_stations", "gauge", "Stations in the listener's APRS-IS filter.",
-      Self.integer(published["listener.filterSize"]))
+      String(listener.filterSize))
     out.single(
       "aprs_cloud_listener_filter_bytes", "gauge", "Length of the listener's filter in bytes.",
-      Self.integer(published["listener.filterBytes"]))
+      String(listener.filterBytes))
     out.single(
       "aprs_cloud_listener_line_rate", "gauge", "Lines per second read from APRS-IS over the last minute.",
-      PrometheusText.number(Double(published["listener.lineRate"] ?? "") ?? 0))
-    if let lastLine = published["listener.lastLineAt"].flatMap({ Int64($0) }) {
+      PrometheusText.number(listener.lineRate))
+    if let lastLine = listener.lastLineAt {
       out.single(
         "aprs_cloud_listener_last_line_age_seconds", "gauge", "Time since the listener read its last line.",
         PrometheusText.seconds(ms: max(0, now - lastLine)))
     }
-    if let started = published["listener.startedAt"].flatMap({ Int64($0) }) {
+    if let started = listener.startedAt {
       out.single(
         "aprs_cloud_listener_start_time_seconds", "gauge", "When the listener that published last started.",
         PrometheusText.seconds(ms: started))
     }
-    if let updated = published["listener.updatedAt"].flatMap({ Int64($0) }) {
+    if let updated = listener.updatedAt {
       out.single(
         "aprs_cloud_listener_published_age_seconds", "gauge",
         "Time since the listener last published its state (every few seconds while it runs).",
         PrometheusText.seconds(ms: max(0, now - updated)))
     }
-    for counter in Self.listenerCounters {
+    for counter in ListenerCounter.allCases {
+      let metric = Self.metric(of: counter)
       out.single(
-        counter.metric, "counter", counter.help + " Since the listener started.",
-        Self.integer(published["listener." + counter.key]))
+        metric.name, "counter", metric.help + " Since the listener started.", String(listener.counts[counter])
+      )
     }
   }
 
   // MARK: The push sender
 
-  private func writePushMetrics(_ published: [String: String], to out: inout PrometheusText) {
+  private func writePushMetrics(_ push: PushStatus, to out: inout PrometheusText) {
     out.family(
       "aprs_cloud_push_provider_state", "gauge",
       "1 for each push provider's state: ok (sending), off (not configured or disabled), stopped (a"
         + " configuration fault; see the listener's log).")
-    for provider in Self.pushProviders {
-      let state = Self.providerState(published["push.\(provider).state"])
+    for provider in DevicePlatform.allCases {
+      let state =
+        switch push.state(of: provider) {
+        case .ok: "ok"
+        case .off: "off"
+        case .stopped: "stopped"
+        }
       for candidate in ["ok", "off", "stopped"] {
         out.sample(
-          "aprs_cloud_push_provider_state", [("provider", provider), ("state", candidate)],
+          "aprs_cloud_push_provider_state", [("provider", provider.rawValue), ("state", candidate)],
           state == candidate ? "1" : "0")
       }
     }
-    // Outcome counters: every integer `push.<provider>.<outcome>` the sender publishes.
+    // Outcome counters: every outcome the sender publishes (also ones a sender of another version counts).
     out.family(
       "aprs_cloud_pushes_total", "counter",
       "Pushes by provider and outcome as the push sender counts them (accepted, retried, failed, ...), since it"
         + " started.")
-    for provider in Self.pushProviders {
-      let prefix = "push.\(provider)."
-      let outcomes = published.compactMap { key, value -> (String, String)? in
-        guard key.hasPrefix(prefix), let count = Int(value), count >= 0 else { return nil }
-        let outcome = String(key.dropFirst(prefix.count))
-        guard !outcome.isEmpty, !outcome.contains("."), !Self.pushNonOutcomeKeys.contains(outcome) else {
-          return nil
-        }
-        return (PrometheusText.snakeCase(outcome), String(count))
+    for provider in DevicePlatform.allCases {
+      let outcomes = push.counters[provider].outcomes.map { name, count in
+        (PrometheusText.snakeCase(name), String(count))
       }
       for (outcome, count) in outcomes.sorted(by: { $0.0 < $1.0 }) where !outcome.isEmpty {
-        out.sample("aprs_cloud_pushes_total", [("provider", provider), ("outcome", outcome)], count)
+        out.sample("aprs_cloud_pushes_total", [("provider", provider.rawValue), ("outcome", outcome)], count)
       }
     }
     out.family(
       "aprs_cloud_push_tokens_deleted_total", "counter",
       "Push tokens deleted because the provider called them invalid, since the push sender started.")
-    for provider in Self.pushProviders {
+    for provider in DevicePlatform.allCases {
       out.sample(
-        "aprs_cloud_push_tokens_deleted_total", [("provider", provider)],
-        Self.integer(published["push.\(provider).tokensDeleted"]))
+        "aprs_cloud_push_tokens_deleted_total", [("provider", provider.rawValue)],
+        String(push.counters[provider].tokensDeleted))
     }
-    let messages = Int(published["push.messages"] ?? "") ?? 0
-    let notifications = Int(published["push.notifications"] ?? "") ?? 0
+    let messages = push.counters.messages
+    let notifications = push.counters.notifications
     out.single(
       "aprs_cloud_push_messages_total", "counter",
       "Messages announced by pushes (a coalesced push announces several), since the push sender started.",
@@ -317,24 +317,5 @@ extension APIHandler {
       "Messages per push since the push sender started (push_messages_total / push_notifications_total; 0"
         + " before the first push).",
       notifications > 0 ? PrometheusText.number(Double(messages) / Double(notifications)) : "0")
-  }
-
-  /// `ok`, `off` or `stopped` from a published provider state (`stopped: <reason>`); `off` when absent.
-  static func providerState(_ published: String?) -> String {
-    guard let published else { return "off" }
-    if published == "ok" { return "ok" }
-    if published.hasPrefix("stopped") { return "stopped" }
-    return "off"
-  }
-
-  /// `android` and `ios`, and any other platform the devices table holds, sorted.
-  static func platformLabels(_ stored: Dictionary<String, DeviceCount>.Keys) -> [String] {
-    Set(pushProviders).union(stored).sorted()
-  }
-
-  /// A published integer, `0` when absent or not a non-negative integer.
-  static func integer(_ text: String?) -> String {
-    guard let text, let value = Int64(text), value >= 0 else { return "0" }
-    return String(value)
   }
 }

@@ -25,10 +25,10 @@ extension APIHandler {
   func writeMessages(_ messages: [StoredMessage], to writer: inout JSONWriter) {
     writer.key("messages")
     writer.beginArray()
-    for message in messages where config.includeSent || message.direction == "received" {
+    for message in messages where config.includeSent || message.direction == .received {
       writer.beginObject()
       writer.key("direction")
-      writer.string(message.direction)
+      writer.string(message.direction.rawValue)
       writer.key("type")
       writer.string("message")
       writer.key("peer")

@@ -1,30 +1,31 @@
+import Store
+
 /// `platform` and `pushToken` of a register or heartbeat, validated together.
 ///
 /// An empty or absent token makes a sync-only station (a desktop); then `platform` may be absent.
 struct DeviceFields: Equatable {
-  /// `"android"` (an FCM registration token) or `"ios"` (a raw hex APNs device token), or nil.
-  var platform: String?
+  /// Android (an FCM registration token) or iOS (a raw hex APNs device token), or nil.
+  var platform: DevicePlatform?
   /// The push token, or nil for a sync-only station.
   var pushToken: String?
 
-  static let platforms = ["android", "ios"]
-
-  init(platform: String?, pushToken: String?) {
+  init(platform: DevicePlatform?, pushToken: String?) {
     self.platform = platform
     self.pushToken = pushToken
   }
 
   init(_ body: RequestBody) throws(APIError) {
-    let platform = try body.string("platform", maxLength: 64).flatMap { $0.isEmpty ? nil : $0 }
+    let name = try body.string("platform", maxLength: 64).flatMap { $0.isEmpty ? nil : $0 }
     let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
-    if let platform, !Self.platforms.contains(platform) {
+    let platform = name.flatMap(DevicePlatform.init(rawValue:))
+    if name != nil, platform == nil {
       throw .badRequest("platform must be \"android\" or \"ios\"")
     }
     if let token {
       switch platform {
       case nil:
         throw .badRequest("platform is required with a pushToken (\"android\" or \"ios\")")
-      case "ios"?:
+      case .ios?:
         guard Self.isAPNsToken(token) else {
           throw .badRequest("pushToken must be an APNs device token in hex for platform ios")
         }

@@ -41,7 +41,6 @@ public struct ServerConfig: Sendable, Equatable {
   public var heartbeatsPerHour = 60
   /// Avatar uploads per station per hour.
   public var avatarUploadsPerHour = 20
-  /// Syncs per station per hour.
 
   /// The defaults.
   public init() {}

@@ -123,29 +123,35 @@ final class Housekeeper: @unchecked Sendable {
     }
   }
 
-  /// The report as of now.
-  func report() -> StatusReport {
+  /// The status as of now.
+  func report() -> ListenerStatus {
     let total = counters.linesRead.load(ordering: .relaxed)
     let lineRate = rate.record(now: monotonicMilliseconds(), total: total)
     let status = shared.status
     let lastLine = counters.lastLineAt.load(ordering: .relaxed)
-    let values: [Int] = [
-      total, counters.messagesStored.load(ordering: .relaxed), counters.duplicates.load(ordering: .relaxed),
-      counters.receipts.load(ordering: .relaxed), counters.acksSent.load(ordering: .relaxed),
-      counters.acksSuppressed.load(ordering: .relaxed), counters.acksDropped.load(ordering: .relaxed),
-      counters.drops.load(ordering: .relaxed),
-      counters.invalid.load(ordering: .relaxed) + counters.tooLong.load(ordering: .relaxed),
-      counters.tooLong.load(ordering: .relaxed), counters.skipped.load(ordering: .relaxed), status.reconnects,
-    ]
-    return StatusReport(
-      status: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
-      counters: Array(zip(StatusReport.counterNames, values)), updatedAt: epochMilliseconds(),
-      startedAt: startedAt)
+    let tooLong = counters.tooLong.load(ordering: .relaxed)
+    var counts = ListenerCounts()
+    counts[.linesRead] = total
+    counts[.messagesStored] = counters.messagesStored.load(ordering: .relaxed)
+    counts[.duplicates] = counters.duplicates.load(ordering: .relaxed)
+    counts[.receipts] = counters.receipts.load(ordering: .relaxed)
+    counts[.acksSent] = counters.acksSent.load(ordering: .relaxed)
+    counts[.acksSuppressed] = counters.acksSuppressed.load(ordering: .relaxed)
+    counts[.acksDropped] = counters.acksDropped.load(ordering: .relaxed)
+    counts[.drops] = counters.drops.load(ordering: .relaxed)
+    // Published invalid lines include the over-long ones (counted apart in memory).
+    counts[.invalidLines] = counters.invalid.load(ordering: .relaxed) + tooLong
+    counts[.tooLong] = tooLong
+    counts[.skipped] = counters.skipped.load(ordering: .relaxed)
+    counts[.reconnects] = status.reconnects
+    return ListenerStatus(
+      connection: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
+      counts: counts, updatedAt: epochMilliseconds(), startedAt: startedAt)
   }
 
   private func publish() {
     do throws(StoreError) {
-      try database.setMetaValues(report().metaValues)
+      try database.publishListenerStatus(report())
     } catch {
       logger.warn("cannot publish the listener state", ["error": error.description])
     }

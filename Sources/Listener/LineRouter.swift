@@ -125,7 +125,7 @@ public struct LineRouter: Sendable {
       return RoutedLine(
         receipt: DeliveryReceipt(
           station: message.addressee, peer: message.source.uppercased(), msgno: number,
-          kind: message.kind == .ack ? "ack" : "rej", replyAck: message.replyAck))
+          kind: message.kind == .ack ? .ack : .rej, replyAck: message.replyAck))
     case .bulletin, .announcement: return .skipped(.bulletin)
     case .weather: return .skipped(.weather)
     case .telemetry: return .skipped(.telemetry)
@@ -147,7 +147,7 @@ public struct LineRouter: Sendable {
       routed.messages.append(
         PlannedMessage(
           incoming: IncomingMessage(
-            station: message.addressee, direction: "received", peer: sender, text: message.text,
+            station: message.addressee, direction: .received, peer: sender, text: message.text,
             msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
           ack: ack))
     }
@@ -155,7 +155,7 @@ public struct LineRouter: Sendable {
       routed.messages.append(
         PlannedMessage(
           incoming: IncomingMessage(
-            station: sender, direction: "sent", peer: message.addressee, text: message.text,
+            station: sender, direction: .sent, peer: message.addressee, text: message.text,
             msgno: message.seqId,
             dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs),
           ack: nil))

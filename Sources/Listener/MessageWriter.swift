@@ -23,9 +23,10 @@ public struct BatchResult: Sendable, Equatable {
   public init() {}
 }
 
-/// The writer's work on one batch: route every line, store the messages in ONE transaction (dedup, message,
-/// outbox row, ring trim: `storeMessages`), record receipts, and only then decide the ACKs (`ackDue`, one
-/// transaction for the batch). A failure before the commit returns no ACK at all: ACK only after commit.
+/// The writer's work on one batch: route every line, then in ONE write transaction (`writeBatch`) store the
+/// messages (dedup, message, outbox row, ring trim: `storeMessages`), record the receipts, and decide the ACKs
+/// (`ackDue`). The ACK lines are returned only once that transaction committed, and a failure returns none at
+/// all (nothing of the batch is kept, not even the ACK send times): ACK only after commit.
 ///
 /// Owns nothing but the `Database` it is given (one per thread); the time is passed in.
 public struct MessageWriter {
@@ -56,39 +57,43 @@ public struct MessageWriter {
     return try commit(planned, receipts: receipts, now: now, into: result)
   }
 
-  /// Stores already routed messages and receipts, then decides their ACKs.
+  /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
+  /// nothing to store).
   public func commit(
     _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64,
     into partial: BatchResult = BatchResult()
   ) throws(StoreError) -> BatchResult {
     var result = partial
-    let outcomes = try database.storeMessages(planned.map(\.incoming), now: now)
-    var stations = Set<String>()
-    var candidates: [PlannedAck] = []
-    for (message, outcome) in zip(planned, outcomes) {
-      switch outcome {
-      case .stored:
-        result.stored += 1
-        if message.incoming.direction == "received", stations.insert(message.incoming.station).inserted {
-          result.storedStations.append(message.incoming.station)
+    // Nothing to store (most batches of a full feed): no transaction, no write lock.
+    guard !planned.isEmpty || !receipts.isEmpty else { return result }
+    let (candidates, due) = try database.writeBatch { () throws(StoreError) in
+      let outcomes = try database.storeMessages(planned.map(\.incoming), now: now)
+      var stations = Set<String>()
+      var candidates: [PlannedAck] = []
+      for (message, outcome) in zip(planned, outcomes) {
+        switch outcome {
+        case .stored:
+          result.stored += 1
+          if message.incoming.direction == .received, stations.insert(message.incoming.station).inserted {
+            result.storedStations.append(message.incoming.station)
+          }
+        case .duplicate:
+          result.duplicates += 1
+        case .unknownStation:
+          result.unknownStation += 1
+          continue
         }
-      case .duplicate:
-        result.duplicates += 1
-      case .unknownStation:
-        result.unknownStation += 1
-        continue
+        if let ack = message.ack { candidates.append(ack) }
       }
-      if let ack = message.ack { candidates.append(ack) }
-    }
-    if !receipts.isEmpty {
-      result.receipts = try database.recordReceipts(receipts, now: now)
+      if !receipts.isEmpty {
+        result.receipts = try database.recordReceipts(receipts, now: now)
+      }
+      let due = try database.ackDue(keys: candidates.map(\.key), now: now, minIntervalMs: ackIntervalMs)
+      return (candidates, due)
     }
     // After the commit above: every ACK below is for a message that is durably stored.
-    if !candidates.isEmpty {
-      let due = try database.ackDue(keys: candidates.map(\.key), now: now, minIntervalMs: ackIntervalMs)
-      for (ack, isDue) in zip(candidates, due) {
-        if isDue { result.acks.append(ack.line) } else { result.acksSuppressed += 1 }
-      }
+    for (ack, isDue) in zip(candidates, due) {
+      if isDue { result.acks.append(ack.line) } else { result.acksSuppressed += 1 }
     }
     return result
   }

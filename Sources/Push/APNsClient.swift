@@ -1,5 +1,6 @@
 import Config
 import Logging
+import Store
 
 /// APNs with token authentication: one ES256 provider token, signed with the `.p8` key, shared
 /// by every request and re-signed about every 50 minutes (Apple wants between 20 and 60), never
@@ -22,7 +23,7 @@ final class APNsClient: ProviderClient {
   /// A provider token is re-signed after this long.
   static let tokenRefreshMs: Int64 = 50 * 60_000
 
-  let platform = Platform.ios
+  let platform = DevicePlatform.ios
   private(set) var state = ProviderState.ok
   private let config: PushConfig.IOS
   private let key: SigningKey

@@ -1,5 +1,6 @@
 import Config
 import Logging
+import Store
 
 /// FCM HTTP v1: one request per device token, authorised by an OAuth access token that a
 /// service-account JWT buys at its `token_uri`.
@@ -9,7 +10,7 @@ import Logging
 /// refused request goes out once more with the new one. A refused service account stops the
 /// provider; a token endpoint that does not answer makes the queued jobs retry later.
 final class FCMClient: ProviderClient {
-  let platform = Platform.android
+  let platform = DevicePlatform.android
   private(set) var state = ProviderState.ok
   let account: ServiceAccount
   private let key: SigningKey

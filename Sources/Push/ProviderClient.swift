@@ -10,17 +10,17 @@ public enum ProviderState: Sendable, Equatable, CustomStringConvertible {
   /// APNs refuses) until the configuration is fixed and the program restarted.
   case stopped(String)
 
-  /// What `/health` and the `push.<platform>.state` meta key show: `ok`, `off` or `stopped: …`.
-  public var description: String {
+  /// The state as published for `/health`, `/metrics` and `aprs-cloud status` (without the reason for off).
+  public var published: PushProviderState {
     switch self {
-    case .ok: "ok"
-    case .off: "off"
-    case .stopped(let reason): "stopped: " + reason
+    case .ok: .ok
+    case .off: .off
+    case .stopped(let reason): .stopped(reason: reason)
     }
   }
 
-  /// The meta key the state is published under for `platform`.
-  public static func metaKey(_ platform: Platform) -> String { "push.\(platform.rawValue).state" }
+  /// As published: `ok`, `off` or `stopped: …`.
+  public var description: String { published.description }
 }
 
 /// One device's push, ready for its provider.
@@ -54,7 +54,7 @@ struct JobOutcome {
 /// A provider's sending side, driven by one thread: a FIFO of jobs, at most `maxInFlight` of
 /// them on the wire (one HTTP/2 connection carries about 100 streams), credentials kept fresh.
 protocol ProviderClient: AnyObject {
-  var platform: Platform { get }
+  var platform: DevicePlatform { get }
   var state: ProviderState { get }
   /// Jobs queued or on the wire.
   var pendingCount: Int { get }

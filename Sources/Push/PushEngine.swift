@@ -38,14 +38,11 @@ public struct PushServiceOptions: Sendable {
 
 /// The providers a configuration yields: clients for those that can send, a state for each.
 struct ProviderSetup {
-  var clients: [Platform: any ProviderClient] = [:]
-  var states: [Platform: ProviderState] = [:]
-
-  /// The meta key the APNs provider token is shared under (see `APNsClient.TokenCache`).
-  static let apnsTokenKey = "push.ios.providerToken"
+  var clients: [DevicePlatform: any ProviderClient] = [:]
+  var states: [DevicePlatform: ProviderState] = [:]
 
   /// Loads the credentials of each configured provider; a bad file stops that provider alone.
-  /// With `database`, the APNs provider token is shared through its meta table.
+  /// With `database`, the APNs provider token is shared through it (`Database.apnsProviderToken()`).
   init(_ config: PushConfig, logger: Logger, database: Database?) {
     if let android = config.android {
       switch FCMClient.load(android, logger: logger) {
@@ -62,8 +59,8 @@ struct ProviderSetup {
       case .success(let client):
         if let database {
           client.cache = APNsClient.TokenCache(
-            load: { (try? database.meta(ProviderSetup.apnsTokenKey)) ?? nil },
-            save: { try? database.setMeta(ProviderSetup.apnsTokenKey, $0) })
+            load: { (try? database.apnsProviderToken()) ?? nil },
+            save: { try? database.setAPNsProviderToken($0) })
         }
         clients[.ios] = client
         states[.ios] = .ok
@@ -90,8 +87,8 @@ final class PushEngine {
   let database: Database
   let options: PushServiceOptions
   let http: CurlMulti
-  private(set) var states: [Platform: ProviderState]
-  private var clients: [Platform: any ProviderClient]
+  private(set) var states: [DevicePlatform: ProviderState]
+  private var clients: [DevicePlatform: any ProviderClient]
   private var coalescer: Coalescer
   private var logger: Logger { options.logger }
   private let jitter: () -> Double
@@ -111,19 +108,15 @@ final class PushEngine {
   private var backlog = false
   private var stopping = false
   /// Called whenever a provider's state changes (the service mirrors it for other threads).
-  var onStateChange: (([Platform: ProviderState]) -> Void)?
+  var onStateChange: (([DevicePlatform: ProviderState]) -> Void)?
 
   /// Pushes accepted by a provider so far.
   private(set) var delivered = 0
-  /// Counters since start, published to the meta table for `/metrics` (`push.<platform>.<outcome>`,
-  /// `push.<platform>.tokensDeleted`, `push.messages`, `push.notifications`).
-  private var counters: [String: Int] = [:]
-  private var countersChanged = false
-
-  private func count(_ key: String, _ amount: Int = 1) {
-    counters[key, default: 0] += amount
-    countersChanged = true
+  /// Counters since start, published for `/metrics` (`Database.publishPushCounters`).
+  private var counters = PushCounters() {
+    didSet { countersChanged = true }
   }
+  private var countersChanged = false
 
   init(options: PushServiceOptions, jitter: @escaping () -> Double = { Double.random(in: 0..<1) })
     throws(PushError)
@@ -141,7 +134,7 @@ final class PushEngine {
     clients = setup.clients
     states = setup.states
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
-    for platform in Platform.allCases { announce(platform) }
+    for platform in DevicePlatform.allCases { announce(platform) }
   }
 
   /// Closes the HTTP client and the database (on the engine's thread).
@@ -238,16 +231,20 @@ final class PushEngine {
     let devices: [DeviceRecord]
     let content: PushContent
     do throws(StoreError) {
-      devices = try database.devices(of: batch.station, refreshedSince: now - options.stationExpiryMs)
-      let unpulled = devices.isEmpty ? 0 : try database.unpulledCount(station: batch.station)
-      let senders = devices.isEmpty ? [] : try database.unpulledSenders(station: batch.station)
-      let avatar = devices.isEmpty ? .none : try database.pushAvatar(of: newest.message.peer)
-      // `count` never under-counts the banner it replaces: at least this burst, even when
-      // another device of the station synced it already.
-      content = PushContent(
-        station: batch.station, fromCall: newest.message.peer, seqId: newest.message.msgno,
-        text: newest.message.text, count: max(unpulled, batch.entries.count), senders: senders, avatar: avatar
-      )
+      // One snapshot for the devices and the content, so the count, the senders and the avatar agree.
+      (devices, content) = try database.readSnapshot { () throws(StoreError) in
+        let devices = try database.devices(of: batch.station, refreshedSince: now - options.stationExpiryMs)
+        let unpulled = devices.isEmpty ? 0 : try database.unpulledCount(station: batch.station)
+        let senders = devices.isEmpty ? [] : try database.unpulledSenders(station: batch.station)
+        let avatar = devices.isEmpty ? .none : try database.pushAvatar(of: newest.message.peer)
+        // `count` never under-counts the banner it replaces: at least this burst, even when
+        // another device of the station synced it already.
+        let content = PushContent(
+          station: batch.station, fromCall: newest.message.peer, seqId: newest.message.msgno,
+          text: newest.message.text, count: max(unpulled, batch.entries.count), senders: senders,
+          avatar: avatar)
+        return (devices, content)
+      }
     } catch {
       logger.error("push: cannot read the station", ["station": batch.station, "error": error.description])
       coalescer.finished(batch.ids)
@@ -257,9 +254,8 @@ final class PushEngine {
     let ttlSeconds = max(1, (expiresAt - now) / 1000)
     var apnsPayload: Result<BuiltPayload, PayloadTooLarge>?
     for device in devices {
-      guard let platform = Platform(rawValue: device.platform), let client = clients[platform],
-        client.state == .ok
-      else {
+      let platform = device.platform
+      guard let client = clients[platform], client.state == .ok else {
         state.skipped += 1
         continue
       }
@@ -307,44 +303,45 @@ final class PushEngine {
     let device = outcome.job.device
     let ids = state.batch.ids
     let fields: [(String, String)] = [
-      ("station", state.batch.station), ("platform", device.platform), ("token", redactedToken(device.token)),
+      ("station", state.batch.station), ("platform", device.platform.rawValue),
+      ("token", redactedToken(device.token)),
     ]
     switch outcome.decision {
     case .delivered:
       state.accepted += 1
       delivered += 1
-      count("push.\(device.platform).accepted")
-      count("push.notifications")
+      counters[device.platform][.accepted] += 1
+      counters.notifications += 1
       markDone(ids, device.token)
       if logger.isEnabled(.debug) {
         logger.log(.debug, "push sent", fields: fields + [("count", String(state.batch.entries.count))])
       }
     case .deleteToken(let reason, let refreshedBefore):
       state.deleted += 1
-      count("push.\(device.platform).tokensDeleted")
+      counters[device.platform].tokensDeleted += 1
       markDone(ids, device.token)
       writes.deadTokens.append((device.token, refreshedBefore))
       logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
     case .retry(let at, let reason):
-      count("push.\(device.platform).retried")
+      counters[device.platform][.retried] += 1
       notBefore[device.token] = at
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(
         .warn, "push failed; will retry", fields: fields + [("reason", reason), ("inMs", String(at - now))])
     case .reauthenticate(let reason):
-      count("push.\(device.platform).retried")
+      counters[device.platform][.retried] += 1
       let at = now + RetryPolicy.backoffMs(attempts: state.attempts, jitter: jitter())
       notBefore[device.token] = at
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(.warn, "push failed; will retry", fields: fields + [("reason", reason)])
     case .giveUp(let reason):
       state.gaveUp += 1
-      count("push.\(device.platform).failed")
+      counters[device.platform][.failed] += 1
       markDone(ids, device.token)
       logger.log(.warn, "push refused; not retrying", fields: fields + [("reason", reason)])
     case .stopProvider(let reason):
       state.skipped += 1
-      if let platform = Platform(rawValue: device.platform) { providerStopped(platform, reason) }
+      providerStopped(device.platform, reason)
     }
     state.pending -= 1
     batches[outcome.job.batchID] = state
@@ -374,7 +371,7 @@ final class PushEngine {
       writes.released.append(contentsOf: ids)
       return
     }
-    if state.accepted > 0 { count("push.messages", ids.count) }
+    if state.accepted > 0 { counters.messages += ids.count }
     if state.accepted == 0 && state.deleted == 0 && state.gaveUp > 0 {
       writes.failed.append(contentsOf: ids)
     } else {
@@ -383,22 +380,19 @@ final class PushEngine {
     for id in ids { done[id] = nil }
   }
 
-  /// Writes the round's bookkeeping in one transaction; on failure it is kept for the next try.
+  /// Writes the round's bookkeeping and counters in one transaction; on failure both are kept for the next try.
   private func flush() {
-    if countersChanged {
-      do throws(StoreError) {
-        try database.setMetaValues(counters.map { (key: $0.key, value: String($0.value)) })
-        countersChanged = false
-      } catch {
-        logger.warn("push: cannot publish counters", ["error": error.description])
-      }
-    }
-    guard !writes.isEmpty else { return }
+    guard countersChanged || !writes.isEmpty else { return }
     do throws(StoreError) {
-      try database.applyPushResults(
-        completed: writes.completed, failed: writes.failed,
-        rescheduled: writes.rescheduled.map { (id: $0.0, nextAttemptAt: $0.1) },
-        deadTokens: writes.deadTokens.map { (token: $0.0, refreshedBefore: $0.1) })
+      try database.writeBatch { () throws(StoreError) in
+        if countersChanged { try database.publishPushCounters(counters) }
+        try database.applyPushResults(
+          completed: writes.completed, failed: writes.failed,
+          rescheduled: writes.rescheduled.map { (id: $0.0, nextAttemptAt: $0.1) },
+          deadTokens: writes.deadTokens.map { (token: $0.0, refreshedBefore: $0.1) })
+      }
+      countersChanged = false
+      guard !writes.isEmpty else { return }
       coalescer.finished(writes.completed + writes.failed + writes.released)
       writes = PendingWrites()
       if notBefore.count > 10_000 {
@@ -412,14 +406,14 @@ final class PushEngine {
 
   // MARK: Provider state
 
-  private func providerStopped(_ platform: Platform, _ reason: String) {
+  private func providerStopped(_ platform: DevicePlatform, _ reason: String) {
     if case .stopped = states[platform] { return }
     states[platform] = .stopped(reason)
     announce(platform)
   }
 
-  /// Logs a provider's state and publishes it in the meta table (for `/health`).
-  private func announce(_ platform: Platform) {
+  /// Logs a provider's state and publishes it (for `/health`).
+  private func announce(_ platform: DevicePlatform) {
     let state = states[platform] ?? .off("not configured")
     switch state {
     case .ok: logger.info("push provider ready", ["platform": platform.rawValue])
@@ -429,7 +423,7 @@ final class PushEngine {
       logger.error("push provider stopped", ["platform": platform.rawValue, "reason": reason])
     }
     do throws(StoreError) {
-      try database.setMeta(ProviderState.metaKey(platform), state.description)
+      try database.publishPushState(state.published, for: platform)
     } catch {
       logger.error("push: cannot publish the provider state", ["error": error.description])
     }

@@ -1,5 +1,6 @@
 import Config
 import Platform
+import Store
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ import Synchronization
 ///
 /// Besides `notify()` the thread reads the outbox every `pollIntervalMs` (1 s by default), so
 /// pushes pending from before a crash or restart, and retries that came due, go out too.
-/// Without credentials the service still runs (it publishes `push.<platform>.state` = `off`).
+/// Without credentials the service still runs (it publishes each provider's state as `off`).
 public final class PushService: Sendable {
   /// The settings it was created with.
   public let options: PushServiceOptions
@@ -36,7 +37,7 @@ public final class PushService: Sendable {
     /// Set when the push thread has ended.
     var done: Latch?
     var started = false
-    var states: [Platform: ProviderState] = [:]
+    var states: [DevicePlatform: ProviderState] = [:]
   }
 
   public init(options: PushServiceOptions) {
@@ -95,7 +96,7 @@ public final class PushService: Sendable {
   }
 
   /// Each provider's state as last published (`ok`, `off`, `stopped: …`).
-  public var providerStates: [Platform: ProviderState] {
+  public var providerStates: [DevicePlatform: ProviderState] {
     shared.withLock { $0.states }
   }
 

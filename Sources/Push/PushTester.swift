@@ -3,8 +3,8 @@ import Store
 
 /// One device's answer to a test notification.
 public struct PushTestResult: Sendable, Equatable {
-  /// `android`, `ios`, or whatever the device row says.
-  public var platform: String
+  /// The device's platform.
+  public var platform: DevicePlatform
   /// The token, shortened.
   public var token: String
   /// The provider's HTTP status, nil when the push was not sent.
@@ -25,7 +25,7 @@ public enum PushTester {
   /// Sends and waits for every answer (at most `timeoutMs`). Throws when the database cannot
   /// be opened; the provider states say which providers could send.
   public static func run(station: String, options: PushServiceOptions, timeoutMs: Int64 = 60_000)
-    throws(PushError) -> (states: [Platform: ProviderState], results: [PushTestResult])
+    throws(PushError) -> (states: [DevicePlatform: ProviderState], results: [PushTestResult])
   {
     let database: Database
     let devices: [DeviceRecord]
@@ -53,11 +53,7 @@ public enum PushTester {
         platform: device.platform, token: redactedToken(device.token), status: nil, reason: "",
         accepted: false,
         expired: expired)
-      guard let platform = Platform(rawValue: device.platform) else {
-        result.reason = "not sent: unknown platform"
-        results[index] = result
-        continue
-      }
+      let platform = device.platform
       guard let client = setup.clients[platform], setup.states[platform] == .ok else {
         result.reason = "not sent: \(platform.rawValue) push is \(setup.states[platform] ?? .off("off"))"
         results[index] = result
@@ -104,9 +100,7 @@ public enum PushTester {
       case .retry(_, let reason), .giveUp(let reason), .reauthenticate(let reason): result.reason = reason
       case .stopProvider(let reason):
         result.reason = (result.status == nil ? "not sent: " : "") + "provider stopped: " + reason
-        if let platform = Platform(rawValue: outcome.job.device.platform) {
-          setup.states[platform] = .stopped(reason)
-        }
+        setup.states[outcome.job.device.platform] = .stopped(reason)
       }
       results[outcome.job.batchID] = result
     }

@@ -1,13 +1,5 @@
 import JSON
 
-/// A push platform, named as devices are stored (`devices.platform`).
-public enum Platform: String, Sendable, CaseIterable {
-  /// FCM HTTP v1.
-  case android
-  /// APNs.
-  case ios
-}
-
 /// A provider's answer to one request, or why there was none.
 public struct ProviderResponse: Sendable, Equatable {
   /// The HTTP status, 0 when no answer arrived.

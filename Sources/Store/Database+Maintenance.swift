@@ -6,25 +6,49 @@ import CSQLite
   import Darwin
 #endif
 
-/// Keeping the database small and safe: pruning stations and tokens past their expiry,
-/// checkpointing the write-ahead log, and the online backup.
+/// Keeping the database small and safe: pruning expired bookkeeping, old receipts, and stations and
+/// tokens past their expiry, checkpointing the write-ahead log, and the online backup.
 ///
-/// The listener calls `pruneStations(now:expiryMs:)` and `checkpoint(mode:)` now and then (next
-/// to `pruneExpired(now:)`); `aprs-cloud backup` calls `backup(to:)`. Each is safe while the
+/// The listener calls `pruneExpired(now:)`, `pruneReceipts(before:)`, `pruneStations(now:expiryMs:)`
+/// and `checkpoint(mode:)` now and then; `aprs-cloud backup` calls `backup(to:)`. Each is safe while the
 /// responder and the listener run: pruning is one short write transaction, a checkpoint never
 /// blocks readers, and the backup reads one snapshot while writers go on.
 extension Database {
-  /// The meta keys of the store's own maintenance counters (totals since the database was created).
-  public enum MaintenanceKey {
-    /// Stations deleted by `pruneStations` because they were not heard within the expiry.
-    public static let stationsPruned = "maintenance.stationsPruned"
-    /// Push tokens deleted by `pruneStations` because they were not refreshed within the expiry.
-    public static let devicesPruned = "maintenance.devicesPruned"
-    /// When `pruneStations` last ran, epoch ms.
-    public static let lastPruneAt = "maintenance.lastPruneAt"
+  // MARK: Pruning
+
+  /// Deletes bookkeeping that no longer matters: dedup keys whose window ended, ACK send
+  /// times older than `ackRetentionMs`, and ended rate-limit windows. The listener calls it
+  /// now and then; correctness never depends on it (expired rows are ignored anyway).
+  @discardableResult
+  public func pruneExpired(now: Int64, ackRetentionMs: Int64 = 3_600_000) throws(StoreError) -> PruneResult {
+    try writeTransaction { () throws(StoreError) in
+      var counts: [Int] = []
+      for sql in [
+        "DELETE FROM dedup WHERE expires_at <= ?1",
+        "DELETE FROM ack_state WHERE last_sent_at < ?1",
+        "DELETE FROM rate_limits WHERE expires_at <= ?1",
+      ] {
+        let statement = try prepared(sql)
+        defer { statement.reset() }
+        try statement.bind(1, sql.contains("ack_state") ? now - ackRetentionMs : now)
+        try statement.run()
+        counts.append(changes)
+      }
+      return PruneResult(dedup: counts[0], acks: counts[1], rateLimits: counts[2])
+    }
   }
 
-  // MARK: Pruning
+  /// Deletes receipts received before `cutoff` (epoch ms); returns how many.
+  @discardableResult
+  public func pruneReceipts(before cutoff: Int64) throws(StoreError) -> Int {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared("DELETE FROM receipts WHERE received_at < ?1")
+      defer { statement.reset() }
+      try statement.bind(1, cutoff)
+      try statement.run()
+      return changes
+    }
+  }
 
   /// Deletes what expired, in ONE write transaction: push tokens not refreshed (register or
   /// heartbeat with the token) within `expiryMs` before `now`, and stations not heard (register
@@ -282,6 +306,16 @@ public struct CheckpointResult: Sendable, Equatable {
     self.walFrames = walFrames
     self.checkpointedFrames = checkpointedFrames
   }
+}
+
+/// How many expired rows `Database.pruneExpired(now:ackRetentionMs:)` removed, per table.
+public struct PruneResult: Sendable, Equatable {
+  /// Dedup keys whose window ended.
+  public var dedup: Int
+  /// ACK send times older than the retention.
+  public var acks: Int
+  /// Rate-limit windows that ended.
+  public var rateLimits: Int
 }
 
 /// What `Database.pruneStations(now:expiryMs:)` deleted.

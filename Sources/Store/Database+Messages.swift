@@ -1,3 +1,5 @@
+/// Messages: storing what the listener hears (with its dedup key, its push and the ring trim), the sync that
+/// hands them to phones, and the reads a push and `aprs-cloud messages` make.
 extension Database {
   /// The meta key holding the newest message timestamp ever assigned (the cursor's high-water
   /// mark). Written only by `storeMessages`.
@@ -11,11 +13,8 @@ extension Database {
   /// recorded, a push is queued in the outbox (received messages only) and the station's ring
   /// is trimmed to `options.ringSize`. Nothing is stored if any step fails.
   public func storeMessages(_ batch: [IncomingMessage], now: Int64) throws(StoreError) -> [StoreOutcome] {
-    for message in batch {
-      guard message.direction == "received" || message.direction == "sent" else {
-        throw .invalidArgument("message direction \"\(message.direction)\" is not received or sent")
-      }
-      guard !message.dedupKey.isEmpty else { throw .invalidArgument("empty dedup key") }
+    for message in batch where message.dedupKey.isEmpty {
+      throw .invalidArgument("empty dedup key")
     }
     guard !batch.isEmpty else { return [] }
     return try writeTransaction { () throws(StoreError) in
@@ -37,7 +36,7 @@ extension Database {
         last = timestamp
         let id = try insertMessage(message, station: station, timestamp: timestamp)
         try recordDedup(message.dedupKey, now: now, windowMs: message.dedupWindowMs)
-        if message.direction == "received" {
+        if message.direction == .received {
           try queuePush(station: station, messageID: id, now: now)
         }
         try trimRing(station)
@@ -156,7 +155,7 @@ extension Database {
         while try select.step() {
           messages.append(
             StoredMessage(
-              direction: select.text(0), peer: select.text(1), text: select.text(2),
+              direction: try select.value(0), peer: select.text(1), text: select.text(2),
               msgno: select.optionalText(3), timestamp: select.int64(4)))
         }
       }
@@ -229,23 +228,46 @@ extension Database {
     return try statement.step() ? statement.int(0) : 0
   }
 
-  /// The 30-second rule: true (and the send time recorded as `now`) when no ACK for `key` was
-  /// sent within `minIntervalMs` before `now`; false when one was. Atomic across processes.
-  public func ackDue(key: String, now: Int64, minIntervalMs: Int64) throws(StoreError) -> Bool {
-    try writeTransaction { () throws(StoreError) in
-      let statement = try prepared(
-        """
-        INSERT INTO ack_state (key, last_sent_at) VALUES (?1, ?2)
-        ON CONFLICT (key) DO UPDATE SET last_sent_at = excluded.last_sent_at
-        WHERE excluded.last_sent_at - ack_state.last_sent_at >= ?3
-          OR excluded.last_sent_at < ack_state.last_sent_at
-        """)
-      defer { statement.reset() }
-      try statement.bind(1, key)
-      try statement.bind(2, now)
-      try statement.bind(3, minIntervalMs)
-      try statement.run()
-      return changes > 0
+  /// The distinct senders of the station's messages newer than its last sync cursor (the ones a
+  /// push's `count` counts), newest first, at most `limit`.
+  public func unpulledSenders(station: String, limit: Int = 5) throws(StoreError) -> [String] {
+    let statement = try prepared(
+      """
+      SELECT messages.peer, max(messages.timestamp) AS newest
+      FROM messages JOIN stations ON stations.address = messages.station
+      WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
+        AND messages.direction = 'received'
+      GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    try statement.bind(2, limit)
+    var senders: [String] = []
+    while try statement.step() { senders.append(statement.text(0)) }
+    return senders
+  }
+
+  /// A station's newest `limit` stored messages, oldest first, without touching its sync cursor
+  /// (unlike `sync`): what `aprs-cloud messages` prints.
+  public func recentMessages(station: String, limit: Int) throws(StoreError) -> [StoredMessage] {
+    guard limit > 0 else { return [] }
+    let statement = try prepared(
+      """
+      SELECT direction, peer, text, msgno, timestamp FROM (
+        SELECT direction, peer, text, msgno, timestamp FROM messages
+        WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2)
+      ORDER BY timestamp
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    try statement.bind(2, limit)
+    var messages: [StoredMessage] = []
+    while try statement.step() {
+      messages.append(
+        StoredMessage(
+          direction: try statement.value(0), peer: statement.text(1), text: statement.text(2),
+          msgno: statement.optionalText(3), timestamp: statement.int64(4)))
     }
+    return messages
   }
 }

@@ -1,3 +1,5 @@
+/// The outbox: the pushes the listener queued with each received message, and the push sender's bookkeeping
+/// of what it did with them.
 extension Database {
   /// Pending pushes due at `now` (next attempt not in the future), oldest first, with their
   /// messages. Pushes whose message rolled off the ring are gone with it.
@@ -20,7 +22,7 @@ extension Database {
         OutboxEntry(
           id: statement.int64(0), station: statement.text(1), messageID: statement.int64(2),
           message: StoredMessage(
-            direction: statement.text(6), peer: statement.text(7), text: statement.text(8),
+            direction: try statement.value(6), peer: statement.text(7), text: statement.text(8),
             msgno: statement.optionalText(9), timestamp: statement.int64(10)),
           createdAt: statement.int64(3), attempts: statement.int(4), nextAttemptAt: statement.int64(5)))
     }
@@ -56,6 +58,62 @@ extension Database {
         if let nextAttemptAt { try statement.bind(2, nextAttemptAt) }
         try statement.run()
       }
+    }
+  }
+
+  /// Applies the push sender's bookkeeping for one round in ONE write transaction: pushes done
+  /// (deleted), failed for good (kept as `failed`), rescheduled (attempts + 1, not before the
+  /// given time), and dead tokens deleted (each with an optional `refreshedBefore` bound, see
+  /// `deleteDevice(token:refreshedBefore:)`). Returns the tokens actually deleted.
+  @discardableResult
+  public func applyPushResults(
+    completed: [Int64], failed: [Int64], rescheduled: [(id: Int64, nextAttemptAt: Int64)],
+    deadTokens: [(token: String, refreshedBefore: Int64?)]
+  ) throws(StoreError) -> [String] {
+    guard !completed.isEmpty || !failed.isEmpty || !rescheduled.isEmpty || !deadTokens.isEmpty else {
+      return []
+    }
+    return try writeTransaction { () throws(StoreError) in
+      if !completed.isEmpty {
+        let statement = try prepared("DELETE FROM outbox WHERE id = ?1")
+        for id in completed {
+          defer { statement.reset() }
+          try statement.bind(1, id)
+          try statement.run()
+        }
+      }
+      if !failed.isEmpty {
+        let statement = try prepared(
+          "UPDATE outbox SET state = 'failed', attempts = attempts + 1 WHERE id = ?1")
+        for id in failed {
+          defer { statement.reset() }
+          try statement.bind(1, id)
+          try statement.run()
+        }
+      }
+      if !rescheduled.isEmpty {
+        let statement = try prepared(
+          "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?2 WHERE id = ?1")
+        for (id, nextAttemptAt) in rescheduled {
+          defer { statement.reset() }
+          try statement.bind(1, id)
+          try statement.bind(2, nextAttemptAt)
+          try statement.run()
+        }
+      }
+      var deleted: [String] = []
+      if !deadTokens.isEmpty {
+        let statement = try prepared(
+          "DELETE FROM devices WHERE token = ?1 AND (?2 IS NULL OR refreshed_at < ?2)")
+        for (token, refreshedBefore) in deadTokens {
+          defer { statement.reset() }
+          try statement.bind(1, token)
+          try statement.bind(2, refreshedBefore)
+          try statement.run()
+          if changes > 0 { deleted.append(token) }
+        }
+      }
+      return deleted
     }
   }
 }

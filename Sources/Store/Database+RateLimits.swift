@@ -41,3 +41,11 @@ extension Database {
     }
   }
 }
+
+/// The answer of a rate limit.
+public enum RateDecision: Sendable, Equatable {
+  /// Within the limit; the request was counted.
+  case allowed
+  /// Over the limit; try again after this many milliseconds.
+  case limited(retryAfterMs: Int64)
+}

@@ -1,3 +1,5 @@
+/// Stations and their devices: register and heartbeat, avatars, push tokens, and the station lists the
+/// listener's filter and `aprs-cloud stations` read.
 extension Database {
   /// Registers or heartbeats a station and returns it as stored.
   ///
@@ -77,7 +79,7 @@ extension Database {
     guard try statement.step() else { return nil }
     return StationRecord(
       address: statement.text(0), base: statement.text(1), ssid: statement.int(2),
-      platform: statement.optionalText(3), ackMessages: statement.bool(4),
+      platform: statement.optionalValue(3), ackMessages: statement.bool(4),
       avatarHash: statement.text(5), avatarClearedAt: statement.optionalInt64(6),
       registeredAt: statement.int64(7), heartbeatAt: statement.int64(8),
       lastSyncCursor: statement.int64(9), lastSyncAt: statement.optionalInt64(10))
@@ -160,6 +162,21 @@ extension Database {
     }
   }
 
+  /// Drops a token the push provider called invalid, unless it was refreshed (registered or
+  /// heartbeated) at or after `refreshedBefore`: APNs says when it learned the token was dead,
+  /// and a token the app sent again after that may be alive. Returns true when it was deleted.
+  @discardableResult
+  public func deleteDevice(token: String, refreshedBefore: Int64) throws(StoreError) -> Bool {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared("DELETE FROM devices WHERE token = ?1 AND refreshed_at < ?2")
+      defer { statement.reset() }
+      try statement.bind(1, token)
+      try statement.bind(2, refreshedBefore)
+      try statement.run()
+      return changes > 0
+    }
+  }
+
   /// Drops a token wherever it is registered (the push provider called it invalid).
   /// Returns false when it was not registered.
   @discardableResult
@@ -174,7 +191,8 @@ extension Database {
   }
 
   /// The devices of a station, most recently refreshed first. With `refreshedSince`, only
-  /// tokens refreshed at or after that time (expired tokens are not used for pushes).
+  /// tokens refreshed at or after that time (expired tokens are not used for pushes). A token
+  /// stored with a platform this build does not know is left out.
   public func devices(of address: String, refreshedSince: Int64 = .min) throws(StoreError) -> [DeviceRecord] {
     let statement = try prepared(
       """
@@ -186,12 +204,60 @@ extension Database {
     try statement.bind(2, refreshedSince)
     var devices: [DeviceRecord] = []
     while try statement.step() {
+      guard let platform: DevicePlatform = statement.optionalValue(2) else { continue }
       devices.append(
         DeviceRecord(
-          token: statement.text(0), station: statement.text(1), platform: statement.text(2),
+          token: statement.text(0), station: statement.text(1), platform: platform,
           registeredAt: statement.int64(3), refreshedAt: statement.int64(4)))
     }
     return devices
+  }
+
+  /// The avatar of `address` (any case) for a push: stored, cleared (a known station that
+  /// cleared it), or none (never set, or not a known station).
+  public func pushAvatar(of address: String) throws(StoreError) -> PushAvatar {
+    let statement = try prepared(
+      "SELECT avatar_icon, avatar_image, avatar_hash, avatar_cleared_at FROM stations WHERE address = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, address.canonicalAddress)
+    guard try statement.step() else { return .none }
+    if !statement.isNull(2) {
+      return .stored(
+        Avatar(icon: statement.optionalText(0), image: statement.optionalText(1), hash: statement.text(2)))
+    }
+    return statement.isNull(3) ? .none : .cleared
+  }
+
+  /// Every registered station with its device count, for `aprs-cloud stations`, by address.
+  /// With `includeExpired` false only the live ones (heard within `expiryMs` before `now`).
+  /// Never writes, so it is safe on a read-only connection.
+  public func stationSummaries(
+    now: Int64, expiryMs: Int64, includeExpired: Bool = true
+  ) throws(StoreError) -> [StationSummary] {
+    let statement = try prepared(
+      """
+      SELECT stations.address, stations.platform, stations.registered_at, stations.heartbeat_at,
+             stations.last_sync_at, stations.avatar_hash IS NOT NULL, stations.avatar_cleared_at IS NOT NULL,
+             stations.ack_messages,
+             (SELECT count(*) FROM devices WHERE devices.station = stations.address),
+             (SELECT count(*) FROM messages WHERE messages.station = stations.address)
+      FROM stations WHERE ?2 OR stations.heartbeat_at >= ?1 ORDER BY stations.address
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, now - expiryMs)
+    try statement.bind(2, includeExpired)
+    var summaries: [StationSummary] = []
+    while try statement.step() {
+      let avatar: StationSummary.AvatarState =
+        statement.bool(5) ? .set : statement.bool(6) ? .cleared : .none
+      summaries.append(
+        StationSummary(
+          address: statement.text(0), platform: statement.optionalValue(1), registeredAt: statement.int64(2),
+          heartbeatAt: statement.int64(3), lastSyncAt: statement.optionalInt64(4), avatar: avatar,
+          ackMessages: statement.bool(7), devices: statement.int(8), messages: statement.int(9),
+          live: statement.int64(3) >= now - expiryMs))
+    }
+    return summaries
   }
 
   /// Stations heard from (register or heartbeat) within `expiryMs` before `now`, by address:

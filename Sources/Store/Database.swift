@@ -20,8 +20,12 @@ import CSQLite
 
   private var connection: OpaquePointer?
   private var statements: [String: Statement] = [:]
-  /// Inside `writeBatch`: the operations' own transactions join the batch's.
+  /// Inside `writeBatch` or `readSnapshot`: the operations' own transactions join the batch's.
   private var batchDepth = 0
+  /// Inside `readSnapshot`: a write would have to upgrade the read transaction, so it is refused.
+  private var inReadSnapshot = false
+  /// The transactions this connection began, for tests that check how many a piece of work takes.
+  private(set) var transactionCounts = TransactionCounts()
 
   /// Test hook: runs inside `sync`'s read transaction, after the messages were read and before
   /// the global last timestamp is, so a test can commit from another connection right there.
@@ -157,6 +161,7 @@ import CSQLite
   /// it throws. Writers queue here (up to the busy timeout), never half-way through.
   func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
     guard !options.readOnly else { throw .readOnly("this connection was opened read-only") }
+    guard !inReadSnapshot else { throw .invalidArgument("a write inside readSnapshot") }
     if batchDepth > 0 { return try body() }
     guard let gate = options.writerGate else { return try transaction("BEGIN IMMEDIATE", body) }
     gate.enter()
@@ -181,9 +186,27 @@ import CSQLite
     }
   }
 
+  /// Runs several reads in ONE deferred `BEGIN` transaction: every operation inside sees the same
+  /// snapshot, and the connection takes one read lock instead of one per query. An operation that
+  /// writes throws `StoreError.invalidArgument` inside (a read transaction cannot upgrade safely).
+  public func readSnapshot<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    // Inside a batch already: its transaction is the snapshot.
+    if batchDepth > 0 { return try body() }
+    return try transaction("BEGIN") { () throws(StoreError) in
+      batchDepth += 1
+      inReadSnapshot = true
+      defer {
+        batchDepth -= 1
+        inReadSnapshot = false
+      }
+      return try body()
+    }
+  }
+
   private func transaction<T>(_ begin: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
     guard !isInTransaction else { throw .invalidArgument("transactions do not nest") }
     try runCached(begin)
+    if begin == "BEGIN" { transactionCounts.reads += 1 } else { transactionCounts.writes += 1 }
     do throws(StoreError) {
       let value = try body()
       try runCached("COMMIT")
@@ -225,6 +248,14 @@ import CSQLite
   public func integrityCheck() throws(StoreError) -> String {
     try columnTexts("PRAGMA integrity_check").joined(separator: "\n")
   }
+}
+
+/// How many transactions a connection began, by kind.
+struct TransactionCounts: Equatable {
+  /// `BEGIN IMMEDIATE` (writes, `writeBatch`).
+  var writes = 0
+  /// Deferred `BEGIN` (snapshot reads, `readSnapshot`).
+  var reads = 0
 }
 
 /// The pragmas in effect on one connection, as SQLite reports them.

@@ -1,7 +1,16 @@
+/// Which way a stored message went, from the registered station's side; stored as its raw value
+/// (`messages.direction`) and shown as such by /v1/sync and `/metrics`.
+public enum MessageDirection: String, Sendable, CaseIterable {
+  /// Addressed to the registered station (pushed to its devices).
+  case received
+  /// Sent by the registered station (outgoing tracking; never pushed).
+  case sent
+}
+
 /// A message as stored and as /v1/sync returns it.
 public struct StoredMessage: Sendable, Equatable {
-  /// `"received"`, or `"sent"` for outgoing tracking.
-  public var direction: String
+  /// Received by the station, or sent by it (outgoing tracking).
+  public var direction: MessageDirection
   /// The other station: the sender of a received message, the addressee of a sent one.
   public var peer: String
   /// The text without the `{msgno` suffix.
@@ -12,7 +21,7 @@ public struct StoredMessage: Sendable, Equatable {
   public var timestamp: Int64
 
   /// A stored message; see the properties.
-  public init(direction: String, peer: String, text: String, msgno: String?, timestamp: Int64) {
+  public init(direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64) {
     self.direction = direction
     self.peer = peer
     self.text = text
@@ -36,8 +45,8 @@ public struct SyncResult: Sendable, Equatable {
 public struct IncomingMessage: Sendable, Equatable {
   /// The registered station address it is for (any case).
   public var station: String
-  /// `"received"` or `"sent"`; anything else is refused.
-  public var direction: String
+  /// Received by the station (the default), or sent by it.
+  public var direction: MessageDirection
   /// The other station (the sender of a received message).
   public var peer: String
   /// The text without the `{msgno` suffix.
@@ -52,7 +61,7 @@ public struct IncomingMessage: Sendable, Equatable {
 
   /// An incoming message; see the properties.
   public init(
-    station: String, direction: String = "received", peer: String, text: String, msgno: String?,
+    station: String, direction: MessageDirection = .received, peer: String, text: String, msgno: String?,
     dedupKey: String, dedupWindowMs: Int64
   ) {
     self.station = station

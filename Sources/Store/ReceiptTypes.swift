@@ -1,3 +1,11 @@
+/// What a delivery receipt says; stored as its raw value (`receipts.kind`).
+public enum ReceiptKind: String, Sendable, CaseIterable {
+  /// The message was received.
+  case ack
+  /// The message was refused.
+  case rej
+}
+
 /// An ack or rej that APRS-IS carried to a registered station: proof its message was delivered (or refused).
 public struct DeliveryReceipt: Sendable, Equatable {
   /// The registered station the ack or rej is addressed to (any case; stored upper-case).
@@ -6,8 +14,8 @@ public struct DeliveryReceipt: Sendable, Equatable {
   public var peer: String
   /// The message number acknowledged or rejected.
   public var msgno: String
-  /// `"ack"` or `"rej"`; anything else is refused.
-  public var kind: String
+  /// An ack or a rej.
+  public var kind: ReceiptKind
   /// The reply-ack `AA` of `ackMM}AA`, if any.
   public var replyAck: String?
   /// When it was received, epoch ms (filled in by the store from `now` when recorded).
@@ -15,7 +23,7 @@ public struct DeliveryReceipt: Sendable, Equatable {
 
   /// A receipt; see the properties.
   public init(
-    station: String, peer: String, msgno: String, kind: String, replyAck: String?, receivedAt: Int64 = 0
+    station: String, peer: String, msgno: String, kind: ReceiptKind, replyAck: String?, receivedAt: Int64 = 0
   ) {
     self.station = station
     self.peer = peer

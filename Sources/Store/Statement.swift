@@ -83,6 +83,11 @@ import CSQLite
     try bind(index, value.map { Int64($0 ? 1 : 0) })
   }
 
+  /// Binds a `String`-backed enum as its raw value (NULL for nil).
+  func bind<T: RawRepresentable>(_ index: Int32, _ value: T?) throws(StoreError) where T.RawValue == String {
+    try bind(index, value?.rawValue)
+  }
+
   // MARK: Stepping
 
   /// Advances to the next row: true when a row is available, false when the statement is done.
@@ -148,5 +153,22 @@ import CSQLite
   /// The column as UTF-8 text, or nil for NULL.
   func optionalText(_ column: Int32) -> String? {
     isNull(column) ? nil : text(column)
+  }
+
+  /// The column's text as a `String`-backed enum (`MessageDirection`, `DevicePlatform`, …); nil for NULL or
+  /// for a text the enum does not know.
+  func optionalValue<T: RawRepresentable>(_ column: Int32, as type: T.Type = T.self) -> T?
+  where T.RawValue == String {
+    optionalText(column).flatMap(T.init(rawValue:))
+  }
+
+  /// The column's text as a `String`-backed enum whose column a CHECK constraint keeps to known values; any
+  /// other text means the file was damaged (`StoreError.corrupt`).
+  func value<T: RawRepresentable>(_ column: Int32, as type: T.Type = T.self) throws(StoreError) -> T
+  where T.RawValue == String {
+    guard let value = T(rawValue: text(column)) else {
+      throw .corrupt("unexpected \(T.self) \"\(text(column))\" in a row")
+    }
+    return value
   }
 }

@@ -1,3 +1,15 @@
+/// The push platform a device token belongs to; stored as its raw value (`devices.platform`,
+/// `stations.platform`), and the `platform` of /v1/register, the `provider` label of `/metrics`.
+///
+/// A row holding a platform this build does not know (written by hand, or by a newer build) is
+/// read as no platform: its device is left out, its station reads as sync-only.
+public enum DevicePlatform: String, Sendable, CaseIterable {
+  /// An FCM registration token.
+  case android
+  /// An APNs device token (hex).
+  case ios
+}
+
 /// What a register or heartbeat request tells the store about a station.
 public struct StationUpsert: Sendable, Equatable {
   /// The station address, `CALL` or `CALL-SSID` (any case; stored upper-case).
@@ -6,8 +18,8 @@ public struct StationUpsert: Sendable, Equatable {
   public var base: String
   /// The SSID, 0–15.
   public var ssid: Int
-  /// `"android"`, `"ios"`, …; nil for a sync-only station (then a stored platform is kept).
-  public var platform: String?
+  /// The device's platform; nil for a sync-only station (then a stored platform is kept).
+  public var platform: DevicePlatform?
   /// The device's push token; nil or empty for none. Needs `platform`.
   public var pushToken: String?
   /// Whether the listener should ACK messages for this station; nil keeps the stored value
@@ -18,7 +30,7 @@ public struct StationUpsert: Sendable, Equatable {
 
   /// A station upsert; see the properties.
   public init(
-    address: String, base: String, ssid: Int, platform: String?, pushToken: String?,
+    address: String, base: String, ssid: Int, platform: DevicePlatform?, pushToken: String?,
     ackMessages: Bool?, isRegistration: Bool
   ) {
     self.address = address
@@ -40,7 +52,7 @@ public struct StationRecord: Sendable, Equatable {
   /// The SSID, 0–15.
   public var ssid: Int
   /// The last platform given, nil for a sync-only station that never gave one.
-  public var platform: String?
+  public var platform: DevicePlatform?
   /// Whether the listener ACKs messages for this station.
   public var ackMessages: Bool
   /// The hash of the stored avatar, `""` when none is stored (never set, or cleared).
@@ -80,8 +92,8 @@ public struct DeviceRecord: Sendable, Equatable {
   public var token: String
   /// The upper-case address of the station it belongs to.
   public var station: String
-  /// The platform the token is for (`"android"`, `"ios"`).
-  public var platform: String
+  /// The platform the token is for.
+  public var platform: DevicePlatform
   /// When the token joined this station, epoch ms.
   public var registeredAt: Int64
   /// Its last register or heartbeat, epoch ms.
@@ -100,4 +112,48 @@ public struct LiveStation: Sendable, Equatable {
     self.address = address
     self.ackMessages = ackMessages
   }
+}
+
+/// A station's avatar as a push about one of its messages carries it.
+public enum PushAvatar: Sendable, Equatable {
+  /// Never set, or the sender is not a known station.
+  case none
+  /// A stored avatar.
+  case stored(Avatar)
+  /// A known station that cleared its avatar (the push carries a tombstone).
+  case cleared
+}
+
+/// One line of `aprs-cloud stations`.
+public struct StationSummary: Sendable, Equatable {
+  /// Whether the station has an avatar.
+  public enum AvatarState: String, Sendable {
+    /// An icon or image is stored.
+    case set
+    /// The user cleared it (the clear time is kept so phones learn of it).
+    case cleared
+    /// Never set.
+    case none
+  }
+
+  /// The upper-case station address.
+  public var address: String
+  /// The last platform given, nil for a sync-only station.
+  public var platform: DevicePlatform?
+  /// Its last registration, epoch ms.
+  public var registeredAt: Int64
+  /// Its last register or heartbeat (when it was last heard), epoch ms.
+  public var heartbeatAt: Int64
+  /// When its sync cursor last advanced, epoch ms; nil if it never synced.
+  public var lastSyncAt: Int64?
+  /// Its avatar.
+  public var avatar: AvatarState
+  /// Whether the listener ACKs its messages.
+  public var ackMessages: Bool
+  /// Its push tokens.
+  public var devices: Int
+  /// Its stored messages.
+  public var messages: Int
+  /// Heard within the expiry window.
+  public var live: Bool
 }

@@ -69,8 +69,8 @@ enum PushBench: Benchmark {
     try service.start()
     defer { service.stop() }
 
-    func register(_ station: String, platform: String) throws {
-      let token = platform == "ios" ? hexToken(station) : "bench:" + station
+    func register(_ station: String, platform: DevicePlatform) throws {
+      let token = platform == .ios ? hexToken(station) : "bench:" + station
       _ = try database.upsertStation(
         StationUpsert(
           address: station, base: station, ssid: 0, platform: platform, pushToken: token, ackMessages: false,
@@ -95,14 +95,16 @@ enum PushBench: Benchmark {
     }
 
     // Warm-up: connections, TLS, the FCM access token and the APNs provider token.
-    for platform in ["android", "ios"] { try register("WARM" + platform.uppercased(), platform: platform) }
+    for platform in DevicePlatform.allCases {
+      try register("WARM" + platform.rawValue.uppercased(), platform: platform)
+    }
     try store(["WARMANDROID", "WARMIOS"]) { _ in "warm-up" }
     guard try waitForEmptyOutbox(timeoutMs: 20_000) else {
       printError("push: the warm-up push did not go out (is the fake running on port \(port)?)")
       return 1
     }
 
-    for (label, platform, prefix) in [("FCM", "android", "F"), ("APNs", "ios", "A")] {
+    for (label, platform, prefix) in [("FCM", DevicePlatform.android, "F"), ("APNs", .ios, "A")] {
       let stations = (0..<count).map { "\(prefix)\($0)" }
       for station in stations { try register(station, platform: platform) }
       let clock = ContinuousClock()
@@ -128,7 +130,7 @@ enum PushBench: Benchmark {
     var latencies: [Double] = []
     for index in 0..<samples {
       let station = "L\(index)"
-      try register(station, platform: "android")
+      try register(station, platform: .android)
       let written = microseconds()
       try store([station]) { _ in "lat \(written)" }
       let stored = microseconds()

@@ -29,7 +29,7 @@ enum SeedBench: Benchmark {
           isRegistration: true), now: now)
       let batch = (0..<count).map { index in
         IncomingMessage(
-          station: address, direction: "received", peer: "KJ7ABC-\(index % 16)",
+          station: address, direction: .received, peer: "KJ7ABC-\(index % 16)",
           text: "Benchmark message number \(index), a typical APRS length text.", msgno: String(index),
           dedupKey: "bench|\(address)|\(index)", dedupWindowMs: 3_600_000)
       }

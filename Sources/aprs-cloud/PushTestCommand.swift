@@ -55,14 +55,14 @@ enum PushTestCommand: Command {
       return .failure
     }
     PushService.globalInit()
-    let outcome: (states: [Platform: ProviderState], results: [PushTestResult])
+    let outcome: (states: [DevicePlatform: ProviderState], results: [PushTestResult])
     do throws(PushError) {
       outcome = try PushTester.run(station: station, options: settings.options)
     } catch {
       printError("aprs-cloud push-test: \(error)")
       return .failure
     }
-    for platform in Platform.allCases {
+    for platform in DevicePlatform.allCases {
       let state = outcome.states[platform] ?? .off("not configured")
       if state != .ok { print("\(platform.rawValue) push: \(state)") }
     }
@@ -73,7 +73,7 @@ enum PushTestCommand: Command {
     for result in outcome.results {
       let status = result.status.map(String.init) ?? "-"
       let expired = result.expired ? " [not refreshed within stationExpiry: real pushes skip it]" : ""
-      print("\(result.platform) \(result.token): \(status) \(result.reason)\(expired)")
+      print("\(result.platform.rawValue) \(result.token): \(status) \(result.reason)\(expired)")
     }
     return outcome.results.allSatisfy(\.accepted) ? .success : .failure
   }

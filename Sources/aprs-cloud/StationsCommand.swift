@@ -56,7 +56,7 @@ enum StationsCommand: Command {
       var rows = [["STATION", "PLATFORM", "STATE", "DEVICES", "MESSAGES", "LAST HEARD", "AVATAR"]]
       for station in shown {
         rows.append([
-          station.address, station.platform ?? "-", station.live ? "live" : "expired",
+          station.address, station.platform?.rawValue ?? "-", station.live ? "live" : "expired",
           String(station.devices),
           String(station.messages), Format.timeAndAge(station.heartbeatAt, now: now), station.avatar.rawValue,
         ])
@@ -132,7 +132,7 @@ enum MessagesCommand: Command {
     guard !messages.isEmpty else { return "\(Format.printable(station)): no messages stored\n" }
     var text = ""
     for message in messages {
-      let peer = (message.direction == "sent" ? "to " : "from ") + Format.printable(message.peer)
+      let peer = (message.direction == .sent ? "to " : "from ") + Format.printable(message.peer)
       let number = message.msgno.map { "  {" + Format.printable($0) + "}" } ?? ""
       text +=
         Format.time(message.timestamp) + "  " + peer + number + "  " + Format.printable(message.text) + "\n"

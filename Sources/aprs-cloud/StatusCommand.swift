@@ -42,8 +42,7 @@ enum StatusCommand: Command {
         report = Report(
           database: settings.database, now: now, expiryMs: settings.stationExpiryMs,
           stats: try database.stats(now: now, expiryMs: settings.stationExpiryMs),
-          listener: try database.metaValues(prefix: "listener."),
-          push: try database.metaValues(prefix: "push."),
+          listener: try database.listenerStatus(), push: try database.pushStatus(),
           walBytes: database.walFileBytes())
       } catch {
         throw CommandFailure("\(settings.database): \(error)")
@@ -59,14 +58,14 @@ enum StatusCommand: Command {
     var now: Int64
     var expiryMs: Int64
     var stats: DatabaseStats
-    /// `listener.*` meta values.
-    var listener: [String: String]
-    /// `push.*` meta values.
-    var push: [String: String]
+    /// What the listener last published.
+    var listener: ListenerStatus
+    /// What the push sender last published.
+    var push: PushStatus
     var walBytes: Int64
 
     var running: Bool { stats.lease.map { $0.expiresAt > now } ?? false }
-    var connected: Bool { running && listener["listener.connected"] == "1" }
+    var connected: Bool { running && listener.connected }
 
     /// What needs attention; empty when all is well.
     var problems: [String] {
@@ -75,13 +74,12 @@ enum StatusCommand: Command {
         problems.append("listener not running")
       } else if !connected {
         problems.append("listener not connected to APRS-IS")
-      } else if listener["listener.receiveOnly"] != "0" {
+      } else if listener.receiveOnly {
         problems.append("receive-only APRS-IS login (no ACKs are sent)")
       }
-      for provider in ["android", "ios"] {
-        if let state = push["push.\(provider).state"], state.hasPrefix("stopped") {
-          problems.append("\(provider) push \(Format.printable(state))")
-        }
+      for provider in DevicePlatform.allCases {
+        guard case .stopped = push.state(of: provider) else { continue }
+        problems.append("\(provider.rawValue) push \(Format.printable(push.state(of: provider).description))")
       }
       return problems
     }
@@ -108,18 +106,17 @@ enum StatusCommand: Command {
           "\(stats.liveStations) live of \(stats.stations) registered "
             + "(live: heard within \(ConfigFile.formatDuration(expiryMs)))"
         ))
-      let platforms = Set(["android", "ios"]).union(stats.devices.keys).sorted()
       lines.append(
         (
           "devices",
-          platforms.map { platform in
+          DevicePlatform.allCases.map { platform in
             let count = stats.devices[platform] ?? DeviceCount(total: 0, live: 0)
-            return "\(platform) \(count.total) (\(count.live) live)"
+            return "\(platform.rawValue) \(count.total) (\(count.live) live)"
           }.joined(separator: ", ")
         ))
       var messages =
-        "\(stats.totalMessages) stored (\(stats.messages["received"] ?? 0) received, "
-        + "\(stats.messages["sent"] ?? 0) sent)"
+        "\(stats.totalMessages) stored (\(stats.messages[.received] ?? 0) received, "
+        + "\(stats.messages[.sent] ?? 0) sent)"
       if stats.lastMessageTimestamp > 0 {
         messages += "; newest " + Format.timeAndAge(stats.lastMessageTimestamp, now: now)
       }
@@ -131,8 +128,9 @@ enum StatusCommand: Command {
       }.joined(separator: "\n") + "\n"
     }
 
-    private func value(_ key: String) -> String? {
-      listener["listener." + key].flatMap { $0.isEmpty ? nil : Format.printable($0) }
+    /// `text` made safe for a terminal, nil when absent or empty.
+    private func printable(_ text: String?) -> String? {
+      text.flatMap { $0.isEmpty ? nil : Format.printable($0) }
     }
 
     private var listenerLines: [String] {
@@ -146,41 +144,38 @@ enum StatusCommand: Command {
       var first =
         "running as \(Format.printable(lease.holder)) since " + Format.timeAndAge(lease.acquiredAt, now: now)
       if connected {
-        first += "; connected to \(value("server") ?? "?")"
-        if let login = value("login") { first += " as \(login)" }
-        first += listener["listener.receiveOnly"] == "0" ? ", verified" : ", receive-only (no ACKs)"
-        if let since = value("connectedAt").flatMap({ Int64($0) }) {
-          first += " since " + Format.timeAndAge(since, now: now)
-        }
+        first += "; connected to \(printable(listener.server) ?? "?")"
+        if let login = printable(listener.login) { first += " as \(login)" }
+        first += listener.receiveOnly ? ", receive-only (no ACKs)" : ", verified"
       } else {
-        first += "; not connected to APRS-IS (state \(value("state") ?? "unknown"))"
+        first += "; not connected to APRS-IS (state \(printable(listener.state) ?? "unknown"))"
       }
       lines.append(first)
       var traffic = "last line "
-      if let last = value("lastLineAt").flatMap({ Int64($0) }) {
+      if let last = listener.lastLineAt {
         traffic += Format.age(now - last)
       } else {
         traffic += "never"
       }
-      traffic += "; \(value("lineRate") ?? "0") lines/s over the last minute"
+      traffic += "; \(ListenerStatus.decimal(listener.lineRate)) lines/s over the last minute"
       lines.append(traffic)
-      let filterSize = value("filterSize") ?? "0"
-      let filterBytes = value("filterBytes") ?? "0"
-      lines.append("filter \(value("filterMode") ?? "?"): \(filterSize) stations, \(filterBytes) bytes")
-      let counters: [(String, String)] = [
-        ("linesRead", "lines"), ("messagesStored", "messages stored"), ("duplicates", "duplicates"),
-        ("acksSent", "ACKs sent"), ("reconnects", "reconnects"), ("drops", "lines dropped"),
-        ("invalidLines", "invalid lines"),
+      lines.append(
+        "filter \(listener.filterMode?.rawValue ?? "?"): \(listener.filterSize) stations, "
+          + "\(listener.filterBytes) bytes")
+      let counters: [(ListenerCounter, String)] = [
+        (.linesRead, "lines"), (.messagesStored, "messages stored"), (.duplicates, "duplicates"),
+        (.acksSent, "ACKs sent"), (.reconnects, "reconnects"), (.drops, "lines dropped"),
+        (.invalidLines, "invalid lines"),
       ]
       lines.append(
         "since start: "
-          + counters.map { key, label in "\(Int(value(key) ?? "") ?? 0) \(label)" }.joined(separator: ", "))
+          + counters.map { counter, label in "\(listener.counts[counter]) \(label)" }.joined(separator: ", "))
       return lines
     }
 
     private var pushLine: String {
-      ["android", "ios"].map { provider in
-        "\(provider) " + Format.printable(push["push.\(provider).state"] ?? "off")
+      DevicePlatform.allCases.map { provider in
+        "\(provider.rawValue) " + Format.printable(push.state(of: provider).description)
       }.joined(separator: "; ")
     }
   }

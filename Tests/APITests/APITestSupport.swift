@@ -57,7 +57,7 @@ final class APIFixture {
   {
     let key = "\(peer)|\(station)|\(msgno ?? "")|\(text)"
     let message = IncomingMessage(
-      station: station, direction: "received", peer: peer, text: text, msgno: msgno, dedupKey: key,
+      station: station, direction: .received, peer: peer, text: text, msgno: msgno, dedupKey: key,
       dedupWindowMs: 3_600_000)
     clock.advance(ms: 1)
     return try database.storeMessages([message], now: clock.now)

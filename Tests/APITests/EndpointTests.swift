@@ -15,7 +15,7 @@ import Testing
     #expect(reply["avatarHash"] == .string(""))
     #expect(reply["avatars"] == .object(JSONObject()))
     let station = try #require(try api.database.station("N0CALL-7"))
-    #expect(station.platform == "android")
+    #expect(station.platform == .android)
     #expect(try api.database.devices(of: "N0CALL-7").map(\.token) == ["fcm-token:APA91b-test"])
   }
 
@@ -90,7 +90,7 @@ import Testing
     #expect(reply.status == 200, "\(reply.text)")
     #expect(reply.object?.keys == ["avatarHash"])
     #expect(try api.database.station("N0CALL-7") != nil)
-    #expect(try api.database.devices(of: "N0CALL-7").first?.platform == "ios")
+    #expect(try api.database.devices(of: "N0CALL-7").first?.platform == .ios)
   }
 
   @Test func syncOnlyStationNeedsNoPlatform() throws {

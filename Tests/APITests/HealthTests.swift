@@ -27,9 +27,8 @@ import Testing
   @Test func runningAndConnectedIsOkAndALapsedLeaseIs503() throws {
     let api = try APIFixture()
     #expect(try api.database.acquireLease(holder: "test", now: api.clock.now, ttlMs: 30_000))
-    try api.database.setMeta("listener.state", "online")
-    try api.database.setMeta("listener.connected", "1")
-    try api.database.setMeta("listener.receiveOnly", "0")
+    try api.database.publishListenerStatus(
+      ListenerStatus(state: "online", connected: true, receiveOnly: false))
     let fresh = health(api)
     #expect(fresh.status == 200, "\(fresh.text)")
     #expect(fresh["status"] == .string("ok"))
@@ -55,10 +54,9 @@ import Testing
   @Test func degradedReasonsWhileRunning() throws {
     let api = try APIFixture()
     #expect(try api.database.acquireLease(holder: "test", now: api.clock.now, ttlMs: 30_000))
-    try api.database.setMeta("listener.state", "backingOff")
-    try api.database.setMeta("listener.connected", "0")
-    try api.database.setMeta("listener.receiveOnly", "1")
-    try api.database.setMeta("push.ios.state", "stopped: InvalidProviderToken")
+    try api.database.publishListenerStatus(
+      ListenerStatus(state: "backingOff", connected: false, receiveOnly: true))
+    try api.database.publishPushState(.stopped(reason: "InvalidProviderToken"), for: .ios)
     let reply = health(api)
     #expect(reply.status == 200)
     #expect(reply.error == nil)

@@ -176,7 +176,7 @@ final class GuideSandbox {
       _ = try database.upsertStation(
         StationUpsert(
           address: address, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1])! : 0,
-          platform: "android",
+          platform: .android,
           pushToken: token, ackMessages: true, isRegistration: true), now: now)
     }
     for (index, text) in ["first", "second", "third"].enumerated() {

@@ -28,7 +28,8 @@ final class OpsDatabase {
     try? FileManager.default.removeItem(atPath: directory)
   }
 
-  func register(_ address: String, platform: String? = "android", token: String? = nil, at time: Int64) throws
+  func register(_ address: String, platform: DevicePlatform? = .android, token: String? = nil, at time: Int64)
+    throws
   {
     let parts = address.split(separator: "-")
     _ = try database.upsertStation(
@@ -50,22 +51,24 @@ final class OpsDatabase {
   /// Three stations (one expired), messages, an avatar, a running listener and push states.
   func fill() throws {
     try register("N0CALL-7", token: "fcm-token-1", at: now - 60_000)
-    try register("KJ7ABC", platform: "ios", token: "abcdef0123", at: now - 3_600_000)
+    try register("KJ7ABC", platform: .ios, token: "abcdef0123", at: now - 3_600_000)
     try register("OLD1", token: "old-token", at: now - 9 * 86_400_000)
     try database.setAvatar("N0CALL-7", icon: "dog", image: nil, hash: "icon:dog", now: now)
     try deliver("N0CALL-7", from: "KJ7ABC", "Testing, 1 2 3", msgno: "42")
     try deliver("N0CALL-7", from: "W1AW", "second")
     try deliver("KJ7ABC", from: "N0CALL-7", "hello")
     #expect(try database.acquireLease(holder: "vps:4242", now: now - 120_000, ttlMs: 600_000))
-    try database.setMetaValues([
-      ("listener.state", "connected"), ("listener.connected", "1"), ("listener.verified", "1"),
-      ("listener.receiveOnly", "0"), ("listener.server", "rotate.aprs2.net:14580"),
-      ("listener.login", "N0CALL-10"),
-      ("listener.filterMode", "login"), ("listener.filterSize", "60"), ("listener.filterBytes", "700"),
-      ("listener.lineRate", "12.50"), ("listener.lastLineAt", String(now - 3_000)),
-      ("listener.linesRead", "1234"), ("listener.messagesStored", "3"), ("listener.reconnects", "1"),
-      ("push.android.state", "ok"), ("push.ios.state", "off"),
-    ])
+    var counts = ListenerCounts()
+    counts[.linesRead] = 1234
+    counts[.messagesStored] = 3
+    counts[.reconnects] = 1
+    try database.publishListenerStatus(
+      ListenerStatus(
+        state: "connected", connected: true, verified: true, receiveOnly: false,
+        server: "rotate.aprs2.net:14580", login: "N0CALL-10", filterMode: .login, filterSize: 60,
+        filterBytes: 700, lastLineAt: now - 3_000, lineRate: 12.5, counts: counts))
+    try database.publishPushState(.ok, for: .android)
+    try database.publishPushState(.off, for: .ios)
   }
 }
 
@@ -112,7 +115,7 @@ final class OpsDatabase {
     }
 
     // Degraded: a push provider stopped, then the listener gone.
-    try fixture.database.setMeta("push.ios.state", "stopped: APNs refused the key")
+    try fixture.database.publishPushState(.stopped(reason: "APNs refused the key"), for: .ios)
     let stopped = try runCLI(["status", "--db", fixture.path])
     #expect(stopped.status == 0)
     #expect(stopped.stdout.hasPrefix("health     degraded: ios push stopped: APNs refused the key\n"))

@@ -22,7 +22,7 @@ import Testing
     let message = try #require(routed.messages.first)
     #expect(routed.messages.count == 1)
     #expect(message.incoming.station == "OH7LZB")
-    #expect(message.incoming.direction == "received")
+    #expect(message.incoming.direction == .received)
     #expect(message.incoming.peer == "OH7AA-1")
     #expect(message.incoming.text == "Testing, 1 2 3")
     #expect(message.incoming.msgno == "42")
@@ -86,9 +86,9 @@ import Testing
     #expect(ack.messages.isEmpty)
     let receipt = try #require(ack.receipt)
     #expect(
-      receipt == DeliveryReceipt(station: "OH7LZB", peer: "OH7AA-1", msgno: "5", kind: "ack", replyAck: nil))
+      receipt == DeliveryReceipt(station: "OH7LZB", peer: "OH7AA-1", msgno: "5", kind: .ack, replyAck: nil))
     let rej = try #require(route("OH7AA-1>APRS::OH7LZB   :rejAB}CD").receipt)
-    #expect(rej.kind == "rej" && rej.msgno == "AB" && rej.replyAck == "CD")
+    #expect(rej.kind == .rej && rej.msgno == "AB" && rej.replyAck == "CD")
     let wrapped = try #require(route("A-1>APRS,B-2,WIDE1*:}C>APU25N,TCPIP,A-1*::KJ7ABC-7 :ack56").receipt)
     #expect(wrapped.peer == "C" && wrapped.station == "KJ7ABC-7" && wrapped.msgno == "56")
     #expect(route("OH7AA-1>APRS::SOMEONE  :ack5").skip == .notForUs)
@@ -121,12 +121,12 @@ import Testing
     let copy = try #require(sent.messages.first)
     #expect(sent.messages.count == 1)
     #expect(
-      copy.incoming.station == "OH7LZB" && copy.incoming.direction == "sent" && copy.incoming.peer == "W1AW")
+      copy.incoming.station == "OH7LZB" && copy.incoming.direction == .sent && copy.incoming.peer == "W1AW")
     #expect(copy.ack == nil)
     #expect(copy.incoming.dedupKey.hasPrefix(LineRouter.sentKeyPrefix))
     // Between two served stations: a received copy for one and a sent copy for the other.
     let both = route("OH7LZB>APRS::KJ7ABC-7 :hello{5", router: tracking)
-    #expect(both.messages.map(\.incoming.direction) == ["received", "sent"])
+    #expect(both.messages.map(\.incoming.direction) == [.received, .sent])
     #expect(Set(both.messages.map(\.incoming.dedupKey)).count == 2)
     // Without tracking the sent side is nothing.
     #expect(route("OH7LZB>APRS::W1AW     :going out{4").skip == .notForUs)

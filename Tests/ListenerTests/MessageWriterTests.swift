@@ -51,6 +51,32 @@ import Testing
     #expect(result.storedStations == ["OH7LZB"])
   }
 
+  @Test func aBatchIsOneWriteTransactionAndABatchOfNothingIsNone() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB", ackMessages: true)
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let stations = try test.stations()
+    let before = test.database.transactionCounts
+    // Messages (with ACKs due) and a receipt: stored, recorded and ACKed in one transaction.
+    let result = try writer.process(
+      [
+        bytes(Self.message), bytes("OH7AA-1>APRS::OH7LZB   :second{43"),
+        bytes("OH7AA-1>APRS::OH7LZB   :ack5"),
+      ],
+      stations: stations, canTransmit: true, now: 5_000_000)
+    #expect(result.stored == 2 && result.receipts == 1 && result.acks.count == 2)
+    #expect(
+      test.database.transactionCounts == TransactionCounts(writes: before.writes + 1, reads: before.reads))
+    // Lines that lead to nothing take no transaction (and no write lock) at all.
+    let skipped = try writer.process(
+      [bytes("N0CALL>APRS:!4903.50N/07201.75W-"), bytes("not a packet")], stations: stations,
+      canTransmit: true, now: 5_001_000)
+    #expect(skipped.stored == 0 && skipped.acks.isEmpty)
+    #expect(
+      test.database.transactionCounts == TransactionCounts(writes: before.writes + 1, reads: before.reads))
+  }
+
   @Test func noAckWithoutCommit() throws {
     let test = try TestDatabase()
     defer { test.remove() }
@@ -124,7 +150,7 @@ import Testing
       now: 9_000)
     #expect(result.stored == 1 && result.acks.isEmpty && result.storedStations.isEmpty)
     let sync = try test.database.sync(station: "OH7LZB", since: 0, now: 9_001)
-    #expect(sync.messages.map(\.direction) == ["sent"] && sync.messages.first?.peer == "W1AW")
+    #expect(sync.messages.map(\.direction) == [.sent] && sync.messages.first?.peer == "W1AW")
     #expect(try test.database.dueOutbox(now: 10_000).isEmpty)  // no push for one's own message
   }
 }

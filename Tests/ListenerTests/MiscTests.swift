@@ -1,10 +1,10 @@
 import APRS
 import Config
 import Platform
-import Store
 import Testing
 
 @testable import Listener
+@testable import Store
 
 @Suite struct ServerCommentTests {
   @Test func classification() {
@@ -78,7 +78,7 @@ import Testing
 }
 
 @Suite struct StatusReportTests {
-  @Test func metaValues() {
+  @Test func theListenersStatusAsPublished() {
     var status = ConnectionStatus()
     status.state = "online"
     status.connected = true
@@ -88,22 +88,27 @@ import Testing
     status.filterMode = .login
     status.filterStations = 60
     status.reconnects = 2
-    let report = StatusReport(
-      status: status, login: "N0CALL-10", lastLineAt: 123, lineRate: 12.345,
-      counters: [("linesRead", 7), ("reconnects", 2)], updatedAt: 456, startedAt: 100)
-    let values = Dictionary(uniqueKeysWithValues: report.metaValues.map { ($0.key, $0.value) })
-    #expect(values["listener.connected"] == "1")
-    #expect(values["listener.verified"] == "1")
-    #expect(values["listener.receiveOnly"] == "0")
-    #expect(values["listener.server"] == "rotate.aprs2.net:14580")
-    #expect(values["listener.filterMode"] == "login")
-    #expect(values["listener.filterSize"] == "60")
-    #expect(values["listener.lastLineAt"] == "123")
-    #expect(values["listener.lineRate"] == "12.35")
-    #expect(values["listener.linesRead"] == "7")
+    var counts = ListenerCounts()
+    counts[.linesRead] = 7
+    counts[.reconnects] = 2
+    let report = ListenerStatus(
+      connection: status, login: "N0CALL-10", lastLineAt: 123, lineRate: 12.345, counts: counts,
+      updatedAt: 456,
+      startedAt: 100)
+    #expect(report.state == "online" && report.login == "N0CALL-10" && report.startedAt == 100)
+    let values = Dictionary(uniqueKeysWithValues: report.metaRows.map { ($0.key, $0.value) })
+    #expect(values[ListenerStatus.key(.connected)] == "1")
+    #expect(values[ListenerStatus.key(.verified)] == "1")
+    #expect(values[ListenerStatus.key(.receiveOnly)] == "0")
+    #expect(values[ListenerStatus.key(.server)] == "rotate.aprs2.net:14580")
+    #expect(values[ListenerStatus.key(.filterMode)] == "login")
+    #expect(values[ListenerStatus.key(.filterSize)] == "60")
+    #expect(values[ListenerStatus.key(.lastLineAt)] == "123")
+    #expect(values[ListenerStatus.key(.lineRate)] == "12.35")
+    #expect(values[ListenerStatus.key(ListenerCounter.linesRead)] == "7")
     #expect(
-      StatusReport.decimal(0.05) == "0.05" && StatusReport.decimal(3) == "3.00"
-        && StatusReport.decimal(.nan) == "0.00")
+      ListenerStatus.decimal(0.05) == "0.05" && ListenerStatus.decimal(3) == "3.00"
+        && ListenerStatus.decimal(.nan) == "0.00")
   }
 }
 

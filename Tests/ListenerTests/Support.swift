@@ -31,7 +31,7 @@ struct TestDatabase {
     return try database.upsertStation(
       StationUpsert(
         address: address, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1]) ?? 0 : 0,
-        platform: "android", pushToken: nil, ackMessages: ackMessages, isRegistration: true),
+        platform: .android, pushToken: nil, ackMessages: ackMessages, isRegistration: true),
       now: now)
   }
 

@@ -10,7 +10,7 @@ import Testing
     OutboxEntry(
       id: id, station: station, messageID: id,
       message: StoredMessage(
-        direction: "received", peer: peer, text: "m\(id)", msgno: nil, timestamp: createdAt + id),
+        direction: .received, peer: peer, text: "m\(id)", msgno: nil, timestamp: createdAt + id),
       createdAt: createdAt, attempts: 0, nextAttemptAt: createdAt)
   }
 

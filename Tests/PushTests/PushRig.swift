@@ -89,7 +89,7 @@ final class PushRig {
   }
 
   /// Registers `station` with devices `(platform, token)`.
-  func register(_ station: String, _ devices: [(String, String)], at time: Int64? = nil) throws {
+  func register(_ station: String, _ devices: [(DevicePlatform, String)], at time: Int64? = nil) throws {
     for (platform, token) in devices {
       try registerStation(database, station, platform: platform, token: token, now: time ?? clock.now())
     }

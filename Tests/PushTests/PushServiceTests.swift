@@ -12,7 +12,7 @@ import Testing
   @Test func fcmExchangesTheServiceAccountForATokenAndSends() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try registerStation(rig.database, "KJ7ABC-7", platform: nil, now: rig.clock.now())
     try rig.database.setAvatar(
       "KJ7ABC-7", icon: "radio", image: nil, hash: "icon:radio", now: rig.clock.now())
@@ -37,13 +37,13 @@ import Testing
     #expect(request.string(at: ["body", "message", "android", "collapse_key"]) == "aprs-N0CALL-7")
     #expect(try eventually { try rig.pending().isEmpty })
     #expect(rig.service?.providerStates[.android] == .ok)
-    #expect(try rig.database.meta("push.android.state") == "ok")
+    #expect(try rig.database.pushStatus().states[.android]?.description == "ok")
   }
 
   @Test func apnsReusesOneProviderTokenForAHundredSends() throws {
     let rig = try PushRig(android: false)
     defer { rig.close() }
-    for number in 0..<100 { try rig.register("ST\(number)", [("ios", apnsToken(number))]) }
+    for number in 0..<100 { try rig.register("ST\(number)", [(.ios, apnsToken(number))]) }
     try rig.start()
     for number in 0..<100 { try rig.store("ST\(number)", ["message \(number)"]) }
     #expect(try rig.fake.wait("apns", count: 100, status: 200, timeoutMs: 20_000))
@@ -63,7 +63,7 @@ import Testing
   @Test func aBurstOfFiveIsOneRequestWithCountFive() throws {
     let rig = try PushRig(messaging: "coalesceWindow = 1s", ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try rig.start()
     for number in 1...5 {
       try rig.store("N0CALL-7", ["burst \(number)"], from: number == 5 ? "W5AGO" : "KJ7ABC-7")
@@ -84,7 +84,7 @@ import Testing
     let rig = try PushRig(ios: false)
     defer { rig.close() }
     try rig.fake.set(#"{"tokenLifetime":60}"#)
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try rig.start()
     try rig.store("N0CALL-7", ["one"])
     #expect(try rig.fake.wait("fcm", count: 1, status: 200))
@@ -114,7 +114,7 @@ import Testing
   @Test func anExpiredProviderTokenIsReSignedAndThePushResentOnce() throws {
     let rig = try PushRig(android: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("ios", apnsToken(1))])
+    try rig.register("N0CALL-7", [(.ios, apnsToken(1))])
     try rig.fake.script(#"{"role":"apns","status":403,"reason":"ExpiredProviderToken"}"#)
     try rig.start()
     try rig.store("N0CALL-7", ["hello"])
@@ -128,7 +128,7 @@ import Testing
   @Test func theAPNsProviderTokenSurvivesARestartAndAStaleOneIsReplaced() throws {
     let rig = try PushRig(android: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("ios", apnsToken(1))])
+    try rig.register("N0CALL-7", [(.ios, apnsToken(1))])
     try rig.start()
     try rig.store("N0CALL-7", ["before the restart"])
     #expect(try rig.fake.wait("apns", count: 1, status: 200))
@@ -147,20 +147,20 @@ import Testing
       .map { base64URL(Data($0.utf8)) }.joined(separator: ".") + "."
       + base64URL(Data(repeating: 7, count: 64))
     let stale = "TESTKEY123 TEAM123456 \(issued) \(forged)"
-    try rig.database.setMeta("push.ios.providerToken", stale)
+    try rig.database.setAPNsProviderToken(stale)
     try rig.start()
     try rig.store("N0CALL-7", ["with a stale token"])
     #expect(try rig.fake.wait("apns", count: 4))
     let statuses = try rig.fake.requests("apns").map { $0.int(at: ["status"]) }
     #expect(statuses == [200, 200, 403, 200], "\(statuses)")
-    #expect(try rig.database.meta("push.ios.state") == "ok")
+    #expect(try rig.database.pushStatus().states[.ios]?.description == "ok")
     try rig.eventuallyEmpty()
   }
 
   @Test func aRefusedServiceAccountStopsAndroidLoudly() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try rig.fake.script(
       #"{"role":"oauth","status":400,"error":"invalid_grant","errorDescription":"Invalid JWT Signature."}"#)
     try rig.start()
@@ -168,9 +168,10 @@ import Testing
     #expect(try rig.fake.wait("oauth", count: 1, status: 400))
     #expect(
       try eventually {
-        try rig.database.meta("push.android.state")?.hasPrefix("stopped: token endpoint") == true
+        try rig.database.pushStatus().states[.android]?.description.hasPrefix("stopped: token endpoint")
+          == true
       })
-    let state = try rig.database.meta("push.android.state") ?? ""
+    let state = try rig.database.pushStatus().states[.android]?.description ?? ""
     #expect(state.contains("invalid_grant") && state.contains("clock"), "\(state)")
     #expect(try rig.fake.requests("fcm").isEmpty)
     #expect(try rig.eventuallyEmpty())
@@ -181,7 +182,7 @@ import Testing
   @Test func aGoawayIsFollowedByANewConnection() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try rig.fake.script(#"{"role":"fcm","goaway":true}"#)
     try rig.start()
     try rig.store("N0CALL-7", ["one"])
@@ -198,7 +199,7 @@ import Testing
     let rig = try PushRig(android: false)
     defer { rig.close() }
     try rig.fake.set(#"{"apnsStreamGate":true}"#)
-    for number in 0..<40 { try rig.register("ST\(number)", [("ios", apnsToken(number))]) }
+    for number in 0..<40 { try rig.register("ST\(number)", [(.ios, apnsToken(number))]) }
     try rig.start()
     for number in 0..<40 { try rig.store("ST\(number)", ["m"]) }
     #expect(try rig.fake.wait("apns", count: 40, status: 200))
@@ -212,8 +213,8 @@ import Testing
     let rig = try PushRig(ios: false)
     defer { rig.close() }
     let now = rig.clock.now()
-    try rig.register("N0CALL-7", [("android", "stale-token")], at: now - 8 * 86_400_000)
-    try rig.register("N0CALL-8", [("android", "fresh-token")], at: now)
+    try rig.register("N0CALL-7", [(.android, "stale-token")], at: now - 8 * 86_400_000)
+    try rig.register("N0CALL-8", [(.android, "fresh-token")], at: now)
     try rig.start()
     try rig.store("N0CALL-7", ["to the stale device"])
     try rig.store("N0CALL-8", ["to the fresh device"])
@@ -228,7 +229,7 @@ import Testing
   @Test func unregisteredDeletesTheFCMToken() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "dead-token"), ("android", "live-token")])
+    try rig.register("N0CALL-7", [(.android, "dead-token"), (.android, "live-token")])
     try rig.fake.script(#"{"role":"fcm","token":"dead-token","status":404}"#)
     try rig.start()
     try rig.store("N0CALL-7", ["hello"])
@@ -242,9 +243,9 @@ import Testing
     let rig = try PushRig(android: false)
     defer { rig.close() }
     let now = rig.clock.now()
-    try rig.register("N0CALL-7", [("ios", apnsToken(1)), ("ios", apnsToken(2))], at: now - 60_000)
+    try rig.register("N0CALL-7", [(.ios, apnsToken(1)), (.ios, apnsToken(2))], at: now - 60_000)
     // Token 2 was sent again (heartbeat) after APNs learned it was gone: keep it.
-    try rig.register("N0CALL-7", [("ios", apnsToken(2))], at: now)
+    try rig.register("N0CALL-7", [(.ios, apnsToken(2))], at: now)
     try rig.fake.script(
       #"{"role":"apns","token":"\#(apnsToken(1))","status":410,"timestamp":\#(now - 1000)}"#)
     try rig.fake.script(
@@ -259,7 +260,7 @@ import Testing
   @Test func badDeviceTokenDeletesAndAMalformedTokenIsNeverSent() throws {
     let rig = try PushRig(android: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("ios", apnsToken(1)), ("ios", "not-hex/../../x"), ("ios", apnsToken(3))])
+    try rig.register("N0CALL-7", [(.ios, apnsToken(1)), (.ios, "not-hex/../../x"), (.ios, apnsToken(3))])
     try rig.fake.script(#"{"role":"apns","token":"\#(apnsToken(1))","status":400,"reason":"BadDeviceToken"}"#)
     try rig.start()
     try rig.store("N0CALL-7", ["hello"])
@@ -272,7 +273,7 @@ import Testing
   @Test func aTooManyRequestsAnswerIsRetriedAfterItsRetryAfter() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try rig.fake.script(#"{"role":"fcm","status":429,"retryAfter":120}"#)
     try rig.start()
     let before = rig.clock.now()
@@ -295,7 +296,7 @@ import Testing
   @Test func serverErrorsAndHTMLPagesBackOffAtLeastTenSeconds() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
     try rig.fake.script(#"{"role":"fcm","responses":[{"status":503},{"status":502,"html":"<h1>502</h1>"}]}"#)
     try rig.start()
     let before = rig.clock.now()
@@ -321,7 +322,7 @@ import Testing
   @Test func invalidProviderTokenStopsIOSWhileAndroidKeepsSending() throws {
     let rig = try PushRig()
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1"), ("ios", apnsToken(1))])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1"), (.ios, apnsToken(1))])
     try rig.fake.script(#"{"role":"apns","persist":true,"status":403,"reason":"InvalidProviderToken"}"#)
     try rig.start()
     try rig.store("N0CALL-7", ["one"])
@@ -329,7 +330,8 @@ import Testing
     #expect(try rig.fake.wait("apns", count: 1, status: 403))
     #expect(
       try eventually {
-        try rig.database.meta("push.ios.state")?.hasPrefix("stopped: 403 InvalidProviderToken") == true
+        try rig.database.pushStatus().states[.ios]?.description.hasPrefix("stopped: 403 InvalidProviderToken")
+          == true
       })
     #expect(rig.service?.providerStates[.ios] != .ok)
     #expect(rig.service?.providerStates[.android] == .ok)
@@ -338,15 +340,15 @@ import Testing
     #expect(try rig.fake.wait("fcm", count: 2, status: 200))
     #expect(try rig.fake.requests("apns").count == 1)
     #expect(try eventually { try rig.pending().isEmpty })
-    #expect(try rig.database.meta("push.android.state") == "ok")
+    #expect(try rig.database.pushStatus().states[.android]?.description == "ok")
   }
 
   @Test func anUnreadableKeyFileStopsThatProviderAtStart() throws {
     let rig = try PushRig(iosKeyFile: "missing.p8")
     defer { rig.close() }
-    try rig.register("N0CALL-7", [("android", "fcm-token-1"), ("ios", apnsToken(1))])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1"), (.ios, apnsToken(1))])
     try rig.start()
-    let state = try #require(try rig.database.meta("push.ios.state"))
+    let state = try #require(try rig.database.pushStatus().states[.ios]?.description)
     #expect(state.hasPrefix("stopped: messaging.ios.apns.keyFile"))
     #expect(state.contains("missing.p8"))
     try rig.store("N0CALL-7", ["hello"])
@@ -361,13 +363,13 @@ import Testing
     let rig = try PushRig(messaging: "maxAge = 10m", android: false, ios: false)
     defer { rig.close() }
     let now = rig.clock.now()
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")], at: now - 3_600_000)
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")], at: now - 3_600_000)
     try rig.store("N0CALL-7", ["stale"], at: now - 11 * 60_000)
     try rig.store("N0CALL-7", ["hello"], at: now - 60_000)
     #expect(try rig.pending().count == 2)
     try rig.start()
-    #expect(try rig.database.meta("push.android.state") == "off")
-    #expect(try rig.database.meta("push.ios.state") == "off")
+    #expect(try rig.database.pushStatus().states[.android]?.description == "off")
+    #expect(try rig.database.pushStatus().states[.ios]?.description == "off")
     // One poll decides both rows: the stale one is dropped, the fresh one stays pending.
     #expect(try eventually { try rig.pending().count == 1 })
     #expect(rig.log().contains("older than maxAge"))
@@ -380,7 +382,7 @@ import Testing
     let rig = try PushRig(messaging: "coalesceWindow = 0\nmaxAge = 10m", ios: false)
     defer { rig.close() }
     let now = rig.clock.now()
-    try rig.register("N0CALL-7", [("android", "fcm-token-1")], at: now - 3_600_000)
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")], at: now - 3_600_000)
     try rig.store("N0CALL-7", ["stale"], at: now - 11 * 60_000)
     try rig.store("N0CALL-7", ["fresh"], at: now - 9 * 60_000)
     try rig.start()
@@ -395,7 +397,7 @@ import Testing
   @Test func pushesQueuedBeforeStartGoOutOnceAndStopLeavesTheRestQueued() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    for number in 0..<3 { try rig.register("ST\(number)", [("android", "token-\(number)")]) }
+    for number in 0..<3 { try rig.register("ST\(number)", [(.android, "token-\(number)")]) }
     for number in 0..<3 { try rig.store("ST\(number)", ["queued \(number)"]) }
     try rig.start()
     #expect(try rig.fake.wait("fcm", count: 1, status: 200))

@@ -2,7 +2,8 @@ import Store
 import TestSupport
 import Testing
 
-/// The store queries the push sender added (`Database+Push.swift`).
+/// The store queries the push sender uses (in `Database+Messages.swift`, `Database+Stations.swift` and
+/// `Database+Outbox.swift`).
 @Suite struct PushStoreTests {
   @Test func unpulledSendersAreDistinctNewestFirstAndStopAtTheCursor() throws {
     let directory = try makeTemporaryDirectory("push-store")
@@ -41,8 +42,8 @@ import Testing
     let directory = try makeTemporaryDirectory("push-store")
     defer { removeDirectory(directory) }
     let database = try openMigrated(directory + "/db.sqlite")
-    try registerStation(database, "N0CALL", platform: "ios", token: "aa", now: 1000)
-    try registerStation(database, "N0CALL", platform: "ios", token: "bb", now: 5000)
+    try registerStation(database, "N0CALL", platform: .ios, token: "aa", now: 1000)
+    try registerStation(database, "N0CALL", platform: .ios, token: "bb", now: 5000)
     #expect(try !database.deleteDevice(token: "bb", refreshedBefore: 4000))
     #expect(try database.deleteDevice(token: "aa", refreshedBefore: 4000))
     #expect(try database.devices(of: "N0CALL").map(\.token) == ["bb"])

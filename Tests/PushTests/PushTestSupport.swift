@@ -88,7 +88,8 @@ func openMigrated(_ path: String, ringSize: Int = 50) throws -> Database {
 /// Registers a station (CALL or CALL-SSID) with an optional device.
 @discardableResult
 func registerStation(
-  _ database: Database, _ address: String, platform: String? = "android", token: String? = nil, now: Int64
+  _ database: Database, _ address: String, platform: DevicePlatform? = .android, token: String? = nil,
+  now: Int64
 ) throws -> StationRecord {
   let parts = address.split(separator: "-", maxSplits: 1)
   return try database.upsertStation(

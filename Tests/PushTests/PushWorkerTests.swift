@@ -99,7 +99,7 @@ import Testing
     #expect(worker.terminationStatus == 0)
     let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
     #expect(text.contains("push sender stopped"))
-    #expect(try database.meta("push.android.state") == "ok")
-    #expect(try database.meta("push.ios.state") == "off")
+    #expect(try database.pushStatus().states[.android]?.description == "ok")
+    #expect(try database.pushStatus().states[.ios]?.description == "off")
   }
 }

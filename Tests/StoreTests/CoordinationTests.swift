@@ -79,10 +79,10 @@ import Testing
     defer { dir.remove() }
     let database = try openStore(dir.database)
     defer { database.close() }
-    #expect(try database.meta("listener.version") == nil)
-    try database.setMeta("listener.version", "1.0")
-    try database.setMeta("listener.version", "1.1")
-    #expect(try database.meta("listener.version") == "1.1")
+    #expect(try database.meta("example.version") == nil)
+    try database.setMeta("example.version", "1.0")
+    try database.setMeta("example.version", "1.1")
+    #expect(try database.meta("example.version") == "1.1")
     #expect(try database.meta("last_message_ts") == "0")
     #expect(throws: StoreError.self) { try database.setMeta("last_message_ts", "99") }
     #expect(try database.integrityCheck() == "ok")

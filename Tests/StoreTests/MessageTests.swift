@@ -106,9 +106,11 @@ import Testing
     let database = try openStore(dir.database)
     defer { database.close() }
     try register(database, "N0CALL")
+    // A message the store refuses (an empty dedup key) fails the batch before anything is stored; a
+    // direction other than received or sent cannot be expressed at all.
+    #expect(MessageDirection(rawValue: "sideways") == nil)
     #expect(throws: StoreError.self) {
-      try database.storeMessages(
-        [incoming("N0CALL", "ok"), incoming("N0CALL", "bad", direction: "sideways")], now: 1)
+      try database.storeMessages([incoming("N0CALL", "ok"), incoming("N0CALL", "bad", key: "")], now: 1)
     }
     // A failure half-way (here: a UNIQUE timestamp collision forced through the meta row)
     // leaves nothing behind.
@@ -128,10 +130,10 @@ import Testing
     let database = try openStore(dir.database)
     defer { database.close() }
     try register(database, "N0CALL")
-    _ = try database.storeMessages([incoming("N0CALL", "out", from: "K1ABC", direction: "sent")], now: 10)
+    _ = try database.storeMessages([incoming("N0CALL", "out", from: "K1ABC", direction: .sent)], now: 10)
     let messages = try database.sync(station: "N0CALL", since: 0, now: 20).messages
     #expect(
-      messages == [StoredMessage(direction: "sent", peer: "K1ABC", text: "out", msgno: nil, timestamp: 10)])
+      messages == [StoredMessage(direction: .sent, peer: "K1ABC", text: "out", msgno: nil, timestamp: 10)])
     #expect(try count(database, "outbox") == 0)
   }
 

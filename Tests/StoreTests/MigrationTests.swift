@@ -86,7 +86,7 @@ import Testing
     #expect(try database.connectionSettings().foreignKeys)
 
     let station = try #require(try database.station("n0call-7"))
-    #expect(station.platform == "ios")
+    #expect(station.platform == .ios)
     #expect(station.ackMessages)
     #expect(station.registeredAt == 100 && station.heartbeatAt == 200)
     #expect(station.lastSyncCursor == 300 && station.lastSyncAt == 310)

@@ -18,7 +18,7 @@ private let t0: Int64 = 1_800_000_000_000
     try register(database, "BBB2", token: "token-b", now: t0)
     // B is heard again later, without its token: the station stays live, the token does not.
     try heartbeat(database, "BBB2", platform: nil, now: t0 + 5 * day)
-    try register(database, "CCC3", platform: "ios", token: "cafe01", now: t0 + 6 * day)
+    try register(database, "CCC3", platform: .ios, token: "cafe01", now: t0 + 6 * day)
     _ = try database.storeMessages([incoming("AAA1", "one"), incoming("AAA1", "two")], now: t0 + 1)
     #expect(try count(database, "outbox") == 2)
 
@@ -212,12 +212,12 @@ private let t0: Int64 = 1_800_000_000_000
 
     try register(database, "N0CALL-7", token: "fcm-1", now: t0)
     try register(database, "N0CALL-8", token: "fcm-2", now: t0 - 8 * day)
-    try register(database, "KJ7ABC", platform: "ios", token: "abcd", now: t0)
+    try register(database, "KJ7ABC", platform: .ios, token: "abcd", now: t0)
     try register(database, "DESK1", platform: nil, now: t0)
     _ = try database.storeMessages(
       [
         incoming("N0CALL-7", "hi"), incoming("N0CALL-7", "ho"), incoming("KJ7ABC", "yo"),
-        incoming("KJ7ABC", "out", direction: "sent"),
+        incoming("KJ7ABC", "out", direction: .sent),
       ], now: t0 + 5)
     let due = try database.dueOutbox(now: t0 + 10)
     try database.failOutbox(ids: [due[0].id])
@@ -226,9 +226,9 @@ private let t0: Int64 = 1_800_000_000_000
     let stats = try database.stats(now: t0 + 10, expiryMs: 7 * day)
     #expect(stats.stations == 4)
     #expect(stats.liveStations == 3)
-    #expect(stats.devices["android"] == DeviceCount(total: 2, live: 1))
-    #expect(stats.devices["ios"] == DeviceCount(total: 1, live: 1))
-    #expect(stats.messages == ["received": 3, "sent": 1])
+    #expect(stats.devices[.android] == DeviceCount(total: 2, live: 1))
+    #expect(stats.devices[.ios] == DeviceCount(total: 1, live: 1))
+    #expect(stats.messages == [.received: 3, .sent: 1])
     #expect(stats.outboxPending == 2)
     #expect(stats.outboxFailed == 1)
     #expect(stats.oldestPendingAt == t0 + 5)
@@ -257,7 +257,7 @@ private let t0: Int64 = 1_800_000_000_000
     #expect(all.map(\.avatar) == [.cleared, .set, .none])
     #expect(all.map(\.devices) == [0, 1, 0])
     #expect(all.map(\.messages) == [0, 5, 0])
-    #expect(all[0].platform == nil && all[1].platform == "android")
+    #expect(all[0].platform == nil && all[1].platform == .android)
     let live = try database.stationSummaries(now: t0 + 10, expiryMs: 7 * day, includeExpired: false)
     #expect(live.map(\.address) == ["CLEAR1", "N0CALL-7"])
 

@@ -9,10 +9,10 @@ import Testing
     let database = try openStore(dir.database)
     defer { database.close() }
     let record = try register(
-      database, "n0call-7", platform: "ios", token: "apns-1", ackMessages: true, now: 500)
+      database, "n0call-7", platform: .ios, token: "apns-1", ackMessages: true, now: 500)
     #expect(record.address == "N0CALL-7")
     #expect(record.base == "N0CALL" && record.ssid == 7)
-    #expect(record.platform == "ios")
+    #expect(record.platform == .ios)
     #expect(record.ackMessages)
     #expect(record.registeredAt == 500 && record.heartbeatAt == 500)
     #expect(record.avatarHash == "" && record.avatarClearedAt == nil)
@@ -22,7 +22,7 @@ import Testing
       try database.devices(of: "N0CALL-7")
         == [
           DeviceRecord(
-            token: "apns-1", station: "N0CALL-7", platform: "ios", registeredAt: 500, refreshedAt: 500)
+            token: "apns-1", station: "N0CALL-7", platform: .ios, registeredAt: 500, refreshedAt: 500)
         ])
     #expect(try database.station("N0CALL") == nil)
   }
@@ -81,12 +81,12 @@ import Testing
     #expect(created.ackMessages == false)
     #expect(try database.devices(of: "N0CALL-9").count == 1)
 
-    try register(database, "N0CALL-9", platform: "android", ackMessages: true, now: 800)
+    try register(database, "N0CALL-9", platform: .android, ackMessages: true, now: 800)
     let beat = try heartbeat(database, "N0CALL-9", platform: nil, now: 900)
     #expect(beat.registeredAt == 800, "a heartbeat does not move registered_at")
     #expect(beat.heartbeatAt == 900)
     #expect(beat.ackMessages, "a heartbeat without ackMessages keeps the stored choice")
-    #expect(beat.platform == "android", "a nil platform keeps the stored one")
+    #expect(beat.platform == .android, "a nil platform keeps the stored one")
     let reregistered = try register(database, "N0CALL-9", ackMessages: false, now: 1_000)
     #expect(reregistered.registeredAt == 1_000 && !reregistered.ackMessages)
   }

@@ -33,7 +33,7 @@ func openStore(_ path: String, options: StoreOptions = .init(), migrate: Bool = 
 /// Registers `address` (CALL or CALL-SSID) with an optional token.
 @discardableResult
 func register(
-  _ database: Database, _ address: String, platform: String? = "android", token: String? = nil,
+  _ database: Database, _ address: String, platform: DevicePlatform? = .android, token: String? = nil,
   ackMessages: Bool? = false, now: Int64 = 1_000
 ) throws -> StationRecord {
   try database.upsertStation(
@@ -44,7 +44,7 @@ func register(
 /// A heartbeat for `address`.
 @discardableResult
 func heartbeat(
-  _ database: Database, _ address: String, platform: String? = "android", token: String? = nil,
+  _ database: Database, _ address: String, platform: DevicePlatform? = .android, token: String? = nil,
   now: Int64
 ) throws -> StationRecord {
   try database.upsertStation(
@@ -53,7 +53,7 @@ func heartbeat(
 }
 
 func stationUpsert(
-  _ address: String, platform: String?, token: String?, ackMessages: Bool?, isRegistration: Bool
+  _ address: String, platform: DevicePlatform?, token: String?, ackMessages: Bool?, isRegistration: Bool
 ) -> StationUpsert {
   let parts = address.split(separator: "-", maxSplits: 1)
   return StationUpsert(
@@ -64,7 +64,7 @@ func stationUpsert(
 /// A received message for `station` from `peer`, deduplicated on its text unless a key is given.
 func incoming(
   _ station: String, _ text: String, from peer: String = "KJ7ABC-7", msgno: String? = nil,
-  key: String? = nil, windowMs: Int64 = 3_600_000, direction: String = "received"
+  key: String? = nil, windowMs: Int64 = 3_600_000, direction: MessageDirection = .received
 ) -> IncomingMessage {
   IncomingMessage(
     station: station, direction: direction, peer: peer, text: text, msgno: msgno,

@@ -6,7 +6,7 @@ import Testing
 @Suite struct WriteBatchTests {
   private func upsert(_ address: String) -> StationUpsert {
     StationUpsert(
-      address: address, base: address, ssid: 0, platform: "android", pushToken: "token-\(address)",
+      address: address, base: address, ssid: 0, platform: .android, pushToken: "token-\(address)",
       ackMessages: true, isRegistration: true)
   }
 

@@ -1,16 +1,11 @@
-/// What the listener needs besides `storeMessages`: delivery receipts, ACK bookkeeping for a whole batch in one
-/// transaction, and its published state in `meta` (written and read as a group).
+/// Acknowledgements both ways: the delivery receipts (acks and rejs) registered stations get for the messages
+/// they sent, and the send times of the ACKs the listener sends for messages it stored (the 30-second rule).
 extension Database {
   /// Records acks and rejs addressed to registered stations, in ONE write transaction. A receipt for a station
   /// that is not registered is skipped; a repeated one (same station, peer, msgno, kind) only moves its
   /// `receivedAt` to `now`. Returns how many were recorded (new or refreshed).
   @discardableResult
   public func recordReceipts(_ receipts: [DeliveryReceipt], now: Int64) throws(StoreError) -> Int {
-    for receipt in receipts {
-      guard receipt.kind == "ack" || receipt.kind == "rej" else {
-        throw .invalidArgument("receipt kind \"\(receipt.kind)\" is not ack or rej")
-      }
-    }
     guard !receipts.isEmpty else { return 0 }
     return try writeTransaction { () throws(StoreError) in
       let statement = try prepared(
@@ -50,21 +45,29 @@ extension Database {
       result.append(
         DeliveryReceipt(
           station: statement.text(0), peer: statement.text(1), msgno: statement.text(2),
-          kind: statement.text(3),
+          kind: try statement.value(3),
           replyAck: statement.optionalText(4), receivedAt: statement.int64(5)))
     }
     return result
   }
 
-  /// Deletes receipts received before `cutoff` (epoch ms); returns how many.
-  @discardableResult
-  public func pruneReceipts(before cutoff: Int64) throws(StoreError) -> Int {
+  /// The 30-second rule: true (and the send time recorded as `now`) when no ACK for `key` was
+  /// sent within `minIntervalMs` before `now`; false when one was. Atomic across processes.
+  public func ackDue(key: String, now: Int64, minIntervalMs: Int64) throws(StoreError) -> Bool {
     try writeTransaction { () throws(StoreError) in
-      let statement = try prepared("DELETE FROM receipts WHERE received_at < ?1")
+      let statement = try prepared(
+        """
+        INSERT INTO ack_state (key, last_sent_at) VALUES (?1, ?2)
+        ON CONFLICT (key) DO UPDATE SET last_sent_at = excluded.last_sent_at
+        WHERE excluded.last_sent_at - ack_state.last_sent_at >= ?3
+          OR excluded.last_sent_at < ack_state.last_sent_at
+        """)
       defer { statement.reset() }
-      try statement.bind(1, cutoff)
+      try statement.bind(1, key)
+      try statement.bind(2, now)
+      try statement.bind(3, minIntervalMs)
       try statement.run()
-      return changes
+      return changes > 0
     }
   }
 
@@ -93,28 +96,5 @@ extension Database {
       }
       return due
     }
-  }
-
-  /// Stores several meta values in ONE write transaction (the listener's published state). The store's own
-  /// keys are refused, as in `setMeta`.
-  public func setMetaValues(_ values: [(key: String, value: String)]) throws(StoreError) {
-    for (key, _) in values where key == Self.lastMessageTimestampKey {
-      throw .invalidArgument("meta key \(key) belongs to the store")
-    }
-    guard !values.isEmpty else { return }
-    try writeTransaction { () throws(StoreError) in
-      for (key, value) in values { try setMetaValue(key, value) }
-    }
-  }
-
-  /// Every meta value whose key starts with `prefix` (e.g. `listener.`), by key.
-  public func metaValues(prefix: String) throws(StoreError) -> [String: String] {
-    let statement = try prepared("SELECT key, value FROM meta WHERE substr(key, 1, ?2) = ?1")
-    defer { statement.reset() }
-    try statement.bind(1, prefix)
-    try statement.bind(2, prefix.unicodeScalars.count)
-    var values: [String: String] = [:]
-    while try statement.step() { values[statement.text(0)] = statement.text(1) }
-    return values
   }
 }

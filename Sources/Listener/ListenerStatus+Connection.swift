@@ -1,0 +1,18 @@
+import Store
+
+extension ListenerStatus {
+  /// The status the listener publishes (`Database.publishListenerStatus`, every few seconds and on every state
+  /// change, never per line): its connection's status, its login, when it read its last line (epoch ms, nil
+  /// before the first), its line rate (lines per second over the last minute), its counters since start, and
+  /// when this status was made and when the listener started (epoch ms).
+  init(
+    connection status: ConnectionStatus, login: String, lastLineAt: Int64?, lineRate: Double,
+    counts: ListenerCounts, updatedAt: Int64, startedAt: Int64
+  ) {
+    self.init(
+      state: status.state, connected: status.connected, verified: status.verified,
+      receiveOnly: status.receiveOnly, server: status.server, login: login, filterMode: status.filterMode,
+      filterSize: status.filterStations, filterBytes: status.filterBytes, lastLineAt: lastLineAt,
+      lineRate: lineRate, updatedAt: updatedAt, startedAt: startedAt, counts: counts)
+  }
+}
