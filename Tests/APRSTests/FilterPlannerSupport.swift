@@ -90,3 +90,56 @@ struct AprscCallSet {
     }
   }
 }
+
+/// The least model share any line of `budget` entry bytes (Σ entry + 1) can let through while covering
+/// `stations`: an exact tree-knapsack over the full trie of the stations, for checking the planner's
+/// greedy choice on small sets.
+enum OptimalPlan {
+  final class Node {
+    var children: [UInt8: Node] = [:]
+    var isStation = false
+  }
+
+  static func share(_ stations: [StationAddress], budget: Int, model: AddresseeModel = .callsigns) -> Double {
+    let root = Node()
+    for station in stations {
+      var node = root
+      for byte in station.description.utf8 {
+        if node.children[byte] == nil { node.children[byte] = Node() }
+        node = node.children[byte]!
+      }
+      node.isStation = true
+    }
+    return best(root, prefix: [], budget: budget, model: model)[budget]
+  }
+
+  /// best[b]: the least share covering the subtree within b bytes (infinity when impossible).
+  private static func best(_ node: Node, prefix: [UInt8], budget: Int, model: AddresseeModel) -> [Double] {
+    let depth = prefix.count
+    var covered = [Double](repeating: node.isStation ? .infinity : 0, count: budget + 1)
+    if node.isStation && depth + 1 <= budget {
+      for bytes in (depth + 1)...budget { covered[bytes] = 0 }
+    }
+    for (byte, child) in node.children.sorted(by: { $0.key < $1.key }) {
+      let options = best(child, prefix: prefix + [byte], budget: budget, model: model)
+      // Only the budgets where the child gets cheaper matter.
+      var steps: [(bytes: Int, share: Double)] = []
+      for bytes in 0...budget where options[bytes] < (steps.last?.share ?? .infinity) {
+        steps.append((bytes, options[bytes]))
+      }
+      var merged = [Double](repeating: .infinity, count: budget + 1)
+      for used in 0...budget where covered[used] < .infinity {
+        for step in steps where used + step.bytes <= budget {
+          merged[used + step.bytes] = min(merged[used + step.bytes], covered[used] + step.share)
+        }
+      }
+      for bytes in 1...budget { merged[bytes] = min(merged[bytes], merged[bytes - 1]) }
+      covered = merged
+    }
+    if depth >= 1 && depth <= PackedCall.maximumPrefixLength && depth + 2 <= budget {
+      let share = model.share(ofPrefix: String(decoding: prefix, as: UTF8.self))
+      for bytes in (depth + 2)...budget where share < covered[bytes] { covered[bytes] = share }
+    }
+    return covered
+  }
+}

@@ -78,6 +78,19 @@ import Testing
     }
   }
 
+  @Test(
+    "the greedy choice lets through at most 2 % more than the best possible line",
+    arguments: [70, 80, 150, 300])
+  func nearOptimal(count: Int) {
+    var generator = CallGenerator(seed: 31 &+ UInt64(count))
+    let stations = generator.stations(count)
+    let plan = FilterPlanner(addressees: stations).plan()
+    let optimal = OptimalPlan.share(stations, budget: FilterPlanner.maximumLineLength - 11)
+    print("\(count) stations: greedy share \(plan.addressees.estimatedShare), best possible \(optimal)")
+    #expect(plan.addressees.estimatedShare >= optimal * (1 - 1e-9))
+    #expect(plan.addressees.estimatedShare <= optimal * 1.02)
+  }
+
   @Test("outgoing tracking: g/ and b/ share the 510 bytes, both cover every station")
   func tracking() {
     for count in [5, 40, 2000] {
