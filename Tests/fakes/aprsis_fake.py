@@ -37,17 +37,26 @@ Client ports (user-filter port `port`, full feed `full_feed_port`)
   connection with that LOGIN ("kicked").
 - Keepalive: `# aprsc 2.1.21-gfake 29 Nov 2026 14:00:00 GMT T2FAKE 127.0.0.1:PORT` every --keepalive
   seconds (date from the fake clock; 0 disables), to every connection that got the banner, logged in or not.
-- `#filter SPEC` (case-insensitive `#filter`, after login): replaces the whole filter and answers
-  `# filter SPEC active` (SPEC echoed byte for byte, surrounding blanks trimmed) even when parts did not parse.
-  A `#filter` line longer than 510 bytes counting CR LF (i.e. more than 508 bytes of content, whatever line end
-  the client used) is dropped silently: no answer, filter unchanged. Other `#` lines are ignored.
-  On the full-feed port `#filter` gets `# No user-specified filters on this port`.
+- `#filter SPEC` (after login): as in aprsc, any `#` line that contains `filter` (any case, anywhere: aprsc
+  looks for the word with memcasestr) is a filter command, taken from that word on. A line longer than 510
+  bytes counting CR LF (i.e. more than 508 bytes of content, whatever line end the client used) is dropped
+  silently first: no answer, filter unchanged. Then, after the word:
+    ` SPEC`    replaces the whole filter and answers `# filter SPEC active` (SPEC echoed byte for byte,
+               surrounding blanks trimmed) even when parts did not parse (an empty SPEC clears the filter);
+    ` default` (any case) clears it: `# User filters reset to default`;
+    `?`        answers `# filters: ` and the parts that parsed, negative ones first, each followed by a space;
+    anything else (`#filter` alone, `#filterX`) answers `# Bad input` and leaves the filter unchanged.
+  Other `#` lines are ignored. On the full-feed port `#filter` gets `# No user-specified filters on this port`.
 - Filter semantics (user port): parts separated by blanks are OR-ed; `-` before a part makes it a negative
   part (a packet matching any negative part is not passed by the filter). Implemented: `g/A/B/...` (message
-  addressee) and `b/A/B/...` (packet source, the outer one for third-party packets). Entries are upper-cased and
-  cut to 9 characters first; a trailing `*` (within those 9) then makes a prefix match; otherwise the match is
-  exact including the SSID. Other aprsc filter types (a d e f m o p q r s t u) parse but never match; unknown
-  types are ignored.
+  addressee) and `b/A/B/...` (packet source, the outer one for third-party packets, cut to 9 characters).
+  Entries follow aprsc's callsign sets (hessu/aprsc src/filter.c: filter_parse_one_callsignset,
+  filter_match_on_callsignset with MatchWild): at most 9 characters of an entry are kept (the rest is
+  ignored); a `*` among them marks a wildcard and is dropped (`N0C*` is the prefix `N0C`; a `*` after 9
+  characters is lost, so `ABCDEFGHI*` is exact); matching ignores case (strncasecmp); an empty entry, so a
+  bare `*`, never matches; a wildcard entry matches every key that starts with it, any other entry only the
+  whole key, SSID included. Other aprsc filter types (a d e f m o p q r s t u) parse but never match;
+  unknown types are ignored.
   A "message" is an info field `:ADDRESSEE:text` with the second `:` at most 10 bytes in (padded or not),
   after unwrapping third-party `}` packets to the innermost one; acks, rejs and bulletins are messages;
   telemetry metadata (`PARM.` `UNIT.` `EQNS.` `BITS.`) is not.
@@ -240,17 +249,31 @@ class Packet:
 
 
 class CallSet:
+    """The entries of a `g/` or `b/` part, parsed and matched like aprsc's callsign sets (see the module doc)."""
+
     def __init__(self, entries):
         self.exact = set()
         self.prefixes = []
         for entry in entries:
-            entry = entry[:9].upper()
-            if entry.endswith(b"*"):
-                self.prefixes.append(entry[:-1])
+            text = bytearray()
+            wildcard = False
+            for byte in entry:
+                if len(text) == 9:
+                    break
+                if byte == ord("*"):
+                    wildcard = True
+                else:
+                    text.append(byte)
+            if not text:
+                continue  # a zero-length entry never matches
+            text = bytes(text).upper()
+            if wildcard:
+                self.prefixes.append(text)
             else:
-                self.exact.add(entry)
+                self.exact.add(text)
 
     def match(self, call: bytes) -> bool:
+        call = call[:9].upper()
         return call in self.exact or any(call.startswith(p) for p in self.prefixes)
 
 
@@ -259,6 +282,8 @@ class Filter:
         self.spec = spec
         self.positive = []  # (kind, CallSet)
         self.negative = []
+        self.positive_texts = []  # parts that parsed, as sent (negative ones without the `-`)
+        self.negative_texts = []
         self.errors = []  # parts that did not parse
         for part in spec.split():
             neg = part.startswith(b"-")
@@ -271,18 +296,18 @@ class Filter:
                 self.errors.append(part)
                 continue
             if kind in (b"g", b"b"):
-                entries = [e for e in body[2:].split(b"/") if e]
-                if not entries:
+                if not body[2:]:  # no entry at all: aprsc's parser refuses the part
                     self.errors.append(part)
                     continue
-                (self.negative if neg else self.positive).append((kind, CallSet(entries)))
+                (self.negative if neg else self.positive).append((kind, CallSet(body[2:].split(b"/"))))
             # other known types: accepted, never match in the fake
+            (self.negative_texts if neg else self.positive_texts).append(body)
 
     @staticmethod
     def _part_matches(kind, calls, pkt: Packet) -> bool:
         if kind == b"g":
             return pkt.addressee is not None and calls.match(pkt.addressee)
-        return calls.match(pkt.src.upper())
+        return calls.match(pkt.src)
 
     def matches(self, pkt: Packet) -> bool:
         if not any(self._part_matches(k, c, pkt) for k, c in self.positive):
@@ -449,8 +474,9 @@ class Client(asyncio.Protocol):
         if not self.logged_in:
             self.handle_login(line)
         elif line[:1] == b"#":
-            if line[:7].lower() == b"#filter":
-                self.handle_filter(line)
+            word = line.lower().find(b"filter")
+            if word >= 0:
+                self.handle_filter(line, line[word + 6 :])
         else:
             self.handle_packet(line)
 
@@ -535,7 +561,8 @@ class Client(asyncio.Protocol):
         if self.verified:
             self.server.kick_duplicates(self)
 
-    def handle_filter(self, line: bytes):
+    def handle_filter(self, line: bytes, rest: bytes):
+        """A filter command; `rest` is what follows the word `filter`."""
         if len(line) + 2 > MAX_FILTER_LINE:
             self.filters_dropped += 1
             self.server.count("filter_lines_dropped_too_long")
@@ -543,7 +570,22 @@ class Client(asyncio.Protocol):
         if self.kind != "user":
             self.send(b"# No user-specified filters on this port")
             return
-        spec = line[7:].strip(b" \t")
+        if rest == b"?":
+            parts = [b"-" + p for p in self.filter.negative_texts] + self.filter.positive_texts
+            self.send(b"# filters: " + b"".join(p + b" " for p in parts))
+            self.server.count("filter_queries")
+            return
+        if rest[:1] != b" ":
+            self.send(b"# Bad input")
+            self.server.count("filter_bad_input")
+            return
+        spec = rest[1:].strip(b" \t")
+        if rest[1:].lower() == b"default":
+            self.filter = Filter()
+            self.filters_received.append(spec)
+            self.send(b"# User filters reset to default")
+            self.server.count("filters")
+            return
         self.filter = Filter(spec)
         self.filters_received.append(spec)
         self.send(b"# filter " + spec + b" active")

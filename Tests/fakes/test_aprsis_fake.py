@@ -371,6 +371,61 @@ class FilterTests(FakeTestCase):
         self.inject("BBB>APRS:>status", 1)
         self.inject("BAD>APRS::AAA      :2", 0)
 
+    def test_g_wildcards_as_aprsc(self):
+        # A trailing `*` is a prefix (the prefix itself included); a `*` elsewhere marks the entry as a
+        # wildcard and is dropped; a `*` after 9 characters is lost; entries and keys ignore case.
+        self.logged_in(b"SVC", b"-1", extra=b" filter g/n0c*/OH*DA/ABCDEFGHI*")
+        self.inject("SRC>APRS::N0C      :prefix itself", 1)
+        self.inject("SRC>APRS::n0call-15:lower case key", 1)
+        self.inject("SRC>APRS::OHDA1    :star in the middle", 1)
+        self.inject("SRC>APRS::OH1DA    :not a middle wildcard", 0)
+        self.inject("SRC>APRS::ABCDEFGHI:nine", 1)
+        self.inject("SRC>APRS::ABCDEFGH :eight", 0)
+
+    def test_bare_star_matches_nothing(self):
+        conn = self.logged_in(b"SVC", b"-1")
+        self.set_filter(conn, b"g/* b/*")
+        self.inject("SRC>APRS::N0CALL   :to anyone{1", 0)
+        self.inject("N0CALL>APRS:!6028.51N/02505.68E#", 0)
+        self.set_filter(conn, b"g/*/K*")
+        self.inject("SRC>APRS::K1ABC    :k{1", 1)
+        self.inject("SRC>APRS::W1AW     :w{1", 0)
+
+    def test_widest_prefix_line_fits_and_matches_every_call(self):
+        conn = self.logged_in(b"SVC", b"-1")
+        spec = b"g/" + b"/".join(bytes([c]) + b"*" for c in b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        self.set_filter(conn, spec)
+        for addressee in ("2E0ABC", "K1ABC-7", "ZZ9ZZZ-15", "BLN1"):
+            self.inject(f"SRC>APRS::{addressee:<9}:hi", 1)
+
+    def test_b_wildcards_match_the_source(self):
+        self.logged_in(b"SVC", b"-1", extra=b" filter b/kj7*/W1AW")
+        self.inject("KJ7ABC-9>APRS:>status", 1)
+        self.inject("W1AW>APRS:>status", 1)
+        self.inject("W1AW-1>APRS:>status", 0)
+
+    def test_filter_command_forms(self):
+        conn = self.logged_in()
+        self.set_filter(conn, b"g/KEEP b/X* -b/BAD r/60/25/10")
+        conn.send(b"#filter?\r\n")
+        self.assertEqual(conn.next_non_keepalive(), b"# filters: -b/BAD g/KEEP b/X* r/60/25/10 ")
+        for bad in (b"#filter", b"#filterg/OTHER"):
+            conn.send(bad + b"\r\n")
+            self.assertEqual(conn.next_non_keepalive(), b"# Bad input")
+        self.inject("SRC>APRS::KEEP     :still{1", 1)
+        self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::KEEP     :still{1")
+        conn.send(b"#filter default\r\n")
+        self.assertEqual(conn.next_non_keepalive(), b"# User filters reset to default")
+        self.inject("SRC>APRS::KEEP     :gone{2", 0)
+        # Any `#` line with the word filter is a filter command, as in aprsc: never send one by accident.
+        conn.send(b"# a comment about my FILTER g/OOPS\r\n")
+        self.assertEqual(conn.next_non_keepalive(), b"# filter g/OOPS active")
+        self.inject("SRC>APRS::OOPS     :oops{3", 1)
+        self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::OOPS     :oops{3")
+        conn.send(b"#filter \r\n")
+        self.assertEqual(conn.next_non_keepalive(), b"# filter  active")
+        self.inject("SRC>APRS::OOPS     :cleared{4", 0)
+
     def test_login_call_gets_messages_without_filter(self):
         conn = self.logged_in(b"N0CALL-10", b"13023")
         self.inject("SRC>APRS::N0CALL-10:for the login{1", 1)

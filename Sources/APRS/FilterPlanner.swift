@@ -1,0 +1,81 @@
+/// The stations the listener's APRS-IS filter must let through, and the planner of its one `#filter` line
+/// (DESIGN.md "The filter at any scale").
+///
+/// Two sets: **addressees** (`g/`: messages to registered stations) and **senders** (`b/`: outgoing
+/// tracking, every packet a station sends). Each is a ``PrefixTrie`` (8 bytes and no heap object per
+/// station), updated one station at a time with a binary search and a shift inside one chunk, never
+/// rebuilt; planning reads only the top of the tries (what a 510-byte line can name), so its cost does
+/// not grow with the number of stations.
+///
+/// ``plan(maximumLineLength:)`` gives the exact station list while it fits, else a set of prefixes and
+/// exact entries: every station covered, the line at most 510 bytes with CR LF, as little other traffic
+/// as the ``AddresseeModel`` predicts. The same sets always give the same line, whatever
+/// order the stations came in.
+public struct FilterPlanner: Sendable {
+  /// The two sets a filter line covers.
+  public enum Part: Int, CaseIterable, Sendable {
+    /// `g/`: messages whose addressee is a registered station.
+    case addressees
+    /// `b/`: every packet a tracked station sends.
+    case senders
+
+    /// The part's filter type: `g/` or `b/`.
+    public var filterType: String { self == .addressees ? "g/" : "b/" }
+  }
+
+  /// The longest `#filter` line APRS-IS takes, CR LF included; a longer one is dropped silently.
+  public static let maximumLineLength = 510
+  /// The shortest line budget ``plan(maximumLineLength:)`` accepts: room for the widest plan of both
+  /// parts (36 one-character prefixes each).
+  public static let minimumLineLength = 240
+  /// The bytes `#filter ` and CR LF add to a spec.
+  static let lineOverhead = 10
+
+  /// How much more a `b/` prefix lets through than a `g/` prefix of the same share: a station sends
+  /// positions, weather, telemetry and status as well as messages; the default 20 assumes about 20 such
+  /// packets for each message (messages are a few per cent of APRS-IS traffic).
+  public var senderWeight: Double
+  /// The traffic model that weighs prefixes.
+  public var model: AddresseeModel
+
+  var tries: [PrefixTrie] = [PrefixTrie(), PrefixTrie()]
+
+  /// An empty planner.
+  public init(model: AddresseeModel = .callsigns, senderWeight: Double = 20) {
+    self.model = model
+    self.senderWeight = senderWeight
+  }
+
+  /// A planner holding `addressees` and `senders` (any order, duplicates ignored).
+  public init(
+    addressees: some Sequence<StationAddress>, senders: some Sequence<StationAddress> = [StationAddress](),
+    model: AddresseeModel = .callsigns, senderWeight: Double = 20
+  ) {
+    self.init(model: model, senderWeight: senderWeight)
+    tries[Part.addressees.rawValue] = PrefixTrie(keys: addressees.lazy.map(PackedCall.pack))
+    tries[Part.senders.rawValue] = PrefixTrie(keys: senders.lazy.map(PackedCall.pack))
+  }
+
+  /// Adds a station to a part; false when it was already there.
+  @discardableResult
+  public mutating func insert(_ station: StationAddress, into part: Part = .addressees) -> Bool {
+    tries[part.rawValue].insert(PackedCall.pack(station))
+  }
+
+  /// Removes a station from a part; false when it was not there.
+  @discardableResult
+  public mutating func remove(_ station: StationAddress, from part: Part = .addressees) -> Bool {
+    tries[part.rawValue].remove(PackedCall.pack(station))
+  }
+
+  /// Whether a part holds `station`.
+  public func contains(_ station: StationAddress, in part: Part = .addressees) -> Bool {
+    tries[part.rawValue].contains(PackedCall.pack(station))
+  }
+
+  /// The number of stations in a part.
+  public func count(of part: Part) -> Int { tries[part.rawValue].count }
+
+  /// The stations of a part, sorted by their address bytes.
+  public func stations(of part: Part) -> [String] { tries[part.rawValue].keys.map(PackedCall.string) }
+}
