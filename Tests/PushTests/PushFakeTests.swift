@@ -11,7 +11,7 @@ import Testing
     #expect(rig.fake.sandboxPort > 0 && rig.fake.sandboxPort != rig.fake.port)
     #expect(rig.fake.apnsSandboxEndpoint == "https://localhost:\(rig.fake.sandboxPort)")
     let (sandbox, gone, plain) = (apnsToken(1), apnsToken(2), apnsToken(3))
-    try rig.register("N0CALL-7", [("ios", sandbox), ("ios", gone), ("ios", plain)])
+    try rig.register("N0CALL-7", [(.ios, sandbox), (.ios, gone), (.ios, plain)])
     try rig.fake.tokens(production: [plain], sandbox: [sandbox])
     // A literal JSON.stringify would not write (the absurd ones, 1e400 and the like, are for the
     // parser's own tests: today they trap in `RetryPolicy.APNsError`).
