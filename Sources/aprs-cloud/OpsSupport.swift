@@ -34,6 +34,7 @@ struct OperatorSettings {
     }
     do throws(ConfigError) {
       let server = try ServerConfig(config)
+      FileModes.applyUmask(forFilesIn: FileModes.folder(of: server.database))
       return OperatorSettings(
         database: server.database, stationExpiryMs: server.stationExpiryMs,
         busyTimeoutMs: server.busyTimeoutMs,
