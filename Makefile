@@ -4,6 +4,7 @@
 SWIFT        ?= swift
 DATA         ?= ./var
 HTTP         ?= 127.0.0.1:8080
+METRICS      ?= 127.0.0.1:9180
 PYENV        := .build/pyenv
 # Debian packages: C libraries the package links, and the real components tests start.
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
@@ -43,7 +44,7 @@ test: deps lint
 	$(SWIFT) test --skip-build
 
 run: release
-	.build/release/aprs-cloud up --http $(HTTP) --data $(DATA)
+	.build/release/aprs-cloud up --http $(HTTP) --metrics $(METRICS) --data $(DATA)
 
 bench: deps-bench release
 	./Tests/bench/run $(PYENV)/bin/python

@@ -50,6 +50,10 @@ public final class APIHandler {
     guard let endpoint = Endpoint(rawValue: request.path) else {
       return .error(.notFound(path: request.path))
     }
+    // /metrics exists only on the private listener: the public server and CGI never show it.
+    if endpoint == .metrics && !request.viaMetricsListener {
+      return .error(.notFound(path: request.path))
+    }
     guard request.method == endpoint.method || (endpoint == .health && request.method == "HEAD") else {
       return .error(.methodNotAllowed(allowed: endpoint.method))
     }

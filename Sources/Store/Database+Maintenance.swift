@@ -169,6 +169,7 @@ extension Database {
 
     var opened: OpaquePointer?
     let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    DatabaseFile.createIfMissing(destination)
     let openRC = unsafe sqlite3_open_v2(destination, &opened, flags, nil)
     guard openRC == SQLITE_OK, let target = unsafe opened else {
       let reason = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -41,6 +41,7 @@ import CSQLite
     }
     var opened: OpaquePointer?
     let access = options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    if !options.readOnly { DatabaseFile.createIfMissing(path) }
     let rc = unsafe sqlite3_open_v2(path, &opened, access | SQLITE_OPEN_NOMUTEX, nil)
     guard rc == SQLITE_OK, let opened = unsafe opened else {
       let reason = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

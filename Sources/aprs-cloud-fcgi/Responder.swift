@@ -30,6 +30,14 @@ struct Responder {
   let logger: Logger
   /// Where each request is counted and timed for `/metrics` (shared by every worker).
   var metrics: RequestMetrics?
+  /// Whether `metricsParameter` is believed: true for FastCGI, where parameters come from the web
+  /// server's configuration; false for CGI, where any of them may come from the environment.
+  var acceptsMetricsParameter = false
+
+  /// The FastCGI parameter that marks a request from nginx's private metrics listener
+  /// (`fastcgi_param APRS_CLOUD_METRICS on;` in nginx/aprs-cloud-metrics.conf; the public locations
+  /// send it empty). A client cannot set it: nginx passes request headers as `HTTP_*`.
+  static let metricsParameter = "APRS_CLOUD_METRICS"
 
   /// At most this much of a refused body is read and thrown away, so the web server can finish
   /// sending it and read the answer instead of failing on a closed socket.
@@ -49,7 +57,8 @@ struct Responder {
     case .success(let body):
       let request = APIRequest(
         method: method, path: path, contentType: channel.parameter("CONTENT_TYPE"), body: body,
-        remoteAddress: channel.parameter("REMOTE_ADDR") ?? "")
+        remoteAddress: channel.parameter("REMOTE_ADDR") ?? "",
+        viaMetricsListener: acceptsMetricsParameter && channel.parameter(Self.metricsParameter) == "on")
       response = handler.handle(request)
     case .failure(let error):
       response = .error(error)

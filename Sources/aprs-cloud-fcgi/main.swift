@@ -61,6 +61,8 @@ do {
 } catch {
   failStartup(error.description, status: 2, answer: .internalError("the server's configuration is invalid"))
 }
+// The database, its -wal and -shm files: 0600 unless their folder is group-shared (FileModes).
+FileModes.applyUmask(forFilesIn: FileModes.folder(of: settings.database))
 let logger = Logger(level: settings.logLevel)
 for warning in configFile.warnings(for: .all) {
   logger.warn("configuration", ["warning": warning])
@@ -127,7 +129,7 @@ func makeResponder(_ database: Database) -> Responder {
   Responder(
     handler: APIHandler(
       database: database, config: apiConfig, metrics: requestMetrics, clock: epochMilliseconds),
-    maxBody: settings.maxBody, logger: logger, metrics: requestMetrics)
+    maxBody: settings.maxBody, logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI)
 }
 
 createParentDirectory(of: settings.database)

@@ -89,6 +89,7 @@ struct UpRunner {
     let json = "-H 'content-type: application/json'"
     let banner = """
       aprs-cloud is up at \(url) (data in \(plan.dataDirectory)).
+      Metrics (Prometheus text, for this machine only): \(plan.metrics.url)/metrics
       Try it (N0CALL's passcode is 13023; `aprs-cloud passcode CALL` prints yours):
         curl -s \(url)/health
         curl -s \(url)/v1/register \(json) \\

@@ -50,6 +50,8 @@ do {
   Logger().error(error.description)
   exit(2)
 }
+// The database, its -wal and -shm files: 0600 unless their folder is group-shared (FileModes).
+FileModes.applyUmask(forFilesIn: FileModes.folder(of: settings.server.database))
 let logger = Logger(level: settings.server.logLevel)
 for warning in configFile.warnings(for: .all) {
   logger.warn("configuration", ["warning": warning])

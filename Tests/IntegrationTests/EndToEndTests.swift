@@ -70,8 +70,8 @@ import Testing
     #expect(listener.terminate() == 0)
 
     // What the listener and its push sender counted (published at the latest when it stopped) reaches
-    // /metrics, which nginx serves to localhost only.
-    let metrics = try stack.get("/metrics").text
+    // /metrics, which nginx serves on its private loopback listener only.
+    let metrics = try stack.metrics().text
     #expect(
       metrics.contains(#"aprs_cloud_pushes_total{provider="android",outcome="accepted"} 1"#), "\(metrics)")
     #expect(metrics.contains("aprs_cloud_push_messages_total 1"), "\(metrics)")
