@@ -45,6 +45,9 @@ let package = Package(
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
     .target(name: "API", dependencies: ["APRS", "JSON", "Store", "COpenSSL"]),
 
+    // MARK: The FastCGI/CGI transport: listening socket, worker threads, request and answer values.
+    .target(name: "FastCGI", dependencies: ["CFastCGI", "Config"]),
+
     // MARK: The listener's core: APRS-IS connection, filter, storage decisions, ACKs.
     .target(name: "Listener", dependencies: ["APRS", "Store", "Config"]),
 
@@ -55,7 +58,7 @@ let package = Package(
     .executableTarget(
       name: "aprs-listener", dependencies: ["Listener", "Push", "Config", "Store", "APRS"]),
     .executableTarget(
-      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Store", "CFastCGI"]),
+      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Store", "FastCGI"]),
     .executableTarget(
       name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Push"]),
     .executableTarget(
