@@ -70,6 +70,7 @@ let package = Package(
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
     .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+    .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "Config", "TestSupport"]),
     .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
     .testTarget(name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config"]),
     .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "Config", "TestSupport"]),
