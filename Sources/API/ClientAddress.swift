@@ -8,8 +8,9 @@
 ///
 /// - IPv4: the address itself in dotted decimal (`203.0.113.7`); an IPv4-mapped IPv6 address
 ///   (`::ffff:203.0.113.7`) counts as that IPv4 address.
-/// - IPv6: its /64 prefix in one canonical form, lower-case hex groups without leading zeros
-///   (`2001:db8:0:1::/64`): one subscriber usually holds a whole /64, so one address there is one /64.
+/// - IPv6: its /64 prefix in one canonical form (RFC 5952: lower-case hex groups without leading
+///   zeros, the longest zero run as `::`), e.g. `2001:db8:0:1::/64`; one subscriber usually holds a
+///   whole /64, so all of it is one address here.
 ///   Brackets and a zone (`%eth0`) are ignored.
 /// - Anything else (empty: a CGI run without `REMOTE_ADDR`, tests; `unix:` from a web server listening
 ///   on a unix socket): the one shared key `unknown`.
@@ -46,8 +47,14 @@ public struct ClientAddress: Sendable, Equatable, CustomStringConvertible {
     if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
       return dotted(Array(bytes[12..<16]))
     }
-    let groups = (0..<4).map { String(UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]), radix: 16) }
-    return groups.joined(separator: ":") + "::/64"
+    // The /64: the interface half zeroed, printed the RFC 5952 way (inet_ntop: lower case, no
+    // leading zeros, the longest zero run as `::`).
+    withUnsafeMutableBytes(of: &v6) { raw in
+      for index in 8..<16 { raw[index] = 0 }
+    }
+    var printed = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+    guard inet_ntop(AF_INET6, &v6, &printed, socklen_t(printed.count)) != nil else { return unknown }
+    return String(decoding: printed.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
   }
 
   private static func dotted(_ bytes: [UInt8]) -> String {
