@@ -95,7 +95,7 @@ extension Database {
 
   /// Adds `amount` to the integer kept under `key` (a missing or garbled value counts as 0);
   /// the caller holds the write transaction.
-  private func addToMetaCounter(_ key: String, _ amount: Int) throws(StoreError) {
+  func addToMetaCounter(_ key: String, _ amount: Int) throws(StoreError) {
     let statement = try prepared(
       """
       INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))

@@ -60,10 +60,14 @@ extension Database {
 
   // MARK: The meta table
 
-  /// Stores a small value under `key`. The store's own keys (the cursor's high-water mark) are
-  /// refused.
+  /// The meta keys only the store itself writes: the cursor's high-water mark and the running total
+  /// of avatar bytes (kept by triggers).
+  static let storeOwnedMetaKeys: Set<String> = [lastMessageTimestampKey, avatarBytesKey]
+
+  /// Stores a small value under `key`. The store's own keys (the cursor's high-water mark, the
+  /// avatar byte total) are refused.
   func setMeta(_ key: String, _ value: String) throws(StoreError) {
-    guard key != Self.lastMessageTimestampKey else {
+    guard !Self.storeOwnedMetaKeys.contains(key) else {
       throw .invalidArgument("meta key \(key) belongs to the store")
     }
     try writeTransaction { () throws(StoreError) in try setMetaValue(key, value) }
@@ -80,7 +84,7 @@ extension Database {
   /// Stores several meta values in ONE write transaction. The store's own keys are refused, as in
   /// `setMeta`.
   func setMetaValues(_ values: [(key: String, value: String)]) throws(StoreError) {
-    for (key, _) in values where key == Self.lastMessageTimestampKey {
+    for (key, _) in values where Self.storeOwnedMetaKeys.contains(key) {
       throw .invalidArgument("meta key \(key) belongs to the store")
     }
     guard !values.isEmpty else { return }

@@ -96,6 +96,11 @@ let apiConfig: APIConfig = {
   config.registrationsPerHour = settings.registrationsPerHour
   config.heartbeatsPerHour = settings.heartbeatsPerHour
   config.avatarUploadsPerHour = settings.avatarUploadsPerHour
+  config.newStationsPerAddressPerHour = settings.newStationsPerAddressPerHour
+  config.avatarUploadsPerAddressPerHour = settings.avatarUploadsPerAddressPerHour
+  config.maxStations = settings.maxStations
+  config.devicesPerStation = settings.devicesPerStation
+  config.avatarBytesTotal = Int64(settings.avatarBytesTotal)
   return config
 }()
 
