@@ -306,7 +306,9 @@ func pngShapedImage(characters: Int, fill: UInt8 = 0x41) -> String {
     let api = try APIFixture(config: config)
     _ = api.post("/v1/register", heartbeat("N0CALL"))
     _ = api.post("/v1/register", heartbeat("W5AGO"))
-    let text = Reply(api.handler.handle(APIRequest(method: "GET", path: "/metrics", viaMetricsListener: true))).text
+    let text = Reply(
+      api.handler.handle(APIRequest(method: "GET", path: "/metrics", viaMetricsListener: true))
+    ).text
     #expect(text.contains("# TYPE aprs_cloud_limit_hits_total counter"))
     #expect(text.contains(#"aprs_cloud_limit_hits_total{limit="maxStations"} 1"#))
     for limit in LimitName.allCases {
