@@ -39,6 +39,7 @@ extension ListenerRuntime {
       logger.error("cannot open the listener lock file", ["error": error.description])
       return nil
     }
+    lock.adoptOwner(of: path)
     var waitingSince: Int64?
     while true {
       do throws(FileLockError) {

@@ -42,6 +42,19 @@ public final class FileLock {
     return true
   }
 
+  /// Run as root, gives the lock file the owner and group of the file at `path` (as SQLite does with a
+  /// database's `-wal` and `-shm` files), so the service user can still open a lock file that root created.
+  /// Does nothing for other users or when `path` cannot be read.
+  public func adoptOwner(of path: String) {
+    guard geteuid() == 0, descriptor >= 0 else { return }
+    var model = stat()
+    var own = stat()
+    guard stat(path, &model) == 0, fstat(descriptor, &own) == 0 else { return }
+    if own.st_uid != model.st_uid || own.st_gid != model.st_gid {
+      _ = fchown(descriptor, model.st_uid, model.st_gid)
+    }
+  }
+
   /// What the file says now (the current or last holder's `PID NOTE`), trimmed; empty when unreadable.
   public func contents() -> String {
     var buffer = [UInt8](repeating: 0, count: 512)

@@ -34,6 +34,24 @@ import Testing
     #expect(throws: FileLockError.self) { try first.lock() }
   }
 
+  /// Root gives the lock file the owner of the database (as SQLite does with `-wal`), so the service user can
+  /// still open it; anyone else leaves it alone.
+  @Test func rootAdoptsTheDatabasesOwner() throws {
+    let directory = try makeDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let database = directory + "/db.sqlite"
+    #expect(FileManager.default.createFile(atPath: database, contents: nil))
+    let isRoot = geteuid() == 0
+    if isRoot { #expect(chown(database, 4321, 4322) == 0) }
+    let lock = try FileLock(path: database + ".listener-lock")
+    lock.adoptOwner(of: database)
+    var info = stat()
+    #expect(stat(database + ".listener-lock", &info) == 0)
+    #expect(info.st_uid == (isRoot ? 4321 : geteuid()))
+    #expect(info.st_gid == (isRoot ? 4322 : getegid()))
+    #expect(try lock.lock())
+  }
+
   @Test func aMissingFolderIsATypedError() throws {
     #expect(throws: FileLockError.self) { _ = try FileLock(path: "/nonexistent-folder/x.lock") }
   }
