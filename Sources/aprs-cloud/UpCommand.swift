@@ -18,8 +18,10 @@ enum UpCommand: Command {
     (aprs-cloud-fcgi, found beside this executable) on DIR/fcgi.sock, nginx
     on HOST:PORT and the listener (aprs-listener: APRS-IS as [aprsis] in the
     config says; without a login and passcode it runs receive-only), waits
-    until /health answers and prints the URL and a curl example. A child that dies is restarted after a short backoff (0.5 s,
-    doubling up to 10 s). Ctrl-C or SIGTERM stops everything and exits 0.
+    until /health answers and prints the URL and a curl example. A child that
+    dies after running 5 s or more is restarted at once; one that keeps dying
+    sooner backs off (0.5 s, doubling up to 10 s). Ctrl-C or SIGTERM stops
+    everything and exits 0.
     No root needed; nginx's logs are DIR/nginx-error.log and
     DIR/nginx-access.log.
 
@@ -32,17 +34,26 @@ enum UpCommand: Command {
     environment:
       APRS_CLOUD_NGINX      the nginx executable (default: nginx from $PATH or /usr/sbin)
       APRS_CLOUD_NGINX_DIR  the folder with the nginx templates
+      APRS_CLOUD_UP_CRASH_LOOP_WINDOW  seconds a child must run to be restarted
+                            at once (default 5; tests shorten it)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     let parsed: Arguments
     let listen: UpListenAddress
+    var policy = UpSupervisor.Policy()
     do {
       parsed = try Arguments(arguments, options: ["http", "data", "config", "nginx-dir"])
       guard parsed.positionals.isEmpty else {
         throw UsageError("unexpected argument '\(parsed.positionals[0])'")
       }
       listen = try UpListenAddress(parsing: parsed.options["http"] ?? "127.0.0.1:8080")
+      if let window = getenv("APRS_CLOUD_UP_CRASH_LOOP_WINDOW").map({ String(cString: $0) }) {
+        guard let seconds = Double(window), seconds >= 0, seconds.isFinite else {
+          throw UsageError("APRS_CLOUD_UP_CRASH_LOOP_WINDOW must be a number of seconds (got '\(window)')")
+        }
+        policy.crashLoopWindow = seconds
+      }
     } catch {
       printError("aprs-cloud up: \(error)\n\n\(usage)")
       return .usage
@@ -51,7 +62,7 @@ enum UpCommand: Command {
       let plan = try UpPlan.prepare(
         listen: listen, data: parsed.options["data"] ?? "./var", config: parsed.options["config"],
         nginxDirectory: parsed.options["nginx-dir"])
-      return UpRunner(plan: plan).run()
+      return UpRunner(plan: plan, policy: policy).run()
     } catch {
       printError("aprs-cloud up: \(error)")
       return .failure
