@@ -49,8 +49,10 @@ final class ConnectionDriver: @unchecked Sendable {
   private var outgoingOffset = 0
   /// Logged in verified on the current connection: ACKs may be written now.
   private var transmitting = false
-  /// When each ACK line was last written completely (monotonic ms), for the 30 s rule on the wire.
+  /// When each ACK line was last written completely (monotonic ms), for the 30 s rule on the wire; entries older
+  /// than the interval are pruned once per interval.
   private var lastWritten: [[UInt8]: Int64] = [:]
+  private var nextPruneAt: Int64 = 0
   private var readBuffer: UnsafeMutableRawBufferPointer
   /// Grows with every connection dropped: lines read on one connection are never handled as another's.
   private var generation = 0
@@ -344,7 +346,10 @@ final class ConnectionDriver: @unchecked Sendable {
     let acks = inbox.withLock { $0.takeAll() }
     guard !acks.isEmpty else { return }
     let now = monotonicMilliseconds()
-    if lastWritten.count > 256 { lastWritten = lastWritten.filter { now - $0.value < ackIntervalMs } }
+    if now >= nextPruneAt {
+      lastWritten = lastWritten.filter { now - $0.value < ackIntervalMs }
+      nextPruneAt = now + ackIntervalMs
+    }
     var suppressed = 0
     var taken = Set<[UInt8]>()
     for line in acks {

@@ -53,7 +53,8 @@ extension Database {
   /// Deletes what expired, in ONE write transaction: push tokens not refreshed (register or
   /// heartbeat with the token) within `expiryMs` before `now`, and stations not heard (register
   /// or heartbeat) within it, with everything that belongs to them (devices, avatar, messages,
-  /// pending pushes and receipts cascade; their dedup rows are deleted too). Adds the counts to the `maintenance.*` totals in `meta`.
+  /// pending pushes and receipts cascade; their dedup rows are deleted too). Adds the counts to
+  /// the `maintenance.*` totals in `meta`.
   ///
   /// Pass the configured `stationExpiry` (or more, to keep a returning phone's messages longer):
   /// a station past it is already out of the listener's filter and gets no pushes, so pruning only

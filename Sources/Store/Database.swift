@@ -10,8 +10,8 @@ import CSQLite
 /// Every connection runs with `journal_mode=WAL`, `foreign_keys=ON`, the configured busy timeout
 /// and `synchronous` as its options say (`NORMAL` unless a writer asks for `FULL`). Every
 /// transaction that may write starts with `BEGIN IMMEDIATE` (writers queue on the busy timeout
-/// instead of failing half-way); reads that need one snapshot use a deferred `BEGIN`. Operations take the current time (`now`, epoch ms) as a
-/// parameter: the store never reads a clock.
+/// instead of failing half-way); reads that need one snapshot use a deferred `BEGIN`. Operations
+/// take the current time (`now`, epoch ms) as a parameter: the store never reads a clock.
 @safe public final class Database {
   /// The file this connection was opened on.
   public let path: String
