@@ -9,10 +9,12 @@ PYENV        := .build/pyenv
 # Debian packages: C libraries the package links, and the real components tests start.
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
+# Only the tests need these: strace shows that the listener's commit is synced before its ACK is written.
+DEB_TEST     := strace
 DEB_BENCH    := wrk python3-venv libnghttp2-dev
 PY_BENCH     := aprslib==0.7.2
 
-.PHONY: all build release test run bench deps deps-bench format lint clean
+.PHONY: all build release test run bench deps deps-test deps-bench format lint clean
 
 all: build
 
@@ -22,6 +24,9 @@ all: build
 deps:
 	@./.ci/install-debs $(DEB_BUILD) $(DEB_RUN)
 	@command -v node >/dev/null || ./.ci/install-debs nodejs
+
+deps-test: deps
+	@./.ci/install-debs $(DEB_TEST)
 
 deps-bench: deps
 	@./.ci/install-debs $(DEB_BENCH)
@@ -37,7 +42,7 @@ release: deps
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
 # real services), then every Swift test: unit, store, API, and the integration tests through real
 # nginx, responder, listener.
-test: deps lint
+test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs
 	$(SWIFT) build --build-tests

@@ -135,14 +135,17 @@ extension Database {
     }
   }
 
-  /// Drops a station with its devices, avatar, messages and pending pushes (all cascade).
-  /// Returns false when it was not registered.
+  /// Drops a station with its devices, avatar, messages and pending pushes (all cascade) and its
+  /// dedup rows, so a message to the station registered anew is stored again (and only then
+  /// ACKed). Returns false when it was not registered.
   @discardableResult
   public func deleteStation(_ address: String) throws(StoreError) -> Bool {
-    try writeTransaction { () throws(StoreError) in
+    let station = address.canonicalAddress
+    return try writeTransaction { () throws(StoreError) in
+      try deleteDedupRows(station: station)
       let statement = try prepared("DELETE FROM stations WHERE address = ?1")
       defer { statement.reset() }
-      try statement.bind(1, address.canonicalAddress)
+      try statement.bind(1, station)
       try statement.run()
       return changes > 0
     }

@@ -22,10 +22,11 @@ enum UpCommand: Command {
     config says; without a login and passcode it runs receive-only), waits
     until /health answers and prints the URL, the private metrics URL
     (http://127.0.0.1:9180/metrics by default) and curl examples. A child that
-    dies is restarted after a short backoff (0.5 s, doubling up to 10 s).
-    Ctrl-C or SIGTERM stops everything and exits 0. No root needed; nginx's
-    logs are DIR/nginx-error.log and DIR/nginx-access.log. Files in DIR are
-    created 0600 (0660 when DIR is set-group-id and group-writable).
+    dies after running 5 s or more is restarted at once; one that keeps dying
+    sooner backs off (0.5 s, doubling up to 10 s). Ctrl-C or SIGTERM stops
+    everything and exits 0. No root needed; nginx's logs are
+    DIR/nginx-error.log and DIR/nginx-access.log. Files in DIR are created 0600
+    (0660 when DIR is set-group-id and group-writable).
 
     options:
       --http HOST:PORT     where nginx listens (default 127.0.0.1:8080)
@@ -38,12 +39,15 @@ enum UpCommand: Command {
     environment:
       APRS_CLOUD_NGINX      the nginx executable (default: nginx from $PATH or /usr/sbin)
       APRS_CLOUD_NGINX_DIR  the folder with the nginx templates
+      APRS_CLOUD_UP_CRASH_LOOP_WINDOW  seconds a child must run to be restarted
+                            at once (default 5; tests shorten it)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     let parsed: Arguments
     let listen: UpListenAddress
     let metrics: UpListenAddress
+    var policy = UpSupervisor.Policy()
     do {
       parsed = try Arguments(arguments, options: ["http", "metrics", "data", "config", "nginx-dir"])
       guard parsed.positionals.isEmpty else {
@@ -55,6 +59,12 @@ enum UpCommand: Command {
       guard metrics.port != listen.port else {
         throw UsageError("--metrics needs a port of its own, not \(listen.port) as --http's")
       }
+      if let window = getenv("APRS_CLOUD_UP_CRASH_LOOP_WINDOW").map({ String(cString: $0) }) {
+        guard let seconds = Double(window), seconds >= 0, seconds.isFinite else {
+          throw UsageError("APRS_CLOUD_UP_CRASH_LOOP_WINDOW must be a number of seconds (got '\(window)')")
+        }
+        policy.crashLoopWindow = seconds
+      }
     } catch {
       printError("aprs-cloud up: \(error)\n\n\(usage)")
       return .usage
@@ -64,7 +74,7 @@ enum UpCommand: Command {
         listen: listen, metrics: metrics, data: parsed.options["data"] ?? "./var",
         config: parsed.options["config"],
         nginxDirectory: parsed.options["nginx-dir"])
-      return UpRunner(plan: plan).run()
+      return UpRunner(plan: plan, policy: policy).run()
     } catch {
       printError("aprs-cloud up: \(error)")
       return .failure

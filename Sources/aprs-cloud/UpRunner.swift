@@ -8,12 +8,14 @@
 /// signal handlers and no shared state.
 struct UpRunner {
   let plan: UpPlan
+  /// When dead children come back.
+  var policy = UpSupervisor.Policy()
   /// How long to wait for the first healthy /health before saying so (the stack keeps running).
   var healthTimeout = 30.0
 
   func run() -> ExitStatus {
     let signals = UpProcess.blockSignals()
-    var supervisor = UpSupervisor(names: plan.children.map(\.name))
+    var supervisor = UpSupervisor(names: plan.children.map(\.name), policy: policy)
     var exitCode: Int32?
     var healthy = false
     var warnedUnhealthy = false
