@@ -6,6 +6,7 @@ import Platform
 import Push
 import Store
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -121,6 +122,14 @@ final class PushRig {
   /// The device tokens of `station`.
   func tokens(_ station: String) throws -> Set<String> {
     Set(try database.devices(of: station).map(\.token))
+  }
+
+  /// Writes the APNs provider token file the sender keeps beside the database (mode 0600), as an
+  /// earlier run would have left it.
+  func writeAPNsTokenFile(_ line: String) throws {
+    let path = PushServiceOptions.apnsTokenFile(database: databasePath)
+    try (line + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    guard chmod(path, 0o600) == 0 else { throw TestFailure("chmod \(path)") }
   }
 
   /// What the sender logged.
