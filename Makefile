@@ -8,7 +8,7 @@ PYENV        := .build/pyenv
 # Debian packages: C libraries the package links, and the real components tests start.
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
-DEB_BENCH    := wrk python3-venv
+DEB_BENCH    := wrk python3-venv libnghttp2-dev
 PY_BENCH     := aprslib==0.7.2
 
 .PHONY: all build release test run bench deps deps-bench format lint clean
