@@ -204,7 +204,7 @@ public enum RetryPolicy {
   public struct APNsError: Sendable, Equatable {
     public var reason: String?
     /// For 410: when APNs learned the token was no longer valid, epoch ms (a number out of range clamped to
-    /// 0…Int64.max; nil when absent or not a finite number).
+    /// 0…Int64.max; nil when absent or not a number).
     public var timestamp: Int64?
 
     public init(body: [UInt8]) {

@@ -33,10 +33,11 @@ final class PushRig {
   private(set) var service: PushService?
 
   /// `messaging` goes into `[messaging]`; `android`/`ios` configure those providers against the
-  /// fake; `iosKeyFile` overrides the key file (to break it).
+  /// fake (APNs with both environments, `production` picking the first); `iosKeyFile` overrides
+  /// the key file (to break it).
   init(
     messaging: String = "coalesceWindow = 0", android: Bool = true, ios: Bool = true,
-    iosKeyFile: String? = nil
+    iosKeyFile: String? = nil, production: Bool = true
   )
     throws
   {
@@ -63,7 +64,9 @@ final class PushRig {
         keyId = TESTKEY123
         teamId = TEAM123456
         bundleId = org.example.htcommander
-        endpoint = \(fake.apnsEndpoint)
+        production = \(production)
+        productionEndpoint = \(fake.apnsEndpoint)
+        sandboxEndpoint = \(fake.apnsSandboxEndpoint)
         caFile = ca.pem
 
         """
