@@ -100,7 +100,20 @@ public struct DeviceRecord: Sendable, Equatable {
   public var refreshedAt: Int64
   /// iOS: the APNs environment that last accepted the token (`devices.apns_environment`); nil until one did,
   /// and for other platforms.
-  public var apnsEnvironment: APNsEnvironment? = nil
+  public var apnsEnvironment: APNsEnvironment?
+
+  /// A device; see the properties.
+  public init(
+    token: String, station: String, platform: DevicePlatform, registeredAt: Int64, refreshedAt: Int64,
+    apnsEnvironment: APNsEnvironment? = nil
+  ) {
+    self.token = token
+    self.station = station
+    self.platform = platform
+    self.registeredAt = registeredAt
+    self.refreshedAt = refreshedAt
+    self.apnsEnvironment = apnsEnvironment
+  }
 }
 
 /// One of the two APNs environments (stored as its raw value in `devices.apns_environment`). An app built for

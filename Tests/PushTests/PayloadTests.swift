@@ -88,6 +88,50 @@ import Testing
     }
   }
 
+  // MARK: gcm.message_id
+
+  /// FlutterFire's iOS plugin hands a notification to the app's tap, launch and foreground handlers only
+  /// when its userInfo has `gcm.message_id`: every APNs payload has one, FCM's never.
+  @Test func everyAPNsPayloadCarriesATopLevelMessageIdAndFCMNever() throws {
+    for avatar in [PushAvatar.none, .cleared, .stored(Avatar(icon: "x", image: Self.smallImage, hash: "z"))] {
+      let payload = try apnsPayload(content(avatar: avatar), messageID: "0123456789abcdef:7")
+      #expect(payload["gcm.message_id"] == .string("0123456789abcdef:7"))
+      #expect(payload.keys.prefix(2) == ["aps", "gcm.message_id"])
+      guard
+        case .success(let fcm) = PushPayload.fcm(
+          content(avatar: avatar), token: "t", preview: true, ttlSeconds: 60)
+      else { throw TestFailure("did not fit") }
+      #expect(!String(decoding: fcm.bytes, as: UTF8.self).contains("gcm."))
+    }
+    // The reserved-key rule is FCM's, for `data` only.
+    #expect(PushPayload.isReserved(PushPayload.apnsMessageIDKey))
+  }
+
+  @Test func theMessageIdStillFitsWhenThePayloadIsCut() throws {
+    let text = String(repeating: "Grüße 😀 ", count: 800)
+    guard
+      case .success(let built) = PushPayload.apns(
+        content(text: text), preview: true, messageID: "0123456789abcdef:18446744073709551615")
+    else { throw TestFailure("did not fit") }
+    #expect(built.bytes.count <= 4096 && built.bodyShortened)
+    #expect(
+      try parseObject(built.bytes)["gcm.message_id"] == .string("0123456789abcdef:18446744073709551615"))
+  }
+
+  @Test func messageIdsAreUniquePerPushAndPerSender() {
+    var first = PushMessageIDs(seed: 0xABC)
+    var second = PushMessageIDs()
+    var seen = Set<String>()
+    for _ in 0..<10_000 {
+      seen.insert(first.next())
+      seen.insert(second.next())
+    }
+    #expect(seen.count == 20_000)
+    var fixed = PushMessageIDs(seed: 0xABC)
+    #expect(fixed.next() == "0000000000000abc:1")
+    #expect(fixed.next() == "0000000000000abc:2")
+  }
+
   // MARK: Provider structure
 
   @Test func fcmMessageCarriesTokenNotificationAndAndroidOptions() throws {

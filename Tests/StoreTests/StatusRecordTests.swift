@@ -174,6 +174,23 @@ import Testing
     }
   }
 
+  @Test func aProviderWarningRoundTripsAndIsNeitherAStateNorACounter() throws {
+    try withDatabase { database in
+      try database.publishPushState(.ok, for: .ios)
+      try database.publishPushWarning("production = true, but sandbox accepts them", for: .ios)
+      var expected = PushStatus(
+        states: [.ios: .ok], warnings: [.ios: "production = true, but sandbox accepts them"])
+      #expect(try database.pushStatus() == expected)
+      #expect(
+        try rows(database, "push.ios.warning")
+          == "push.ios.warning = production = true, but sandbox accepts them")
+      try database.publishPushWarning(nil, for: .ios)
+      expected.warnings = [:]
+      #expect(try database.pushStatus() == expected)
+      #expect(try database.pushStatus().counters[.ios].outcomes.isEmpty)
+    }
+  }
+
   @Test func pushRowsOfAnotherVersionKeepNewOutcomesAndDropWhatIsNotACount() throws {
     try withDatabase { database in
       try write(
