@@ -82,11 +82,13 @@ final class PushRig {
   }
 
   /// Starts the service (poll interval 250 ms so tests that wait for a poll stay short).
-  func start() throws {
+  /// `stopAfterUniformFailuresMs`: see `PushServiceOptions`.
+  func start(stopAfterUniformFailuresMs: Int64 = 10 * 60_000) throws {
     let clock = self.clock
     let options = PushServiceOptions(
       databasePath: databasePath, push: try pushConfig(), pollIntervalMs: 250,
-      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() })
+      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() },
+      stopAfterUniformFailuresMs: stopAfterUniformFailuresMs)
     let service = PushService(options: options)
     try service.start()
     self.service = service
