@@ -86,6 +86,71 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: directory + "/other"))
   }
 
+  /// `aprs-cloud replicate` (what the systemd unit runs) writes Litestream's configuration beside the database
+  /// (mode 0600) and becomes Litestream, which fills the replica; SIGTERM ends it. Without a replica it says so.
+  @Test func replicateBecomesLitestream() throws {
+    let directory = try makeTemporaryDirectory("replicate")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let config = directory + "/aprs-cloud.ini"
+    try "[replication]\nurl = file://\(directory)/replica\nlitestream = \(try TestPaths.litestream())\n"
+      .write(
+        toFile: config, atomically: true, encoding: .utf8)
+    let database = directory + "/data/aprs-cloud.sqlite"
+    try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+    #expect(try runCLI(["migrate", "--db", database]).status == 0)
+    let process = try TestStack.launch(
+      try TestPaths.executable("aprs-cloud"), ["replicate", "--config", config, "--db", database],
+      output: directory + "/replicate.log")
+    defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    let log = { (try? String(contentsOfFile: directory + "/replicate.log", encoding: .utf8)) ?? "" }
+    #expect(
+      waitUntil(timeout: 10) { ProcessTable.name(of: process.processIdentifier) == "litestream" }, "\(log())")
+    let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/data/litestream.yml")
+    #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    #expect(
+      waitUntil(timeout: 15, interval: 0.1) {
+        ((try? FileManager.default.subpathsOfDirectory(atPath: directory + "/replica")) ?? []).contains {
+          $0.hasSuffix(".ltx")
+        }
+      }, "nothing replicated:\n\(log())")
+    kill(process.processIdentifier, SIGTERM)
+    #expect(waitUntil(timeout: 20) { !process.isRunning })
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(log())")
+
+    let plain = directory + "/plain.ini"
+    try "[server]\ndatabase = \(database)\n".write(toFile: plain, atomically: true, encoding: .utf8)
+    let off = try runCLI(["replicate", "--config", plain])
+    #expect(off.status == 1)
+    #expect(off.stderrText.contains("replication is off"), "\(off.stderrText)")
+  }
+
+  /// The replication unit the README installs: `systemd-analyze verify`, and the command it runs.
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
+  func theReplicationUnitVerifies() throws {
+    let directory = try makeTemporaryDirectory("units")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let name = "aprs-cloud-litestream.service"
+    let text = try String(contentsOfFile: TestPaths.nginxDirectory + "/systemd/" + name, encoding: .utf8)
+    let command =
+      "ExecStart=/usr/local/bin/aprs-cloud replicate --config /etc/aprs-cloud/aprs-cloud.ini "
+      + "--db /var/lib/aprs-cloud/aprs-cloud.sqlite\n"
+    #expect(text.contains(command))
+    for line in [
+      "User=aprs-cloud", "Group=aprs-cloud", "UMask=0007", "Restart=always",
+      "ReadWritePaths=/var/lib/aprs-cloud",
+      "EnvironmentFile=-/etc/aprs-cloud/replication.env",
+    ] {
+      #expect(text.contains("\n" + line + "\n"), "\(line)")
+    }
+    try text.replacingOccurrences(of: "/usr/local/bin/aprs-cloud", with: "/bin/true").write(
+      toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+    let verify = try runProcess("/usr/bin/systemd-analyze", ["verify", "--man=no", directory + "/" + name])
+    #expect(verify.status == 0, "\(verify.stdoutText)\(verify.stderrText)")
+    #expect(
+      verify.stderrText.isEmpty && verify.stdoutText.isEmpty, "\(verify.stdoutText)\(verify.stderrText)")
+  }
+
   /// `up` with replication on but no Litestream where the config says: a clear error before anything runs.
   @Test func upWithoutLitestreamSaysSo() throws {
     let directory = try makeTemporaryDirectory("up-no-litestream")
