@@ -121,7 +121,7 @@ public final class ListenerRuntime: Sendable {
       database: housekeeperDatabase, holder: options.holder, leaseTtlMs: config.leaseTtlMs,
       publishIntervalMs: config.publishIntervalMs, login: options.login, counters: counters, shared: shared,
       logger: logger, startedAt: startedAt, stationExpiryMs: config.server.stationExpiryMs,
-      checkpointPolicy: config.replication.isEnabled ? .leaveToReplication : .truncate)
+      checkpointPolicy: config.checkpointPolicy)
     let connection = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
       connectTimeoutMs: config.connectTimeoutMs, wake: wake,
