@@ -207,6 +207,8 @@ struct LossAndRestore {
     try #require(
       waitUntil(timeout: 10) { first.children(named: "litestream").count == 1 },
       "no Litestream:\n\(first.log)")
+    let generated = try FileManager.default.attributesOfItem(atPath: firstData + "/litestream.yml")
+    #expect((generated[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     try #require(try fake.wait("login", count: 1), "no login:\n\(first.log)")
     try first.register(station.callsign, ssid: station.ssid)
     try #require(
@@ -300,6 +302,15 @@ struct LossAndRestore {
     #expect(again.status == 0, "\(again.stdoutText)\(again.stderrText)")
     let thirdCopy = SQLiteFile(path: third + "/aprs-cloud.sqlite")
     #expect(try thirdCopy.int("SELECT count(*) FROM messages WHERE msgno LIKE 'C%'") == batchC.count)
+    // --force replaces a database no listener holds, and Litestream's state of the file it replaces.
+    let staleState = third + "/.aprs-cloud.sqlite-litestream"
+    try FileManager.default.createDirectory(atPath: staleState + "/ltx/0", withIntermediateDirectories: true)
+    try thirdCopy.run("DELETE FROM messages;")
+    let forced = try runCLI(
+      ["restore", "--config", config, "--data", third, "--force"], environment: environment)
+    #expect(forced.status == 0, "\(forced.stdoutText)\(forced.stderrText)")
+    #expect(try thirdCopy.int("SELECT count(*) FROM messages WHERE msgno LIKE 'C%'") == batchC.count)
+    #expect(!FileManager.default.fileExists(atPath: staleState))
 
     #expect(second.stop() == 0, "\(second.log)")
   }
