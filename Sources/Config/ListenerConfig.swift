@@ -92,6 +92,9 @@ public struct ListenerConfig: Sendable, Equatable {
   public var registrationPollMs: Int64 = 1_000
   /// The least time between two ACKs of the same message (ms).
   public var ackIntervalMs: Int64 = 30_000
+  /// `[replication]`: when on, Litestream owns the WAL checkpoints and the listener's maintenance
+  /// leaves them alone.
+  public var replication = ReplicationConfig()
 
   /// True when the login is receive-only by configuration (no login or no passcode, or passcode -1).
   public var isReceiveOnly: Bool { login == nil || passcode == nil || passcode == -1 }
@@ -158,6 +161,7 @@ public struct ListenerConfig: Sendable, Equatable {
       listener, "registrationPoll", default: defaults.registrationPollMs, range: 20...60_000)
     ackIntervalMs = try config.duration(
       listener, "ackInterval", default: defaults.ackIntervalMs, range: 100...3_600_000)
+    replication = try ReplicationConfig(config)
   }
 
   /// `[aprsis]` login rule: 1-9 letters and digits, optionally `-` and 1-2 letters or digits, 9 at most.

@@ -22,6 +22,9 @@ final class Housekeeper: @unchecked Sendable {
   let startedAt: Int64
   /// Stations and push tokens not heard within this window are deleted by the hourly prune.
   let stationExpiryMs: Int64
+  /// Who checkpoints the write-ahead log: the hourly maintenance (`.truncate`), or Litestream when
+  /// `[replication]` is on (`.leaveToReplication`).
+  let checkpointPolicy: CheckpointPolicy
   private let condition = Condition()
   private var publishRequested = false
   private var stopRequested = false
@@ -29,7 +32,8 @@ final class Housekeeper: @unchecked Sendable {
 
   init(
     database: Database, holder: String, leaseTtlMs: Int64, publishIntervalMs: Int64, login: String,
-    counters: ListenerCounters, shared: SharedState, logger: Logger, startedAt: Int64, stationExpiryMs: Int64
+    counters: ListenerCounters, shared: SharedState, logger: Logger, startedAt: Int64, stationExpiryMs: Int64,
+    checkpointPolicy: CheckpointPolicy = .truncate
   ) {
     self.database = database
     self.holder = holder
@@ -41,6 +45,7 @@ final class Housekeeper: @unchecked Sendable {
     self.logger = logger
     self.startedAt = startedAt
     self.stationExpiryMs = stationExpiryMs
+    self.checkpointPolicy = checkpointPolicy
   }
 
   /// Asks for a publish soon (a status change).
@@ -159,20 +164,11 @@ final class Housekeeper: @unchecked Sendable {
 
   private func prune() {
     do throws(StoreError) {
-      let now = epochMilliseconds()
-      let pruned = try database.pruneExpired(now: now)
-      let receipts = try database.pruneReceipts(before: now - Self.receiptRetentionMs)
-      let stations = try database.pruneStations(now: now, expiryMs: stationExpiryMs)
-      // Truncate the write-ahead log so it does not stay as large as its biggest burst; a reader that
-      // holds it up only postpones this to the next round.
-      let checkpoint = try database.checkpoint(mode: .truncate)
-      logger.info(
-        "maintenance",
-        [
-          "dedup": String(pruned.dedup), "acks": String(pruned.acks), "receipts": String(receipts),
-          "stationsPruned": String(stations.stations), "devicesPruned": String(stations.devices),
-          "walFrames": String(checkpoint.walFrames), "checkpointBusy": String(checkpoint.busy),
-        ])
+      let plan = MaintenancePlan(
+        stationExpiryMs: stationExpiryMs, receiptRetentionMs: Self.receiptRetentionMs,
+        checkpoint: checkpointPolicy)
+      let report = try database.runMaintenance(plan, now: epochMilliseconds())
+      logger.log(.info, "maintenance", fields: report.fields)
     } catch {
       logger.warn("pruning failed", ["error": error.description])
     }

@@ -127,7 +127,8 @@ public final class ListenerRuntime: Sendable {
     let housekeeper = Housekeeper(
       database: housekeeperDatabase, holder: options.holder, leaseTtlMs: config.leaseTtlMs,
       publishIntervalMs: config.publishIntervalMs, login: options.login, counters: counters, shared: shared,
-      logger: logger, startedAt: startedAt, stationExpiryMs: config.server.stationExpiryMs)
+      logger: logger, startedAt: startedAt, stationExpiryMs: config.server.stationExpiryMs,
+      checkpointPolicy: config.checkpointPolicy)
     let connection = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
       connectTimeoutMs: config.connectTimeoutMs, ackIntervalMs: config.ackIntervalMs, wake: wake,

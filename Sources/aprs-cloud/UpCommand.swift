@@ -21,12 +21,14 @@ enum UpCommand: Command {
     on HOST:PORT and the listener (aprs-listener: APRS-IS as [aprsis] in the
     config says; without a login and passcode it runs receive-only), waits
     until /health answers and prints the URL, the private metrics URL
-    (http://127.0.0.1:9180/metrics by default) and curl examples. A child that
-    dies after running 5 s or more is restarted at once; one that keeps dying
-    sooner backs off (0.5 s, doubling up to 10 s). Ctrl-C or SIGTERM stops
-    everything and exits 0. No root needed; nginx's logs are
-    DIR/nginx-error.log and DIR/nginx-access.log. Files in DIR are created 0600
-    (0660 when DIR is set-group-id and group-writable).
+    (http://127.0.0.1:9180/metrics by default) and curl examples. With
+    [replication] url in the config it also runs Litestream (configured in
+    DIR/litestream.yml, written from the config). A child that dies after
+    running 5 s or more is restarted at once; one that keeps dying sooner backs
+    off (0.5 s, doubling up to 10 s). Ctrl-C or SIGTERM stops everything and
+    exits 0. No root needed; nginx's logs are DIR/nginx-error.log and
+    DIR/nginx-access.log. Files in DIR are created 0600 (0660 when DIR is
+    set-group-id and group-writable).
 
     options:
       --http HOST:PORT     where nginx listens (default 127.0.0.1:8080)
@@ -146,6 +148,7 @@ struct UpPlan {
     try lock(directory)
     let database = directory + "/aprs-cloud.sqlite"
     try migrate(database)
+    let replication = try replicationChild(config: config, database: database, directory: directory)
 
     let socket = directory + "/fcgi.sock"
     let nginxConfig = directory + "/nginx.conf"
@@ -174,7 +177,9 @@ struct UpPlan {
         name: "aprs-listener", path: binaries + "/aprs-listener",
         arguments: ["--db", database] + configArguments),
     ]
-    return UpPlan(listen: listen, metrics: metrics, dataDirectory: directory, children: children)
+    return UpPlan(
+      listen: listen, metrics: metrics, dataDirectory: directory,
+      children: children + [replication].compactMap { $0 })
   }
 
   /// Creates `path` and its parents; returns it absolute.

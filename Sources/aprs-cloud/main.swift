@@ -13,7 +13,7 @@ let commands: [any Command.Type] = [
   PasscodeCommand.self, ParseCommand.self, MigrateCommand.self,
   NginxConfigCommand.self, UpCommand.self, PushTestCommand.self,
   StatusCommand.self, StationsCommand.self, MessagesCommand.self, BackupCommand.self,
-  ImportConfigCommand.self,
+  ImportConfigCommand.self, RestoreCommand.self, ReplicateCommand.self, MaintenanceCommand.self,
 ]
 /// Commands that work but are left out of the overview (documented in their neighbours' help).
 let hiddenCommands: [any Command.Type] = [PushWorkerCommand.self]

@@ -121,7 +121,8 @@ private final class RetryingSenders {
     let up = try launch(
       try TestPaths.executable("aprs-cloud"),
       [
-        "up", "--http", "127.0.0.1:\(try freePort())", "--data", data, "--nginx-dir",
+        "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())", "--data",
+        data, "--nginx-dir",
         TestPaths.nginxDirectory,
         "--config", config,
       ],

@@ -193,7 +193,8 @@ private final class UpRun {
     let result = try runProcess(
       try TestPaths.executable("aprs-cloud"),
       [
-        "up", "--http", "127.0.0.1:\(held.port)", "--data", directory + "/var", "--nginx-dir",
+        "up", "--http", "127.0.0.1:\(held.port)", "--metrics", "127.0.0.1:\(try freePort())", "--data",
+        directory + "/var", "--nginx-dir",
         TestPaths.nginxDirectory,
       ])
     #expect(result.status == 1)
@@ -208,7 +209,10 @@ private final class UpRun {
     environment["APRS_CLOUD_NGINX"] = "/nonexistent/nginx"
     let result = try runProcess(
       try TestPaths.executable("aprs-cloud"),
-      ["up", "--http", "127.0.0.1:\(try freePort())", "--data", directory + "/var"], environment: environment)
+      [
+        "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())", "--data",
+        directory + "/var",
+      ], environment: environment)
     #expect(result.status == 1)
     #expect(result.stderrText.contains("no nginx executable at /nonexistent/nginx"), "\(result.stderrText)")
   }

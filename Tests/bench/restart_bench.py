@@ -108,7 +108,7 @@ def main() -> int:
             f.write(f"[aprsis]\nservers = 127.0.0.1:{ports['port']}\nlogin = N0CALL-10\npasscode = 13023\n"
                     "[server]\nlogLevel = warn\n")
         up = subprocess.Popen(
-            [os.path.join(bin_dir, "aprs-cloud"), "up", "--http", f"127.0.0.1:{free_port()}", "--data", data,
+            [os.path.join(bin_dir, "aprs-cloud"), "up", "--http", f"127.0.0.1:{free_port()}", "--metrics", f"127.0.0.1:{free_port()}", "--data", data,
              "--config", config, "--nginx-dir", os.path.join(root, "nginx")],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "up.log"), "w"),
             env=dict(os.environ, APRS_CLOUD_UP_CRASH_LOOP_WINDOW="1"))
