@@ -46,4 +46,16 @@ public enum FileModes {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
   }
+
+  /// Creates the folders above `path` (a database file) that are missing, mode `0750` less the
+  /// umask, so a fresh deploy starts. Failures are left to the open that follows, which names them.
+  public static func createParentDirectories(of path: String) {
+    var prefix = ""
+    let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+    for (index, part) in parts.enumerated() {
+      prefix += (index == 0 ? "" : "/") + part
+      if part.isEmpty || part == "." || part == ".." { continue }
+      _ = mkdir(prefix, 0o750)
+    }
+  }
 }

@@ -113,17 +113,6 @@ func openDatabase() throws(StoreError) -> Database {
   try Database(path: settings.database, options: storeOptions)
 }
 
-/// Creates the database's directory (and its parents) if missing, so a fresh deploy starts.
-func createParentDirectory(of path: String) {
-  var prefix = ""
-  let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-  for (index, part) in parts.enumerated() {
-    prefix += (index == 0 ? "" : "/") + part
-    if part.isEmpty || part == "." || part == ".." { continue }
-    _ = mkdir(prefix, 0o750)
-  }
-}
-
 /// The request counters and latency histograms `/metrics` shows, shared by every worker. In CGI
 /// mode they only ever hold the one request of the process (the HELP text says so).
 let requestMetrics = RequestMetrics(
@@ -137,7 +126,7 @@ func makeResponder(_ database: Database) -> Responder {
     logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI)
 }
 
-createParentDirectory(of: settings.database)
+FileModes.createParentDirectories(of: settings.database)
 
 switch mode {
 case .cgi:

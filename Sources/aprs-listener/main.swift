@@ -64,17 +64,7 @@ if let login = settings.login, let passcode = settings.passcode, passcode != -1,
     ["login": login])
 }
 
-/// Creates the database's directory (and its parents) if missing, so a fresh deploy starts.
-func createParentDirectory(of path: String) {
-  var prefix = ""
-  let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-  for (index, part) in parts.enumerated() {
-    prefix += (index == 0 ? "" : "/") + part
-    if part.isEmpty || part == "." || part == ".." { continue }
-    _ = mkdir(prefix, 0o750)
-  }
-}
-createParentDirectory(of: settings.server.database)
+FileModes.createParentDirectories(of: settings.server.database)
 
 // The push sender: its own thread and database connection, started once the lease is held.
 let pushConfig: PushConfig
