@@ -25,6 +25,10 @@ public struct FilterPlanner: Sendable {
 
   /// The longest `#filter` line APRS-IS takes, CR LF included; a longer one is dropped silently.
   public static let maximumLineLength = 510
+  /// The longest `#filter` line whose answer, `# filter SPEC active` (8 bytes longer), still fits one APRS-IS
+  /// line (512 bytes with CR LF), so that a reader that skips longer lines can check it: the budget the listener
+  /// plans with.
+  public static let answerableLineLength = 504
   /// The shortest line budget ``plan(maximumLineLength:)`` accepts: room for the widest plan of both
   /// parts (36 one-character prefixes each).
   public static let minimumLineLength = 240

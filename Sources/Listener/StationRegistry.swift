@@ -41,11 +41,12 @@ public final class StationRegistry: Sendable, ServedStations {
     planner.withLock { body(&$0) }
   }
 
-  /// The `#filter` line for the stations now. Planned on a copy outside the lock (the copy shares the
-  /// stations' storage until the next change), so the writer never waits for it.
+  /// The `#filter` line for the stations now, at most ``FilterPlanner/answerableLineLength`` (504) bytes with
+  /// CR LF: its `# filter … active` answer must fit the 512 bytes the connection reads per line. Planned on a copy
+  /// outside the lock (the copy shares the stations' storage until the next change), so the writer never waits.
   public func plan() -> FilterLine {
     let snapshot = planner.withLock { $0 }
-    return snapshot.plan()
+    return snapshot.plan(maximumLineLength: FilterPlanner.answerableLineLength)
   }
 
   /// The stations served (the `g/` part).

@@ -9,6 +9,11 @@ import Testing
   func everySetSizeIsOneLineOfAtMost510BytesInTheLoginLineAndOnFilterLines(count: Int) {
     let line = filterLine(stationAddresses(count))
     #expect(line.byteCount <= FilterPlanner.maximumLineLength)
+    // Its answer fits what the connection reads as one line, so it can be checked.
+    var answer: [LineSplitter.Piece] = []
+    var splitter = LineSplitter()
+    splitter.feed(bytes("# filter \(line.spec) active\r\n")) { answer.append($0) }
+    #expect(answer == [.line(bytes("# filter \(line.spec) active"))])
     #expect(line.addressees.exactStations + line.addressees.prefixStations == count)
     var manager = FilterManager(login: "N0CALL-10")
     let changed = manager.setDesired(line)

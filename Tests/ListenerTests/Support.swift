@@ -91,9 +91,9 @@ func stationAddresses(_ count: Int) -> [String] {
   }
 }
 
-/// The planner's `#filter` line for these addresses (addressees only).
+/// The listener's `#filter` line for these addresses (addressees only), as ``StationRegistry/plan()`` makes it.
 func filterLine(_ addresses: [String]) -> FilterLine {
   var planner = FilterPlanner()
   for address in addresses { planner.insert(try! StationAddress(parsing: address)) }
-  return planner.plan()
+  return StationRegistry(planner).plan()
 }
