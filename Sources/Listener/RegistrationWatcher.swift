@@ -137,7 +137,8 @@ final class RegistrationWatcher: @unchecked Sendable {
 
   /// Reads every live station into a fresh registry; the log's newest row is where reading goes on.
   private func loadEverything(cutoff boundary: Int64, log: StationChangeLog) throws(StoreError) {
-    var loader = FilterPlanner.Loader()
+    // Counted first (in the same snapshot), so the keys are gathered without growing and copying their buffer.
+    var loader = FilterPlanner.Loader(capacity: try database.liveStationCount(heardSince: boundary))
     try database.forEachLiveStation(heardSince: boundary) { loader.add(address: $0) }
     if loader.rejected > 0 {
       logger.warn(

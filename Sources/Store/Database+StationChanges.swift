@@ -13,6 +13,15 @@ extension Database {
     while try statement.step() { body(statement.text(0)) }
   }
 
+  /// How many stations were heard (register or heartbeat) at or after `cutoff` (epoch ms): one count over the
+  /// `stations_heartbeat` index, so a full read can reserve its memory once.
+  public func liveStationCount(heardSince cutoff: Int64) throws(StoreError) -> Int {
+    let statement = try prepared("SELECT count(*) FROM stations WHERE heartbeat_at >= ?1")
+    defer { statement.reset() }
+    try statement.bind(1, cutoff)
+    return try statement.step() ? statement.int(0) : 0
+  }
+
   /// Where the change log stands: the newest `seq` ever given (0 before the first change) and the oldest
   /// row still kept (nil when the log is empty).
   public func stationChangeLog() throws(StoreError) -> StationChangeLog {

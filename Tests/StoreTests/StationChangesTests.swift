@@ -90,6 +90,7 @@ import Testing
       var live: [String] = []
       try database.forEachLiveStation(heardSince: 2_000) { live.append($0) }
       #expect(live.sorted() == ["B1B", "C1C"])
+      #expect(try database.liveStationCount(heardSince: 2_000) == 2)
       var expired: [String] = []
       try database.forEachStation(heardFrom: 1_000, before: 3_000) { expired.append($0) }
       #expect(expired.sorted() == ["A1A", "B1B"])
