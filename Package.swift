@@ -51,6 +51,9 @@ let package = Package(
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
     .target(name: "API", dependencies: ["APRS", "JSON", "Store", "Platform", "COpenSSL"]),
 
+    // MARK: The FastCGI/CGI transport: listening socket, worker threads, request and answer values.
+    .target(name: "FastCGI", dependencies: ["CFastCGI", "Logging", "Platform"]),
+
     // MARK: The listener's core: APRS-IS connection, filter, storage decisions, ACKs.
     .target(name: "Listener", dependencies: ["APRS", "Store", "Config", "Logging", "Platform"]),
 
@@ -66,7 +69,7 @@ let package = Package(
       // shared runtime's pages cost it about 3 MB of resident memory more.
       linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
     .executableTarget(
-      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Logging", "Platform", "Store", "CFastCGI"]),
+      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Logging", "Platform", "Store", "FastCGI"]),
     .executableTarget(
       name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push"]),
     .executableTarget(
@@ -81,6 +84,7 @@ let package = Package(
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Logging"]),
+    .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "Logging", "Platform", "TestSupport"]),
     .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
     .testTarget(
       name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config", "Logging", "Platform"]),

@@ -10,6 +10,20 @@ public struct APIConfig: Sendable {
   public var heartbeatsPerHour = 60
   /// Avatar uploads per station per hour.
   public var avatarUploadsPerHour = 20
+  /// New stations (addresses not stored yet) one client address may create per hour (`ClientAddress`
+  /// says what one address is); past it, 429.
+  public var newStationsPerAddressPerHour = 30
+  /// Avatar uploads (sets and clears) per client address per hour; past it, the avatar is refused.
+  public var avatarUploadsPerAddressPerHour = 60
+  /// Stations the database holds at most; a request that would create another gets a 503.
+  public var maxStations = 100_000
+  /// Push tokens kept per station; a new one replaces the least recently refreshed (at least 1).
+  public var devicesPerStation = 10
+  /// Bytes of avatar images (base64 text) stored at most over all stations; an upload past it is
+  /// refused like any bad avatar.
+  public var avatarBytesTotal: Int64 = 268_435_456
+  /// Largest `/v1/avatars` answer in bytes: images past it are left out (`"truncated":true`).
+  public var maxAvatarsAnswerBytes = 262_144
   /// Whether `/v1/sync` may report outgoing (`"sent"`) messages.
   public var includeSent = true
 

@@ -13,10 +13,14 @@ public enum APIError: Error, Equatable, Sendable {
   case methodNotAllowed(allowed: String)
   /// 413: the body is larger than the limit.
   case payloadTooLarge(limit: Int)
-  /// 429: too many requests of this kind for this station; retry after the given seconds.
+  /// 429: too many requests of this kind for this station (or client address); retry after the given
+  /// seconds.
   case rateLimited(what: String, retryAfterSeconds: Int)
   /// 503: the database is busy or unavailable.
   case unavailable(String)
+  /// 503: a global cap of the server is full (`[limits]`); the message says which. Retrying soon does
+  /// not help, so `Retry-After` is an hour (the next prune may free room).
+  case full(String)
   /// 500: anything else (never for bad input).
   case internalError(String)
 
@@ -29,7 +33,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .methodNotAllowed: 405
     case .payloadTooLarge: 413
     case .rateLimited: 429
-    case .unavailable: 503
+    case .unavailable, .full: 503
     case .internalError: 500
     }
   }
@@ -44,6 +48,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .payloadTooLarge(let limit): "request body is larger than \(limit) bytes"
     case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"
     case .unavailable(let reason): "storage is unavailable: \(reason)"
+    case .full(let reason): reason
     case .internalError(let reason): "internal error: \(reason)"
     }
   }
@@ -54,6 +59,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .methodNotAllowed(let allowed): [("Allow", allowed)]
     case .rateLimited(_, let seconds): [("Retry-After", String(seconds))]
     case .unavailable: [("Retry-After", "1")]
+    case .full: [("Retry-After", "3600")]
     default: []
     }
   }

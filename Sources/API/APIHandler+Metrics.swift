@@ -72,10 +72,12 @@ extension APIHandler {
       let listener = try database.listenerStatus()
       let push = try database.pushStatus()
       let maintenance = try database.maintenanceStatus()
+      let limits = try database.limitStatus()
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "1"
       )
       writeDatabaseMetrics(stats, maintenance: maintenance, now: now, to: &out)
+      writeLimitMetrics(limits, to: &out)
       writeListenerMetrics(listener, lease: stats.lease, now: now, to: &out)
       writePushMetrics(push, to: &out)
     } catch {
@@ -203,6 +205,42 @@ extension APIHandler {
       "aprs_cloud_devices_pruned_total", "counter",
       "Push tokens deleted because they were not refreshed within the expiry (since the database was created).",
       String(maintenance.devicesPruned))
+  }
+
+  // MARK: The limits
+
+  /// This responder's setting of `limit` (as in its config).
+  func setting(of limit: LimitName) -> Int64 {
+    switch limit {
+    case .registrationsPerHour: Int64(config.registrationsPerHour)
+    case .heartbeatsPerHour: Int64(config.heartbeatsPerHour)
+    case .avatarUploadsPerHour: Int64(config.avatarUploadsPerHour)
+    case .newStationsPerAddressPerHour: Int64(config.newStationsPerAddressPerHour)
+    case .avatarUploadsPerAddressPerHour: Int64(config.avatarUploadsPerAddressPerHour)
+    case .maxStations: Int64(config.maxStations)
+    case .devicesPerStation: Int64(config.devicesPerStation)
+    case .avatarBytesTotal: config.avatarBytesTotal
+    }
+  }
+
+  private func writeLimitMetrics(_ limits: LimitStatus, to out: inout PrometheusText) {
+    out.family(
+      "aprs_cloud_limit_hits_total", "counter",
+      "Requests refused by each limit (named as its config key; for devicesPerStation: push tokens replaced),"
+        + " since the database was created.")
+    for limit in LimitName.allCases {
+      out.sample("aprs_cloud_limit_hits_total", [("limit", limit.rawValue)], String(limits[limit]))
+    }
+    out.family(
+      "aprs_cloud_limit_setting", "gauge",
+      "Each limit as this responder is configured ([ratelimit] per hour, [limits] counts and bytes).")
+    for limit in LimitName.allCases {
+      out.sample("aprs_cloud_limit_setting", [("limit", limit.rawValue)], String(setting(of: limit)))
+    }
+    out.single(
+      "aprs_cloud_avatar_bytes", "gauge",
+      "Bytes of avatar images stored, all stations together (held under [limits] avatarBytesTotal).",
+      String(limits.avatarBytes))
   }
 
   // MARK: The listener

@@ -4,37 +4,44 @@ import Store
 
 extension APIHandler {
   /// `POST /v1/register`: create or refresh the station and its device, apply an avatar update,
-  /// and (with `wantHistory`) return the messages newer than `since`.
-  func register(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+  /// and (with `wantHistory`) return the messages newer than `since`. Without history nothing is
+  /// read and `serverTime` is `since` unchanged (PROTOCOL.md: the app stores it as its cursor).
+  func register(
+    _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
+  ) throws(APIError) -> APIResponse {
     let device = try DeviceFields(body)
     let ackMessages = try body.bool("ackMessages") ?? false
     let wantHistory = try body.bool("wantHistory") ?? false
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(
-      station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar,
-      limit: ("registrations", config.registrationsPerHour), now: now)
-    let result = try store { () throws(StoreError) in
-      try database.sync(station: station.description, since: since, now: now)
-    }
-    var writer = JSONWriter(capacity: 512 + result.messages.count * 128)
+      station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar, client: client,
+      now: now)
+    let history: SyncResult? =
+      wantHistory
+      ? try store { () throws(StoreError) in
+        try database.sync(station: station.description, since: since, now: now)
+      } : nil
+    var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
-    if wantHistory { writeMessages(result.messages, to: &writer) }
+    if let history { writeMessages(history.messages, to: &writer) }
     writer.key("serverTime")
-    writer.int(result.serverTime)
+    writer.int(history?.serverTime ?? since)
     writeAvatarEcho(avatarResult, to: &writer)
-    writeAvatarHashes(wantHistory ? result.avatarHashes : [:], to: &writer)
+    writeAvatarHashes(history?.avatarHashes ?? [:], to: &writer)
     writer.endObject()
     return .ok(writer, station: station.description)
   }
 
   /// `POST /v1/heartbeat`: refresh (or re-create) the station and its device; apply an avatar update.
-  func heartbeat(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+  func heartbeat(
+    _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
+  ) throws(APIError) -> APIResponse {
     let device = try DeviceFields(body)
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(
-      station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar,
-      limit: ("heartbeats", config.heartbeatsPerHour), now: now)
+      station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar, client: client,
+      now: now)
     var writer = JSONWriter(capacity: 128)
     writer.beginObject()
     writeAvatarEcho(avatarResult, to: &writer)
@@ -50,55 +57,120 @@ extension APIHandler {
 
   /// What a refresh's one transaction came to.
   private enum RefreshOutcome {
-    case limited(retryAfterMs: Int64)
+    case limited(what: String, retryAfterMs: Int64)
+    case full(String)
     case done(AvatarResult)
   }
 
-  /// In ONE write transaction (one commit): the request's rate limit, the station and device
-  /// upsert, and the avatar update within its own rate limit. Over the request's limit nothing
-  /// else is written and the answer is a 429; over the avatar limit only the avatar is refused.
+  /// In ONE write transaction (one commit), in this order:
+  /// 1. a station not stored yet (a heartbeat that re-creates one counts) must fit `maxStations`
+  ///    (else 503) and the client address's `newStationsPerAddressPerHour` (else 429);
+  /// 2. the station's own rate limit (`registrationsPerHour` or `heartbeatsPerHour`, else 429);
+  /// 3. the station and device upsert, then the station's devices trimmed to `devicesPerStation`;
+  /// 4. the avatar update within `avatarBytesTotal`, the station's `avatarUploadsPerHour` and the
+  ///    address's `avatarUploadsPerAddressPerHour`: past any of them only the avatar is refused.
+  /// A refused request writes nothing but its hit counter (`/metrics`).
   private func refresh(
     _ station: StationAddress, device: DeviceFields, ackMessages: Bool?, isRegistration: Bool,
-    avatar: AvatarUpdate, limit: (what: String, perHour: Int), now: Int64
+    avatar: AvatarUpdate, client: ClientAddress, now: Int64
   ) throws(APIError) -> AvatarResult {
     let address = station.description
     let upsert = StationUpsert(
       address: address, base: station.base, ssid: station.ssid, platform: device.platform,
       pushToken: device.pushToken, ackMessages: ackMessages, isRegistration: isRegistration)
+    let limit: (what: String, perHour: Int, name: LimitName) =
+      isRegistration
+      ? ("registrations", config.registrationsPerHour, .registrationsPerHour)
+      : ("heartbeats", config.heartbeatsPerHour, .heartbeatsPerHour)
     let outcome = try store { () throws(StoreError) -> RefreshOutcome in
       try database.writeBatch { () throws(StoreError) -> RefreshOutcome in
+        if try !database.hasStation(address) {
+          if try database.stationCount() >= config.maxStations {
+            try database.countLimitHit(.maxStations)
+            return .full(
+              "the server is full: it holds its maximum of \(config.maxStations) stations; no new station"
+                + " can register until some expire")
+          }
+          let decision = try database.consumeRate(
+            key: "new stations from:\(client.key)", limit: config.newStationsPerAddressPerHour,
+            windowMs: Self.rateWindowMs, now: now)
+          if case .limited(let retryAfterMs) = decision {
+            try database.countLimitHit(.newStationsPerAddressPerHour)
+            return .limited(what: "new stations from this address", retryAfterMs: retryAfterMs)
+          }
+        }
         let decision = try database.consumeRate(
           key: "\(limit.what):\(address)", limit: limit.perHour, windowMs: Self.rateWindowMs, now: now)
-        if case .limited(let retryAfterMs) = decision { return .limited(retryAfterMs: retryAfterMs) }
-        let record = try database.upsertStation(upsert, now: now)
-        switch avatar {
-        case .none:
-          return .done(AvatarResult(hash: record.avatarHash))
-        case .rejected(let reason):
-          return .done(AvatarResult(hash: record.avatarHash, refusal: reason))
-        case .set, .clear:
-          let avatarDecision = try database.consumeRate(
-            key: "avatar uploads:\(address)", limit: config.avatarUploadsPerHour, windowMs: Self.rateWindowMs,
-            now: now)
-          if case .limited(let retryAfterMs) = avatarDecision {
-            let refusal = "too many avatar uploads; retry in \(Self.seconds(retryAfterMs)) s"
-            return .done(AvatarResult(hash: record.avatarHash, refusal: refusal))
-          }
-          if case .set(let icon, let image, let hash) = avatar {
-            try database.setAvatar(address, icon: icon, image: image, hash: hash, now: now)
-            return .done(AvatarResult(hash: hash))
-          }
-          try database.setAvatar(address, icon: nil, image: nil, hash: "", now: now)
-          return .done(AvatarResult(hash: ""))
+        if case .limited(let retryAfterMs) = decision {
+          try database.countLimitHit(limit.name)
+          return .limited(what: limit.what, retryAfterMs: retryAfterMs)
         }
+        let record = try database.upsertStation(upsert, now: now)
+        if let token = upsert.pushToken, !token.isEmpty {
+          let replaced = try database.trimDevices(
+            of: address, keeping: max(1, config.devicesPerStation), sparing: token)
+          try database.countLimitHit(.devicesPerStation, replaced)
+        }
+        return .done(
+          try applyAvatar(avatar, to: address, holding: record.avatarHash, client: client, now: now))
       }
     }
     switch outcome {
-    case .limited(let retryAfterMs):
-      throw .rateLimited(what: limit.what, retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .limited(let what, let retryAfterMs):
+      throw .rateLimited(what: what, retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .full(let reason):
+      throw .full(reason)
     case .done(let result):
       return result
     }
+  }
+
+  /// Applies an avatar update inside the refresh's transaction; `current` is the hash stored now.
+  /// Anything past a limit leaves the stored avatar as it is and says why.
+  private func applyAvatar(
+    _ avatar: AvatarUpdate, to address: String, holding current: String, client: ClientAddress, now: Int64
+  ) throws(StoreError) -> AvatarResult {
+    switch avatar {
+    case .none:
+      return AvatarResult(hash: current)
+    case .rejected(let reason):
+      return AvatarResult(hash: current, refusal: reason)
+    case .set, .clear:
+      break
+    }
+    if case .set(_, let image?, _) = avatar {
+      let incoming = Int64(image.utf8.count)
+      let replaced = try database.avatarImageBytes(of: address)
+      if incoming > replaced, try database.storedAvatarBytes() - replaced + incoming > config.avatarBytesTotal
+      {
+        try database.countLimitHit(.avatarBytesTotal)
+        return AvatarResult(
+          hash: current, refusal: "the server's avatar storage is full; the avatar was not stored")
+      }
+    }
+    let perStation = try database.consumeRate(
+      key: "avatar uploads:\(address)", limit: config.avatarUploadsPerHour, windowMs: Self.rateWindowMs,
+      now: now)
+    if case .limited(let retryAfterMs) = perStation {
+      try database.countLimitHit(.avatarUploadsPerHour)
+      return AvatarResult(
+        hash: current, refusal: "too many avatar uploads; retry in \(Self.seconds(retryAfterMs)) s")
+    }
+    let perAddress = try database.consumeRate(
+      key: "avatar uploads from:\(client.key)", limit: config.avatarUploadsPerAddressPerHour,
+      windowMs: Self.rateWindowMs, now: now)
+    if case .limited(let retryAfterMs) = perAddress {
+      try database.countLimitHit(.avatarUploadsPerAddressPerHour)
+      return AvatarResult(
+        hash: current,
+        refusal: "too many avatar uploads from this address; retry in \(Self.seconds(retryAfterMs)) s")
+    }
+    if case .set(let icon, let image, let hash) = avatar {
+      try database.setAvatar(address, icon: icon, image: image, hash: hash, now: now)
+      return AvatarResult(hash: hash)
+    }
+    try database.setAvatar(address, icon: nil, image: nil, hash: "", now: now)
+    return AvatarResult(hash: "")
   }
 
   private func writeAvatarEcho(_ result: AvatarResult, to writer: inout JSONWriter) {

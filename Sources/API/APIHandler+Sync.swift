@@ -76,6 +76,9 @@ extension APIHandler {
   static let maxAvatarStations = 50
 
   /// `POST /v1/avatars`: the stored avatars of up to 50 stations; stations without one are left out.
+  /// The answer stays within `maxAvatarsAnswerBytes`: images that do not fit (taken in the order the
+  /// stations were asked for) are sent as `null`, their `icon` and `hash` stay, and the answer says
+  /// `"truncated":true` (the client asks again for those, fewer at a time).
   func avatars(_ body: RequestBody, station: StationAddress) throws(APIError) -> APIResponse {
     guard let value = body["stations"] else { throw .badRequest("stations is required (an array)") }
     guard case .array(let elements) = value else {
@@ -96,6 +99,35 @@ extension APIHandler {
       }
     }
     let found = try store { () throws(StoreError) in try database.avatars(for: addresses) }
+    // Every entry with its image left out, and room for `,"truncated":true`: what must fit anyway.
+    var size = Self.avatarsAnswer(found, images: []).bytes.count + Self.truncatedMarkBytes
+    var images: Set<String> = []
+    var truncated = false
+    var seen: Set<String> = []
+    for address in addresses where seen.insert(address).inserted {
+      guard let image = found[address]?.image else { continue }
+      var quoted = JSONWriter(capacity: image.utf8.count + 2)
+      quoted.string(image)
+      let extra = quoted.bytes.count - 4  // instead of `null`
+      if size + extra <= config.maxAvatarsAnswerBytes {
+        size += extra
+        images.insert(address)
+      } else {
+        truncated = true
+      }
+    }
+    let writer = Self.avatarsAnswer(found, images: images, truncated: truncated)
+    return .ok(writer, station: station.description)
+  }
+
+  /// The bytes `,"truncated":true` adds to an answer.
+  static let truncatedMarkBytes = #","truncated":true"#.utf8.count
+
+  /// `{"avatars":{…}}` with every avatar of `found` by address, its image only when its address is in
+  /// `images`, and `"truncated":true` when asked.
+  static func avatarsAnswer(_ found: [String: Avatar], images: Set<String>, truncated: Bool = false)
+    -> JSONWriter
+  {
     var writer = JSONWriter(capacity: 64 + found.count * 96)
     writer.beginObject()
     writer.key("avatars")
@@ -107,13 +139,17 @@ extension APIHandler {
       writer.key("icon")
       writer.stringOrNull(avatar.icon)
       writer.key("image")
-      writer.stringOrNull(avatar.image)
+      writer.stringOrNull(images.contains(address) ? avatar.image : nil)
       writer.key("hash")
       writer.string(avatar.hash)
       writer.endObject()
     }
     writer.endObject()
+    if truncated {
+      writer.key("truncated")
+      writer.bool(true)
+    }
     writer.endObject()
-    return .ok(writer, station: station.description)
+    return writer
   }
 }

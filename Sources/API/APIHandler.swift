@@ -50,6 +50,10 @@ public final class APIHandler {
     guard let endpoint = Endpoint(rawValue: request.path) else {
       return .error(.notFound(path: request.path))
     }
+    // /metrics exists only on the private listener: the public server and CGI never show it.
+    if endpoint == .metrics && !request.viaMetricsListener {
+      return .error(.notFound(path: request.path))
+    }
     guard request.method == endpoint.method || (endpoint == .health && request.method == "HEAD") else {
       return .error(.methodNotAllowed(allowed: endpoint.method))
     }
@@ -64,8 +68,10 @@ public final class APIHandler {
       station = try body.authenticatedStation()
       let now = clock()
       switch endpoint {
-      case .register: return try register(body, station: station!, now: now)
-      case .heartbeat: return try heartbeat(body, station: station!, now: now)
+      case .register:
+        return try register(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
+      case .heartbeat:
+        return try heartbeat(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
       case .sync: return try sync(body, station: station!, now: now)
       case .unregister: return try unregister(body, station: station!)
       case .avatars: return try avatars(body, station: station!)
@@ -94,8 +100,8 @@ public final class APIHandler {
     }
   }
 
-  /// Per-station rate limits count requests per hour; they live in the database, so they hold
-  /// across workers and CGI runs.
+  /// The rate limits (per station, and per client address) count requests per hour; they live in
+  /// the database, so they hold across workers and CGI runs.
   static let rateWindowMs: Int64 = 3_600_000
 
   /// Whole seconds to wait for `milliseconds`, at least 1 (for `Retry-After`).

@@ -8,17 +8,23 @@ public struct APIRequest: Sendable {
   public var contentType: String?
   /// The body, already limited to `APIConfig.maxBodyBytes` by the shell.
   public var body: [UInt8]
-  /// The client's address as the web server saw it (for logs; rate limits are per station).
+  /// The client's address as the web server saw it (`REMOTE_ADDR`): for logs, and the key of the
+  /// per-address limits (`ClientAddress`); empty when unknown.
   public var remoteAddress: String
+  /// Whether the request came through the web server's private, loopback-only metrics listener: only
+  /// then is `GET /metrics` answered (404 otherwise). The shell sets it from a FastCGI parameter that
+  /// only that listener sends (`Responder.metricsParameter`), never for CGI.
+  public var viaMetricsListener: Bool
 
   public init(
     method: String, path: String, contentType: String? = nil, body: [UInt8] = [],
-    remoteAddress: String = ""
+    remoteAddress: String = "", viaMetricsListener: Bool = false
   ) {
     self.method = method
     self.path = path
     self.contentType = contentType
     self.body = body
     self.remoteAddress = remoteAddress
+    self.viaMetricsListener = viaMetricsListener
   }
 }

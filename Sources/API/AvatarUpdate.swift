@@ -23,8 +23,10 @@ enum AvatarUpdate: Equatable {
       self = .none
       return
     }
-    let icon = try body.string("avatarIcon", maxLength: 4096)
-    let image = try body.string("avatarImage", maxLength: 1 << 20)
+    // Any length reads: an over-long value is refused below like any bad avatar (the request's body
+    // limit bounds it anyway).
+    let icon = try body.string("avatarIcon", maxLength: .max)
+    let image = try body.string("avatarImage", maxLength: .max)
     switch (icon, image) {
     case (nil, nil):
       self = .clear

@@ -1,6 +1,6 @@
 import Logging
 
-/// The responder's settings (`aprs-cloud-fcgi`), from `[server]` and `[ratelimit]`.
+/// The responder's settings (`aprs-cloud-fcgi`), from `[server]`, `[ratelimit]` and `[limits]`.
 ///
 /// ```ini
 /// [server]
@@ -17,6 +17,13 @@ import Logging
 /// registrationsPerHour = 60
 /// heartbeatsPerHour = 60
 /// avatarUploadsPerHour = 20
+/// newStationsPerAddressPerHour = 30     ; per client address (IPv6: per /64)
+/// avatarUploadsPerAddressPerHour = 60
+///
+/// [limits]
+/// maxStations = 100000
+/// devicesPerStation = 10                ; a new token replaces the least recently refreshed
+/// avatarBytesTotal = 268435456          ; bytes of avatar images stored, all stations together
 /// ```
 public struct ServerConfig: Sendable, Equatable {
   /// `--listen`: a unix socket path or `HOST:PORT`; nil to use fd 0 (or CGI).
@@ -41,6 +48,16 @@ public struct ServerConfig: Sendable, Equatable {
   public var heartbeatsPerHour = 60
   /// Avatar uploads per station per hour.
   public var avatarUploadsPerHour = 20
+  /// New stations one client address (IPv6: one /64) may create per hour.
+  public var newStationsPerAddressPerHour = 30
+  /// Avatar uploads per client address (IPv6: one /64) per hour.
+  public var avatarUploadsPerAddressPerHour = 60
+  /// Stations the database holds at most.
+  public var maxStations = 100_000
+  /// Push tokens kept per station.
+  public var devicesPerStation = 10
+  /// Bytes of avatar images stored at most, all stations together.
+  public var avatarBytesTotal = 268_435_456
 
   /// The defaults.
   public init() {}
@@ -72,6 +89,18 @@ public struct ServerConfig: Sendable, Equatable {
       "ratelimit", "heartbeatsPerHour", default: defaults.heartbeatsPerHour, range: perHour)
     avatarUploadsPerHour = try config.int(
       "ratelimit", "avatarUploadsPerHour", default: defaults.avatarUploadsPerHour, range: perHour)
+    newStationsPerAddressPerHour = try config.int(
+      "ratelimit", "newStationsPerAddressPerHour", default: defaults.newStationsPerAddressPerHour,
+      range: perHour)
+    avatarUploadsPerAddressPerHour = try config.int(
+      "ratelimit", "avatarUploadsPerAddressPerHour", default: defaults.avatarUploadsPerAddressPerHour,
+      range: perHour)
+    maxStations = try config.int(
+      "limits", "maxStations", default: defaults.maxStations, range: 1...100_000_000)
+    devicesPerStation = try config.int(
+      "limits", "devicesPerStation", default: defaults.devicesPerStation, range: 1...1000)
+    avatarBytesTotal = try config.int(
+      "limits", "avatarBytesTotal", default: defaults.avatarBytesTotal, range: 0...1 << 40)
   }
 
   /// The keys this struct reads.
@@ -79,6 +108,10 @@ public struct ServerConfig: Sendable, Equatable {
     "server": [
       "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
     ],
-    "ratelimit": ["registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour"],
+    "ratelimit": [
+      "registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "newStationsPerAddressPerHour",
+      "avatarUploadsPerAddressPerHour",
+    ],
+    "limits": ["maxStations", "devicesPerStation", "avatarBytesTotal"],
   ])
 }

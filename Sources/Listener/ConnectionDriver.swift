@@ -14,8 +14,14 @@ import Synchronization
 /// bounded ``LineQueue`` (a full queue drops and counts, it never waits), and writes what must be written: login
 /// and `#filter` lines, and ACK lines the writer hands over after their commit. The socket is non-blocking and
 /// `poll(2)` waits on it and on a wake-up pipe, so a write never holds up reading: outgoing bytes wait in a small
-/// buffer (ACKs beyond ``maximumAckBytes`` are dropped and counted) that is emptied when the socket takes them, and
-/// thrown away when the connection ends (nothing is queued across an outage).
+/// buffer that is emptied when the socket takes them.
+///
+/// ACKs survive a reconnect: once a verified login happened, ACKs that are due (their messages committed) wait
+/// while the link is down, with those that were not completely written when it dropped, and go out right after
+/// the next verified login, if the 30 s rule still allows it: an identical ACK line written less than
+/// ``ackIntervalMs`` before is dropped as suppressed (APRS-IS would drop it as a duplicate). Login and `#filter`
+/// lines are never kept across connections. ACKs are dropped and counted before the first verified login, after
+/// an unverified one, beyond ``maximumAckBytes`` waiting, and at the stop.
 final class ConnectionDriver: @unchecked Sendable {
   /// The most ACK bytes waiting to be written; more are dropped (aprsc itself buffers about 8 KB).
   static let maximumAckBytes = 8192
@@ -28,6 +34,8 @@ final class ConnectionDriver: @unchecked Sendable {
   private let shared: SharedState
   private let logger: Logger
   private let connectTimeoutMs: Int64
+  /// The least time between two identical ACK lines on the wire (ms): APRS-IS drops a repeat within 30 s.
+  let ackIntervalMs: Int64
   private let onStatusChange: @Sendable () -> Void
   let wake: WakePipe
 
@@ -39,6 +47,12 @@ final class ConnectionDriver: @unchecked Sendable {
   private var splitter = LineSplitter()
   private var outgoing: [(bytes: [UInt8], isAck: Bool)] = []
   private var outgoingOffset = 0
+  /// Logged in verified on the current connection: ACKs may be written now.
+  private var transmitting = false
+  /// When each ACK line was last written completely (monotonic ms), for the 30 s rule on the wire; entries older
+  /// than the interval are pruned once per interval.
+  private var lastWritten: [[UInt8]: Int64] = [:]
+  private var nextPruneAt: Int64 = 0
   private var readBuffer: UnsafeMutableRawBufferPointer
   /// Grows with every connection dropped: lines read on one connection are never handled as another's.
   private var generation = 0
@@ -48,14 +62,40 @@ final class ConnectionDriver: @unchecked Sendable {
   /// What other threads hand to the connection thread.
   private struct Inbox {
     var filter: FilterLine?
+    /// ACK lines due, oldest first, waiting to be written (now, or after the next verified login).
     var acks: [[UInt8]] = []
     var ackBytes = 0
+    /// ACKs are kept: from a verified login on, through reconnects, until a login turns out unverified.
     var acceptsAcks = false
+
+    /// Appends `lines` up to ``maximumAckBytes`` in all; returns how many did not fit.
+    mutating func append(_ lines: some Sequence<[UInt8]>) -> Int {
+      var dropped = 0
+      for line in lines {
+        if ackBytes + line.count > ConnectionDriver.maximumAckBytes {
+          dropped += 1
+        } else {
+          acks.append(line)
+          ackBytes += line.count
+        }
+      }
+      return dropped
+    }
+
+    /// Empties the list; returns what it held.
+    mutating func takeAll() -> [[UInt8]] {
+      defer {
+        acks.removeAll()
+        ackBytes = 0
+      }
+      return acks
+    }
   }
 
   init(
     machine: ConnectionStateMachine, queue: LineQueue, counters: ListenerCounters, shared: SharedState,
-    logger: Logger, connectTimeoutMs: Int64, wake: WakePipe, onStatusChange: @escaping @Sendable () -> Void
+    logger: Logger, connectTimeoutMs: Int64, ackIntervalMs: Int64 = 30_000, wake: WakePipe,
+    onStatusChange: @escaping @Sendable () -> Void
   ) {
     self.machine = machine
     self.queue = queue
@@ -63,6 +103,7 @@ final class ConnectionDriver: @unchecked Sendable {
     self.shared = shared
     self.logger = logger
     self.connectTimeoutMs = connectTimeoutMs
+    self.ackIntervalMs = ackIntervalMs
     self.wake = wake
     self.onStatusChange = onStatusChange
     self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 16)
@@ -86,27 +127,23 @@ final class ConnectionDriver: @unchecked Sendable {
     wake.wake()
   }
 
-  /// ACK lines whose messages are committed. Dropped (and counted) when the connection may not transmit now or
-  /// too many wait already.
+  /// Whether ACKs handed over now are kept (written now, or after the next verified login): true from the first
+  /// verified login on, also while the link is down; false before it, after an unverified login and for a
+  /// receive-only login. The writer plans ACKs only while this holds.
+  var acceptsAcks: Bool { inbox.withLock { $0.acceptsAcks } }
+
+  /// ACK lines whose messages are committed. Dropped (and counted) when ACKs are not kept now (see
+  /// ``acceptsAcks``) or too many wait already.
   func submit(acks: [[UInt8]]) {
     guard !acks.isEmpty else { return }
     let dropped = inbox.withLock { inbox -> Int in
       guard inbox.acceptsAcks else { return acks.count }
-      var dropped = 0
-      for line in acks {
-        if inbox.ackBytes + line.count > Self.maximumAckBytes {
-          dropped += 1
-        } else {
-          inbox.acks.append(line)
-          inbox.ackBytes += line.count
-        }
-      }
-      return dropped
+      return inbox.append(acks)
     }
     if dropped > 0 {
       counters.add(counters.acksDropped, dropped)
       logger.warn(
-        "ACKs dropped: no connection that may transmit, or too many waiting", ["count": String(dropped)])
+        "ACKs dropped: no verified login to send them on, or too many waiting", ["count": String(dropped)])
     }
     if dropped < acks.count { wake.wake() }
   }
@@ -147,6 +184,11 @@ final class ConnectionDriver: @unchecked Sendable {
     }
     perform(machine.handle(.stop(now: monotonicMilliseconds())))
     dropConnection()
+    let left = inbox.withLock { inbox -> Int in
+      inbox.acceptsAcks = false
+      return inbox.takeAll().count
+    }
+    counters.add(counters.acksDropped, left)
   }
 
   // MARK: Actions
@@ -164,7 +206,7 @@ final class ConnectionDriver: @unchecked Sendable {
       case .close:
         dropConnection()
       case .report(let status):
-        inbox.withLock { $0.acceptsAcks = status.canTransmit }
+        reportAckState(status)
         shared.setStatus(status)
         onStatusChange()
       case .log(let entry):
@@ -187,24 +229,42 @@ final class ConnectionDriver: @unchecked Sendable {
     }
   }
 
-  /// Closes the socket and forgets everything that was to be written on it.
+  /// Closes the socket and forgets the login and `#filter` lines that were to be written on it. ACKs not
+  /// completely written go back to the front of the inbox: they wait for the next verified login.
   private func dropConnection() {
     generation += 1
     socket?.close()
     socket = nil
     splitter.reset()
-    let waiting = outgoing.filter(\.isAck).count
+    transmitting = false
+    let unsent = outgoing.filter(\.isAck).map(\.bytes)
     outgoing.removeAll()
     outgoingOffset = 0
-    let queued = inbox.withLock { inbox -> Int in
-      defer {
-        inbox.acks.removeAll()
-        inbox.ackBytes = 0
-        inbox.acceptsAcks = false
-      }
-      return inbox.acks.count
+    guard !unsent.isEmpty else { return }
+    let dropped = inbox.withLock { inbox -> Int in
+      guard inbox.acceptsAcks else { return unsent.count }
+      let newer = inbox.takeAll()
+      return inbox.append(unsent + newer)
     }
-    counters.add(counters.acksDropped, waiting + queued)
+    counters.add(counters.acksDropped, dropped)
+  }
+
+  /// Follows the login state for ACKs: a verified login lets them through (and keeps them from then on); a login
+  /// that cannot transmit (unverified, receive-only) drops those waiting; between connections nothing changes.
+  private func reportAckState(_ status: ConnectionStatus) {
+    transmitting = status.canTransmit
+    if status.canTransmit {
+      inbox.withLock { $0.acceptsAcks = true }
+    } else if status.connected {
+      let dropped = inbox.withLock { inbox -> Int in
+        inbox.acceptsAcks = false
+        return inbox.takeAll().count
+      }
+      if dropped > 0 {
+        counters.add(counters.acksDropped, dropped)
+        logger.warn("ACKs dropped: the login is not verified", ["count": String(dropped)])
+      }
+    }
   }
 
   /// The connection ended by itself (closed by the server, an I/O error).
@@ -279,16 +339,29 @@ final class ConnectionDriver: @unchecked Sendable {
 
   // MARK: Writing
 
+  /// Moves the waiting ACKs to the socket's buffer once it is empty and the login verified; an ACK line written
+  /// less than ``ackIntervalMs`` ago is dropped as suppressed (the 30 s rule on the wire).
   private func takeAcks() {
-    guard socket != nil, outgoing.isEmpty else { return }
-    let acks = inbox.withLock { inbox -> [[UInt8]] in
-      defer {
-        inbox.acks.removeAll()
-        inbox.ackBytes = 0
-      }
-      return inbox.acks
+    guard socket != nil, transmitting, outgoing.isEmpty else { return }
+    let acks = inbox.withLock { $0.takeAll() }
+    guard !acks.isEmpty else { return }
+    let now = monotonicMilliseconds()
+    if now >= nextPruneAt {
+      lastWritten = lastWritten.filter { now - $0.value < ackIntervalMs }
+      nextPruneAt = now + ackIntervalMs
     }
-    for line in acks { outgoing.append((line, true)) }
+    var suppressed = 0
+    var taken = Set<[UInt8]>()
+    for line in acks {
+      if let written = lastWritten[line], now - written < ackIntervalMs {
+        suppressed += 1
+      } else if taken.insert(line).inserted {
+        outgoing.append((line, true))
+      } else {
+        suppressed += 1
+      }
+    }
+    counters.add(counters.acksSuppressed, suppressed)
   }
 
   private func flush() {
@@ -307,6 +380,7 @@ final class ConnectionDriver: @unchecked Sendable {
           outgoing.removeFirst()
           outgoingOffset = 0
           if first.isAck {
+            lastWritten[first.bytes] = monotonicMilliseconds()
             counters.add(counters.acksSent, 1)
             if logger.isEnabled(.debug) {
               logger.debug("ACK sent", ["line": String(decoding: first.bytes.dropLast(2), as: UTF8.self)])

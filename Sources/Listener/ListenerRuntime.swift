@@ -9,7 +9,8 @@ import Synchronization
   import Glibc
 #endif
 
-/// The whole listener: lease, threads, shutdown.
+/// The whole listener: host lock and lease (``acquireHostLock(databasePath:)``, ``acquireLease(_:)``), threads,
+/// shutdown.
 ///
 /// Threads (each with its own database connection where it needs one):
 /// - connection (``ConnectionDriver``): the socket, the state machine, ACK and filter writes;
@@ -27,9 +28,10 @@ public final class ListenerRuntime: Sendable {
     public var config: ListenerConfig
     /// The login in use (the configured one, or a generated receive-only name).
     public var login: String
-    /// Wait for the lease instead of exiting when another listener holds it.
+    /// Wait for the lease instead of exiting when a listener on another host holds it (one on this host is always
+    /// waited for).
     public var standby = false
-    /// This process's lease identity (`host:pid:random`).
+    /// This process's lease identity (`host:pid:random`, ``LeaseHolder``).
     public var holder: String
 
     public init(config: ListenerConfig, login: String, standby: Bool, holder: String) {
@@ -45,7 +47,7 @@ public final class ListenerRuntime: Sendable {
   let notifier: (any OutboxNotifier)?
   /// The counters (shared by every thread; tests and benchmarks read them).
   public let counters = ListenerCounters()
-  private let stopRequested = Latch()
+  let stopRequested = Latch()
   private let exitStatus = Atomic<Int32>(0)
 
   public init(options: Options, logger: Logger, notifier: (any OutboxNotifier)? = nil) {
@@ -77,6 +79,11 @@ public final class ListenerRuntime: Sendable {
     }
     defer { database.close() }
 
+    // Held until the process ends (the kernel drops it then, however the process ends).
+    guard let hostLock = acquireHostLock(databasePath: config.server.database) else {
+      return stopRequested.value ? exitStatus.load(ordering: .relaxed) : 1
+    }
+    defer { hostLock.close() }
     guard acquireLease(database) else { return stopRequested.value ? exitStatus.load(ordering: .relaxed) : 1 }
     let startedAt = epochMilliseconds()
     let lifecycle = notifier as? any OutboxNotifierLifecycle
@@ -123,10 +130,13 @@ public final class ListenerRuntime: Sendable {
       logger: logger, startedAt: startedAt, stationExpiryMs: config.server.stationExpiryMs)
     let connection = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
-      connectTimeoutMs: config.connectTimeoutMs, wake: wake,
+      connectTimeoutMs: config.connectTimeoutMs, ackIntervalMs: config.ackIntervalMs, wake: wake,
       onStatusChange: { [housekeeper] in housekeeper.requestPublish() })
+    // ACK only after the commit is on disk: the writer's connection syncs every commit (DESIGN.md "Durability").
+    var writerOptions = storeOptions
+    writerOptions.synchronous = .full
     let writer = WriterWorker(
-      databasePath: config.server.database, storeOptions: storeOptions,
+      databasePath: config.server.database, storeOptions: writerOptions,
       router: LineRouter(trackOutgoing: config.trackOutgoing), ackIntervalMs: config.ackIntervalMs,
       queue: queue,
       counters: counters, shared: shared, connection: connection, notifier: notifier, logger: logger)
@@ -207,41 +217,6 @@ public final class ListenerRuntime: Sendable {
       own.close()
     }
     return 1
-  }
-
-  /// Takes the lease, or waits for it with `--standby`; false when the listener must not run.
-  private func acquireLease(_ database: Database) -> Bool {
-    let ttl = options.config.leaseTtlMs
-    var announced = false
-    while true {
-      do throws(StoreError) {
-        if try database.acquireLease(holder: options.holder, now: epochMilliseconds(), ttlMs: ttl) {
-          return true
-        }
-        let lease = try database.lease()
-        let holder = lease?.holder ?? "?"
-        let remaining = max(0, (lease?.expiresAt ?? 0) - epochMilliseconds())
-        guard options.standby else {
-          logger.error(
-            "another aprs-listener is running on this database (it holds the listener lease); exiting. "
-              + "Run with --standby to wait and take over when it stops.",
-            [
-              "database": options.config.server.database, "holder": holder,
-              "leaseExpiresInSeconds": String((remaining + 999) / 1000),
-            ])
-          return false
-        }
-        if !announced {
-          logger.info(
-            "standby: another listener holds the lease; waiting to take over",
-            ["holder": holder, "leaseExpiresInSeconds": String((remaining + 999) / 1000)])
-          announced = true
-        }
-      } catch {
-        logger.warn("cannot read the listener lease; retrying", ["error": error.description])
-      }
-      if stopRequested.wait(timeoutMs: max(100, min(1000, ttl / 3))) { return false }
-    }
   }
 }
 

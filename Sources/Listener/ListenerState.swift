@@ -22,7 +22,7 @@ public final class ListenerCounters: Sendable {
   public let acksSent = Atomic<Int>(0)
   /// ACKs the 30 s rule held back.
   public let acksSuppressed = Atomic<Int>(0)
-  /// ACKs dropped: no connection, or the outgoing buffer was full.
+  /// ACKs dropped: no verified login yet (or an unverified one), the outgoing buffer full, or the stop.
   public let acksDropped = Atomic<Int>(0)
   /// Lines that led to nothing, other than invalid ones: not messages, not for us, bulletins, … .
   public let skipped = Atomic<Int>(0)

@@ -1,5 +1,6 @@
 /// The listener lease: at most one listener runs per database. Its holder renews it every few seconds; a
-/// successor takes it once it lapses (or at once after a clean shutdown released it).
+/// successor takes it once it lapses, at once after a clean shutdown released it, or at once with
+/// `takeOverLease` when it knows the holder is dead (on one host the listener's lock file tells).
 extension Database {
   /// Takes the listener lease for `holder` until `now + ttlMs` when it is free, expired or
   /// already held by `holder` (then it is renewed). Returns false when another holder has it.
@@ -20,6 +21,29 @@ extension Database {
       try statement.bind(1, holder)
       try statement.bind(2, now)
       try statement.bind(3, now + ttlMs)
+      try statement.run()
+      return changes > 0
+    }
+  }
+
+  /// Takes the lease from `staleHolder`, expired or not, for `holder` until `now + ttlMs`: only if
+  /// `staleHolder` still has it (compare-and-set), so a listener that took it meanwhile keeps it.
+  /// The caller must know that `staleHolder` is dead (the listener holds the host's lock file, so
+  /// any other holder on this host is gone). Returns false when someone else holds it now.
+  public func takeOverLease(from staleHolder: String, holder: String, now: Int64, ttlMs: Int64)
+    throws(StoreError)
+    -> Bool
+  {
+    guard !holder.isEmpty else { throw .invalidArgument("empty lease holder") }
+    return try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        "UPDATE listener_lease SET holder = ?2, acquired_at = ?3, expires_at = ?4 WHERE id = 1 AND holder = ?1"
+      )
+      defer { statement.reset() }
+      try statement.bind(1, staleHolder)
+      try statement.bind(2, holder)
+      try statement.bind(3, now)
+      try statement.bind(4, now + ttlMs)
       try statement.run()
       return changes > 0
     }

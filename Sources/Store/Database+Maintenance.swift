@@ -53,7 +53,8 @@ extension Database {
   /// Deletes what expired, in ONE write transaction: push tokens not refreshed (register or
   /// heartbeat with the token) within `expiryMs` before `now`, and stations not heard (register
   /// or heartbeat) within it, with everything that belongs to them (devices, avatar, messages,
-  /// pending pushes and receipts cascade). Adds the counts to the `maintenance.*` totals in `meta`.
+  /// pending pushes and receipts cascade; their dedup rows are deleted too). Adds the counts to
+  /// the `maintenance.*` totals in `meta`.
   ///
   /// Pass the configured `stationExpiry` (or more, to keep a returning phone's messages longer):
   /// a station past it is already out of the listener's filter and gets no pushes, so pruning only
@@ -73,6 +74,16 @@ extension Database {
         defer { statement.reset() }
         try statement.bind(1, cutoff)
         if try statement.step() { result.messages = statement.int(0) }
+      }
+      do {
+        let statement = try prepared("SELECT address FROM stations WHERE heartbeat_at < ?1")
+        var expired: [String] = []
+        do {
+          defer { statement.reset() }
+          try statement.bind(1, cutoff)
+          while try statement.step() { expired.append(statement.text(0)) }
+        }
+        for station in expired { try deleteDedupRows(station: station) }
       }
       // Tokens first: a station's tokens are never refreshed after the station itself, so every
       // token of an expired station is counted here and the cascade below finds none left.
@@ -95,7 +106,7 @@ extension Database {
 
   /// Adds `amount` to the integer kept under `key` (a missing or garbled value counts as 0);
   /// the caller holds the write transaction.
-  private func addToMetaCounter(_ key: String, _ amount: Int) throws(StoreError) {
+  func addToMetaCounter(_ key: String, _ amount: Int) throws(StoreError) {
     let statement = try prepared(
       """
       INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))
@@ -169,6 +180,7 @@ extension Database {
 
     var opened: OpaquePointer?
     let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    DatabaseFile.createIfMissing(destination)
     let openRC = unsafe sqlite3_open_v2(destination, &opened, flags, nil)
     guard openRC == SQLITE_OK, let target = unsafe opened else {
       let reason = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

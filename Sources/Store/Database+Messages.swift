@@ -7,11 +7,17 @@ extension Database {
 
   /// Stores a batch of messages in ONE write transaction and returns one outcome per message.
   ///
-  /// For each message: an unknown station is skipped; a dedup key seen within its window is a
-  /// duplicate; otherwise the message is inserted with timestamp `max(now, last + 1)` (so
+  /// For each message: an unknown station is skipped; a dedup key seen for that station within
+  /// its window is a duplicate; otherwise the message is inserted with timestamp `max(now, last + 1)` (so
   /// timestamps strictly increase in commit order across the database), its dedup key is
   /// recorded, a push is queued in the outbox (received messages only) and the station's ring
   /// is trimmed to `options.ringSize`. Nothing is stored if any step fails.
+  ///
+  /// Dedup rows belong to their station: they are keyed `STATION␟KEY` (U+001F between), and
+  /// deleting or expiring a station deletes them (`deleteDedupRows(station:)`). So a duplicate is
+  /// always a copy of a message stored for the station as registered now, and a station that was
+  /// unregistered and registered again gets the sender's next copy stored anew. Rows written by
+  /// builds before this scheme (the bare key) still count until they expire (1 h at most).
   public func storeMessages(_ batch: [IncomingMessage], now: Int64) throws(StoreError) -> [StoreOutcome] {
     for message in batch where message.dedupKey.isEmpty {
       throw .invalidArgument("empty dedup key")
@@ -28,14 +34,14 @@ extension Database {
           outcomes.append(.unknownStation)
           continue
         }
-        if try isDuplicate(message.dedupKey, now: now) {
+        if try isDuplicate(message.dedupKey, station: station, now: now) {
           outcomes.append(.duplicate)
           continue
         }
         let timestamp = max(now, last + 1)
         last = timestamp
         let id = try insertMessage(message, station: station, timestamp: timestamp)
-        try recordDedup(message.dedupKey, now: now, windowMs: message.dedupWindowMs)
+        try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
         if message.direction == .received {
           try queuePush(station: station, messageID: id, now: now)
         }
@@ -64,25 +70,50 @@ extension Database {
     return try statement.step()
   }
 
-  private func isDuplicate(_ key: String, now: Int64) throws(StoreError) -> Bool {
-    let statement = try prepared("SELECT 1 FROM dedup WHERE key = ?1 AND expires_at > ?2")
+  /// The separator between the station and the key in a dedup row's key (a byte no callsign has).
+  static let dedupSeparator = "\u{1F}"
+
+  /// The dedup row key of `key` for `station` (canonical): `STATION␟KEY`, so a station's rows are
+  /// one range of the primary key.
+  static func dedupRowKey(_ key: String, station: String) -> String {
+    station + dedupSeparator + key
+  }
+
+  /// Whether `key` was seen for `station` (canonical) within its window; a bare-key row from an
+  /// older build counts too.
+  private func isDuplicate(_ key: String, station: String, now: Int64) throws(StoreError) -> Bool {
+    let statement = try prepared("SELECT 1 FROM dedup WHERE key IN (?1, ?2) AND expires_at > ?3 LIMIT 1")
     defer { statement.reset() }
-    try statement.bind(1, key)
-    try statement.bind(2, now)
+    try statement.bind(1, Self.dedupRowKey(key, station: station))
+    try statement.bind(2, key)
+    try statement.bind(3, now)
     return try statement.step()
   }
 
-  private func recordDedup(_ key: String, now: Int64, windowMs: Int64) throws(StoreError) {
+  private func recordDedup(_ key: String, station: String, now: Int64, windowMs: Int64) throws(StoreError) {
     let statement = try prepared(
       """
       INSERT INTO dedup (key, first_seen, expires_at) VALUES (?1, ?2, ?3)
       ON CONFLICT (key) DO UPDATE SET first_seen = excluded.first_seen, expires_at = excluded.expires_at
       """)
     defer { statement.reset() }
-    try statement.bind(1, key)
+    try statement.bind(1, Self.dedupRowKey(key, station: station))
     try statement.bind(2, now)
     try statement.bind(3, now + max(0, windowMs))
     try statement.run()
+  }
+
+  /// Deletes every dedup row of `station` (canonical), inside the caller's write transaction:
+  /// the key range `STATION␟` up to (not including) `STATION` + U+0020, which holds exactly the
+  /// keys that start with `STATION␟` (U+0020 is the byte after U+001F). Returns how many.
+  @discardableResult
+  func deleteDedupRows(station: String) throws(StoreError) -> Int {
+    let statement = try prepared("DELETE FROM dedup WHERE key >= ?1 AND key < ?2")
+    defer { statement.reset() }
+    try statement.bind(1, station + Self.dedupSeparator)
+    try statement.bind(2, station + "\u{20}")
+    try statement.run()
+    return changes
   }
 
   private func insertMessage(

@@ -1,5 +1,5 @@
 /// The listener's view of the station set, read incrementally: every live station once at start, then only
-/// what the change log (`station_changes`, sql/005_station_changes.sql) says changed, and the stations whose
+/// what the change log (`station_changes`, sql/006_station_changes.sql) says changed, and the stations whose
 /// heartbeat crossed the expiry boundary since the last look. Wrap each round in `readSnapshot` so its reads
 /// agree with each other.
 extension Database {

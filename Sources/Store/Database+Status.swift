@@ -33,21 +33,16 @@ extension Database {
     try setMetaValues(counters.metaRows)
   }
 
-  /// What the push sender last published: each provider's state (`.off` when none) and its counters.
+  /// What the push sender last published: each provider's state (`.off` when none), its warning and its
+  /// counters.
   public func pushStatus() throws(StoreError) -> PushStatus {
     PushStatus(metaRows: try metaValues(prefix: PushStatus.keyPrefix))
   }
 
-  /// The APNs provider token (a signed JWT) push senders share, so that a restart or `aprs-cloud push-test`
-  /// reuses it instead of signing a new one (APNs refuses tokens refreshed too often); nil when none was
-  /// saved. A credential: never shown in any status.
-  public func apnsProviderToken() throws(StoreError) -> String? {
-    try meta(PushStatus.apnsProviderTokenKey)
-  }
-
-  /// Saves the shared APNs provider token (see `apnsProviderToken()`).
-  public func setAPNsProviderToken(_ token: String) throws(StoreError) {
-    try setMeta(PushStatus.apnsProviderTokenKey, token)
+  /// Publishes one push provider's warning (nil clears it): a provider that sends but is misconfigured, shown
+  /// in `/health`'s `degraded` list.
+  public func publishPushWarning(_ warning: String?, for platform: DevicePlatform) throws(StoreError) {
+    try setMeta(PushStatus.warningKey(platform), warning ?? "")
   }
 
   // MARK: Maintenance
@@ -60,10 +55,14 @@ extension Database {
 
   // MARK: The meta table
 
-  /// Stores a small value under `key`. The store's own keys (the cursor's high-water mark) are
-  /// refused.
+  /// The meta keys only the store itself writes: the cursor's high-water mark and the running total
+  /// of avatar bytes (kept by triggers).
+  static let storeOwnedMetaKeys: Set<String> = [lastMessageTimestampKey, avatarBytesKey]
+
+  /// Stores a small value under `key`. The store's own keys (the cursor's high-water mark, the
+  /// avatar byte total) are refused.
   func setMeta(_ key: String, _ value: String) throws(StoreError) {
-    guard key != Self.lastMessageTimestampKey else {
+    guard !Self.storeOwnedMetaKeys.contains(key) else {
       throw .invalidArgument("meta key \(key) belongs to the store")
     }
     try writeTransaction { () throws(StoreError) in try setMetaValue(key, value) }
@@ -80,7 +79,7 @@ extension Database {
   /// Stores several meta values in ONE write transaction. The store's own keys are refused, as in
   /// `setMeta`.
   func setMetaValues(_ values: [(key: String, value: String)]) throws(StoreError) {
-    for (key, _) in values where key == Self.lastMessageTimestampKey {
+    for (key, _) in values where Self.storeOwnedMetaKeys.contains(key) {
       throw .invalidArgument("meta key \(key) belongs to the store")
     }
     guard !values.isEmpty else { return }

@@ -7,11 +7,11 @@ import CSQLite
 /// on each thread (or worker) that needs the database instead of sharing one. Processes and
 /// threads share state only through the file, in WAL mode.
 ///
-/// Every connection runs with `journal_mode=WAL`, `synchronous=NORMAL`, `foreign_keys=ON` and
-/// the configured busy timeout. Every transaction that may write starts with `BEGIN IMMEDIATE`
-/// (writers queue on the busy timeout instead of failing half-way); reads that need one
-/// snapshot use a deferred `BEGIN`. Operations take the current time (`now`, epoch ms) as a
-/// parameter: the store never reads a clock.
+/// Every connection runs with `journal_mode=WAL`, `foreign_keys=ON`, the configured busy timeout
+/// and `synchronous` as its options say (`NORMAL` unless a writer asks for `FULL`). Every
+/// transaction that may write starts with `BEGIN IMMEDIATE` (writers queue on the busy timeout
+/// instead of failing half-way); reads that need one snapshot use a deferred `BEGIN`. Operations
+/// take the current time (`now`, epoch ms) as a parameter: the store never reads a clock.
 @safe public final class Database {
   /// The file this connection was opened on.
   public let path: String
@@ -41,6 +41,7 @@ import CSQLite
     }
     var opened: OpaquePointer?
     let access = options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    if !options.readOnly { DatabaseFile.createIfMissing(path) }
     let rc = unsafe sqlite3_open_v2(path, &opened, access | SQLITE_OPEN_NOMUTEX, nil)
     guard rc == SQLITE_OK, let opened = unsafe opened else {
       let reason = unsafe opened.map { unsafe String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -73,7 +74,7 @@ import CSQLite
         throw .cannotOpen(path: path, reason: "cannot switch to WAL journal mode (still \(mode))")
       }
     }
-    try execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+    try execute("PRAGMA synchronous=\(options.synchronous.rawValue); PRAGMA foreign_keys=ON;")
   }
 
   /// Finalizes every cached statement and closes the connection. Safe to call twice; any
@@ -262,7 +263,7 @@ struct TransactionCounts: Equatable {
 public struct ConnectionSettings: Sendable, Equatable {
   /// `PRAGMA journal_mode`: `"wal"` on every read-write connection.
   public var journalMode: String
-  /// `PRAGMA synchronous`: 1 (NORMAL).
+  /// `PRAGMA synchronous`: 1 (NORMAL) or 2 (FULL), see ``SynchronousMode``.
   public var synchronous: Int
   /// `PRAGMA foreign_keys`.
   public var foreignKeys: Bool

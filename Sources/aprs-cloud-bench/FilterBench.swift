@@ -22,7 +22,9 @@ enum FilterBench: Benchmark {
     var planner = loader.planner(trackingSenders: false)
     let clock = ContinuousClock()
     var line = FilterLine.empty
-    let planning = clock.measure { line = planner.plan(maximumLineLength: FilterPlanner.answerableLineLength) }
+    let planning = clock.measure {
+      line = planner.plan(maximumLineLength: FilterPlanner.answerableLineLength)
+    }
     let update = clock.measure {
       planner.insert(address: "ZZ9ZZZ-15")
       _ = planner.plan(maximumLineLength: FilterPlanner.answerableLineLength)

@@ -9,8 +9,10 @@ import Store
   import Glibc
 #endif
 
-/// `push CREDENTIALS_DIR PORT [COUNT] [SAMPLES]`: the push sender against `Tests/fakes/push_fake.mjs`
-/// (started by `Tests/bench/run` on PORT with the credentials in CREDENTIALS_DIR).
+/// `push CREDENTIALS_DIR PORT [COUNT] [SAMPLES]`: the push sender against the providers on PORT
+/// (`Tests/bench/push` starts `Tests/bench/push_sink.c`, which answers at once so the numbers are
+/// the sender's own, then `Tests/fakes/push_fake.mjs` for comparison), with the credentials in
+/// CREDENTIALS_DIR (whose `service-account.json` names the token endpoint).
 ///
 /// 1. Throughput: COUNT stations with one device each get one message each in one transaction; the
 ///    time from the notify until every outbox row is done (provider answered, row deleted) gives
@@ -18,12 +20,12 @@ import Store
 /// 2. Latency with a coalescing window of 0: SAMPLES single messages, 20 ms apart, each to a fresh
 ///    station; the time from `storeMessages` returning to the outbox row being done. Each message's
 ///    text carries its write time (epoch µs) so the script can also measure write → arrival at the
-///    fake from the fake's records.
+///    provider from the provider's records (the sink logs arrivals in µs).
 /// 3. Resident memory of this process (the sender, its database connection, libcurl, OpenSSL).
 enum PushBench: Benchmark {
   static let name = "push"
   static let usage =
-    "push CREDENTIALS_DIR PORT [COUNT] [SAMPLES]   push sender throughput and latency vs the fake"
+    "push CREDENTIALS_DIR PORT [COUNT] [SAMPLES]   push sender throughput and latency vs a provider"
 
   static func run(_ arguments: [String]) -> Int32 {
     guard (2...4).contains(arguments.count), let port = Int(arguments[1]),

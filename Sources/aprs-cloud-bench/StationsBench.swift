@@ -11,7 +11,8 @@ import Store
 /// `/v1/heartbeat` bodies (`return { '{…}', … }`) for wrk. Prints how long the insert took.
 enum StationsBench: Benchmark {
   static let name = "stations"
-  static let usage = "stations DB COUNT [SAMPLE_FILE SAMPLES]   register COUNT random stations in one transaction"
+  static let usage =
+    "stations DB COUNT [SAMPLE_FILE SAMPLES]   register COUNT random stations in one transaction"
 
   static func run(_ arguments: [String]) -> Int32 {
     guard arguments.count == 2 || arguments.count == 4, let count = Int(arguments[1]), count > 0,
@@ -42,7 +43,8 @@ enum StationsBench: Benchmark {
       return 1
     }
     let elapsed = monotonicMilliseconds() - started
-    print("stations: \(count) registered in one transaction in \(fixed(Double(elapsed) / 1000, decimals: 1)) s")
+    print(
+      "stations: \(count) registered in one transaction in \(fixed(Double(elapsed) / 1000, decimals: 1)) s")
     if arguments.count == 4, let samples = Int(arguments[3]) {
       var text = "return {\n"
       for index in 0..<min(samples, stations.count) {

@@ -1,8 +1,8 @@
 // aprs-cloud-fcgi: the /v1 API as a FastCGI responder (own socket or fd 0) or a CGI program.
 // This file only wires things together: settings, the database, the mode, the exit status.
 import API
-import CFastCGI
 import Config
+import FastCGI
 import Logging
 import Platform
 import Store
@@ -37,13 +37,13 @@ enum Mode {
 
 // Decided before the settings are read, so that in CGI mode even a broken configuration is
 // answered with JSON (the app treats anything else as a network failure).
-let fdZeroIsListening = FCGX_IsCGI() == 0
+let fdZeroIsListening = ListenSocket.fdZeroIsListening()
 let runsAsCGI = options.listen == nil && !fdZeroIsListening && environment["GATEWAY_INTERFACE"] != nil
 
 /// Answers the one CGI request with `error` (when running as CGI), logs `message`, exits.
 func failStartup(_ message: String, status: Int32, answer: APIError, logger: Logger = Logger()) -> Never {
   logger.error(message)
-  if runsAsCGI { writeAll(1, Responder.encode(.error(answer))) }
+  if runsAsCGI { CGIServer.answer(Responder.encode(.error(answer))) }
   exit(status)
 }
 
@@ -61,6 +61,8 @@ do {
 } catch {
   failStartup(error.description, status: 2, answer: .internalError("the server's configuration is invalid"))
 }
+// The database, its -wal and -shm files: 0600 unless their folder is group-shared (FileModes).
+FileModes.applyUmask(forFilesIn: FileModes.folder(of: settings.database))
 let logger = Logger(level: settings.logLevel)
 for warning in configFile.warnings(for: .all) {
   logger.warn("configuration", ["warning": warning])
@@ -94,6 +96,11 @@ let apiConfig: APIConfig = {
   config.registrationsPerHour = settings.registrationsPerHour
   config.heartbeatsPerHour = settings.heartbeatsPerHour
   config.avatarUploadsPerHour = settings.avatarUploadsPerHour
+  config.newStationsPerAddressPerHour = settings.newStationsPerAddressPerHour
+  config.avatarUploadsPerAddressPerHour = settings.avatarUploadsPerAddressPerHour
+  config.maxStations = settings.maxStations
+  config.devicesPerStation = settings.devicesPerStation
+  config.avatarBytesTotal = Int64(settings.avatarBytesTotal)
   return config
 }()
 
@@ -127,7 +134,7 @@ func makeResponder(_ database: Database) -> Responder {
   Responder(
     handler: APIHandler(
       database: database, config: apiConfig, metrics: requestMetrics, clock: epochMilliseconds),
-    maxBody: settings.maxBody, logger: logger, metrics: requestMetrics)
+    logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI)
 }
 
 createParentDirectory(of: settings.database)
@@ -144,8 +151,8 @@ case .cgi:
       logger: logger)
   }
   logger.debug("aprs-cloud-fcgi started", ["mode": "cgi", "database": settings.database])
-  var channel = CGIChannel(environment: environment)
-  makeResponder(database).serve(&channel)
+  let responder = makeResponder(database)
+  CGIServer(environment: environment, bodyLimit: settings.maxBody, logger: logger).serve(responder.handle)
   database.close()
   exit(0)
 
@@ -182,10 +189,11 @@ case .socket, .inherited:
       "mode": socket.kind.rawValue, "listen": socket.address, "workers": String(settings.workers),
       "database": settings.database, "schemaVersion": String(schemaVersion), "pid": String(getpid()),
     ])
-  let server = FastCGIServer(socket: socket, logger: logger)
   let stoppedBySignal: Bool
   do {
-    stoppedBySignal = try server.run(handlers: databases.map(makeResponder))
+    let server = try FastCGIServer(socket: socket, bodyLimit: settings.maxBody, logger: logger)
+    try server.stopOnSignals()
+    stoppedBySignal = try server.run(handlers: databases.map { makeResponder($0).handle })
   } catch {
     logger.error(error.description)
     exit(1)

@@ -48,6 +48,8 @@ enum BackupCommand: Command {
       if sameFile(output, settings.database) {
         throw CommandFailure("\(output) is the database itself")
       }
+      // The copy holds push tokens: 0600 unless its folder is group-shared (FileModes).
+      FileModes.applyUmask(forFilesIn: FileModes.folder(of: output))
       let temporary = output + ".tmp-\(getpid())"
       for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporary + suffix) }
 

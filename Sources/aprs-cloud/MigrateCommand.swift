@@ -1,3 +1,5 @@
+import Config
+import Platform
 import Store
 
 /// `aprs-cloud migrate --db PATH`: creates or upgrades a database.
@@ -24,6 +26,7 @@ enum MigrateCommand: Command {
       printError(usage)
       return .usage
     }
+    FileModes.applyUmask(forFilesIn: FileModes.folder(of: path))
     do {
       let database = try Database(path: path)
       defer { database.close() }

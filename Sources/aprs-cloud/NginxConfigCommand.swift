@@ -5,18 +5,21 @@ enum NginxConfigCommand: Command {
   static let name = "nginx-config"
   static let summary = "print the local nginx.conf rendered from nginx/local.conf.template"
   static let usage = """
-    usage: aprs-cloud nginx-config [--http HOST:PORT] [--data DIR] [--socket PATH]
-                                   [--nginx-dir DIR] [--read-timeout SECONDS]
+    usage: aprs-cloud nginx-config [--http HOST:PORT] [--metrics HOST:PORT] [--data DIR]
+                                   [--socket PATH] [--nginx-dir DIR] [--read-timeout SECONDS]
 
     Renders nginx/local.conf.template to standard output: a complete nginx.conf
     that listens on HOST:PORT, keeps its pid, logs and temporary files in DIR
     (run it with `nginx -p DIR -c FILE`), includes the project's
-    aprs-cloud-http.conf and aprs-cloud-api.conf, and passes the API to the
-    responder's FastCGI socket. `aprs-cloud up` writes the same file to
-    DIR/nginx.conf.
+    aprs-cloud-http.conf, aprs-cloud-api.conf and aprs-cloud-metrics.conf, and
+    passes the API to the responder's FastCGI socket. /metrics is served only
+    by a second server on the loopback address of --metrics (the API's server
+    answers it 404). `aprs-cloud up` writes the same file to DIR/nginx.conf.
 
     options:
       --http HOST:PORT        where nginx listens (default 127.0.0.1:8080)
+      --metrics HOST:PORT     the private /metrics listener, a loopback address
+                              (default 127.0.0.1:9180)
       --data DIR              the data directory, nginx's prefix (default ./var)
       --socket PATH           the responder's unix socket (default DIR/fcgi.sock)
       --nginx-dir DIR         the folder with the templates; default: $APRS_CLOUD_NGINX_DIR,
@@ -28,11 +31,14 @@ enum NginxConfigCommand: Command {
     let parsed: Arguments
     let config: NginxLocalConfig
     do {
-      parsed = try Arguments(arguments, options: ["http", "data", "socket", "nginx-dir", "read-timeout"])
+      parsed = try Arguments(
+        arguments, options: ["http", "metrics", "data", "socket", "nginx-dir", "read-timeout"])
       guard parsed.positionals.isEmpty else {
         throw UsageError("unexpected argument '\(parsed.positionals[0])'")
       }
       let listen = try UpListenAddress(parsing: parsed.options["http"] ?? "127.0.0.1:8080")
+      let metrics = try UpListenAddress(
+        parsingMetrics: parsed.options["metrics"] ?? UpListenAddress.defaultMetrics)
       var timeout = 60
       if let text = parsed.options["read-timeout"] {
         guard let value = Int(text), (1...86_400).contains(value) else {
@@ -42,7 +48,7 @@ enum NginxConfigCommand: Command {
       }
       let data = NginxFiles.absolute(parsed.options["data"] ?? "./var")
       config = NginxLocalConfig(
-        listen: listen, prefix: data,
+        listen: listen, metrics: metrics, prefix: data,
         socket: NginxFiles.absolute(parsed.options["socket"] ?? data + "/fcgi.sock"),
         nginxDirectory: "", readTimeout: timeout, rootUser: NginxLocalConfig.currentRootUser())
     } catch {

@@ -7,9 +7,11 @@ struct NginxLocalConfig: Equatable {
   /// The template's file name inside the nginx folder.
   static let templateName = "local.conf.template"
   /// Files the rendered config includes from the nginx folder.
-  static let includedFiles = ["aprs-cloud-http.conf", "aprs-cloud-api.conf"]
+  static let includedFiles = ["aprs-cloud-http.conf", "aprs-cloud-api.conf", "aprs-cloud-metrics.conf"]
 
   var listen: UpListenAddress
+  /// The private listener for `/metrics` (loopback only; nothing public proxies it).
+  var metrics: UpListenAddress
   /// Absolute data directory: nginx's prefix.
   var prefix: String
   /// Absolute path of the responder's FastCGI socket.
@@ -31,6 +33,9 @@ struct NginxLocalConfig: Equatable {
         throw UpError("the \(what) path contains '\(bad)', which nginx.conf cannot carry: \(path)")
       }
     }
+    guard metrics.port != listen.port else {
+      throw UpError("the metrics listener needs a port of its own, not \(listen.port) as the API's")
+    }
     // A unix socket path has a hard limit (sun_path is 108 bytes with its NUL).
     guard socket.utf8.count < 108 else {
       throw UpError("the socket path is longer than 107 bytes (a unix socket limit): \(socket)")
@@ -40,6 +45,7 @@ struct NginxLocalConfig: Equatable {
       ?? "# user: not started as root; nginx runs as the user who starts it."
     let values: [(String, String)] = [
       ("@LISTEN@", listen.description),
+      ("@METRICS_LISTEN@", metrics.description),
       ("@PREFIX@", prefix),
       ("@SOCKET@", socket),
       ("@NGINX_DIR@", nginxDirectory),

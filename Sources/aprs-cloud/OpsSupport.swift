@@ -1,5 +1,6 @@
 import Config
 import Logging
+import Platform
 import Store
 
 #if canImport(Glibc)
@@ -35,6 +36,7 @@ struct OperatorSettings {
     }
     do throws(ConfigError) {
       let server = try ServerConfig(config)
+      FileModes.applyUmask(forFilesIn: FileModes.folder(of: server.database))
       return OperatorSettings(
         database: server.database, stationExpiryMs: server.stationExpiryMs,
         busyTimeoutMs: server.busyTimeoutMs,

@@ -164,6 +164,7 @@ struct PushCommandSettings {
     if let database { config.override("server", "database", database, source: "command line --db") }
     if let logLevel { config.override("server", "logLevel", logLevel, source: "command line --log-level") }
     let server = try ServerConfig(config)
+    FileModes.applyUmask(forFilesIn: FileModes.folder(of: server.database))
     let push = try PushConfig(config)
     let options = PushServiceOptions(
       databasePath: server.database,

@@ -1,4 +1,5 @@
 import Config
+import Platform
 import Store
 
 #if canImport(Glibc)
@@ -10,7 +11,8 @@ enum UpCommand: Command {
   static let name = "up"
   static let summary = "run the stack locally (nginx, responder, database) until Ctrl-C"
   static let usage = """
-    usage: aprs-cloud up [--http HOST:PORT] [--data DIR] [--config FILE] [--nginx-dir DIR]
+    usage: aprs-cloud up [--http HOST:PORT] [--metrics HOST:PORT] [--data DIR] [--config FILE]
+                         [--nginx-dir DIR]
 
     Runs the whole server on this machine for trying it out or developing it:
     creates DIR, applies the database migrations to DIR/aprs-cloud.sqlite,
@@ -18,40 +20,61 @@ enum UpCommand: Command {
     (aprs-cloud-fcgi, found beside this executable) on DIR/fcgi.sock, nginx
     on HOST:PORT and the listener (aprs-listener: APRS-IS as [aprsis] in the
     config says; without a login and passcode it runs receive-only), waits
-    until /health answers and prints the URL and a curl example. A child that dies is restarted after a short backoff (0.5 s,
-    doubling up to 10 s). Ctrl-C or SIGTERM stops everything and exits 0.
-    No root needed; nginx's logs are DIR/nginx-error.log and
-    DIR/nginx-access.log.
+    until /health answers and prints the URL, the private metrics URL
+    (http://127.0.0.1:9180/metrics by default) and curl examples. A child that
+    dies after running 5 s or more is restarted at once; one that keeps dying
+    sooner backs off (0.5 s, doubling up to 10 s). Ctrl-C or SIGTERM stops
+    everything and exits 0. No root needed; nginx's logs are
+    DIR/nginx-error.log and DIR/nginx-access.log. Files in DIR are created 0600
+    (0660 when DIR is set-group-id and group-writable).
 
     options:
-      --http HOST:PORT   where nginx listens (default 127.0.0.1:8080)
-      --data DIR         the data directory (default ./var)
-      --config FILE      the INI configuration passed to the responder
-      --nginx-dir DIR    the folder with the nginx templates (see `nginx-config --help`)
+      --http HOST:PORT     where nginx listens (default 127.0.0.1:8080)
+      --metrics HOST:PORT  where nginx serves /metrics, a loopback address only
+                           (default 127.0.0.1:9180; the --http server answers it 404)
+      --data DIR           the data directory (default ./var)
+      --config FILE        the INI configuration passed to the responder
+      --nginx-dir DIR      the folder with the nginx templates (see `nginx-config --help`)
 
     environment:
       APRS_CLOUD_NGINX      the nginx executable (default: nginx from $PATH or /usr/sbin)
       APRS_CLOUD_NGINX_DIR  the folder with the nginx templates
+      APRS_CLOUD_UP_CRASH_LOOP_WINDOW  seconds a child must run to be restarted
+                            at once (default 5; tests shorten it)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     let parsed: Arguments
     let listen: UpListenAddress
+    let metrics: UpListenAddress
+    var policy = UpSupervisor.Policy()
     do {
-      parsed = try Arguments(arguments, options: ["http", "data", "config", "nginx-dir"])
+      parsed = try Arguments(arguments, options: ["http", "metrics", "data", "config", "nginx-dir"])
       guard parsed.positionals.isEmpty else {
         throw UsageError("unexpected argument '\(parsed.positionals[0])'")
       }
       listen = try UpListenAddress(parsing: parsed.options["http"] ?? "127.0.0.1:8080")
+      metrics = try UpListenAddress(
+        parsingMetrics: parsed.options["metrics"] ?? UpListenAddress.defaultMetrics)
+      guard metrics.port != listen.port else {
+        throw UsageError("--metrics needs a port of its own, not \(listen.port) as --http's")
+      }
+      if let window = getenv("APRS_CLOUD_UP_CRASH_LOOP_WINDOW").map({ String(cString: $0) }) {
+        guard let seconds = Double(window), seconds >= 0, seconds.isFinite else {
+          throw UsageError("APRS_CLOUD_UP_CRASH_LOOP_WINDOW must be a number of seconds (got '\(window)')")
+        }
+        policy.crashLoopWindow = seconds
+      }
     } catch {
       printError("aprs-cloud up: \(error)\n\n\(usage)")
       return .usage
     }
     do throws(UpError) {
       let plan = try UpPlan.prepare(
-        listen: listen, data: parsed.options["data"] ?? "./var", config: parsed.options["config"],
+        listen: listen, metrics: metrics, data: parsed.options["data"] ?? "./var",
+        config: parsed.options["config"],
         nginxDirectory: parsed.options["nginx-dir"])
-      return UpRunner(plan: plan).run()
+      return UpRunner(plan: plan, policy: policy).run()
     } catch {
       printError("aprs-cloud up: \(error)")
       return .failure
@@ -71,13 +94,15 @@ struct UpChild {
 /// Everything `up` resolved and prepared before starting children.
 struct UpPlan {
   var listen: UpListenAddress
+  /// The private `/metrics` listener (loopback).
+  var metrics: UpListenAddress
   var dataDirectory: String
   var children: [UpChild]
 
   /// Finds the programs, checks the port, creates the data directory, migrates the database, writes
   /// and checks the nginx configuration. Every failure is a sentence for the operator.
   static func prepare(
-    listen: UpListenAddress, data: String, config: String?, nginxDirectory: String?
+    listen: UpListenAddress, metrics: UpListenAddress, data: String, config: String?, nginxDirectory: String?
   ) throws(UpError) -> UpPlan {
     let nginx: String
     if let variable = getenv("APRS_CLOUD_NGINX").map({ String(cString: $0) }), !variable.isEmpty {
@@ -113,7 +138,10 @@ struct UpPlan {
       configArguments = ["--config", NginxFiles.absolute(config)]
     }
     try UpNetwork.checkAvailable(listen)
+    try UpNetwork.checkAvailable(metrics, flag: "--metrics")
 
+    // The database, nginx's config and logs: 0600 unless DIR is group-shared (FileModes).
+    FileModes.applyUmask(forFilesIn: NginxFiles.absolute(data))
     let directory = try makeDataDirectory(data)
     try lock(directory)
     let database = directory + "/aprs-cloud.sqlite"
@@ -123,7 +151,7 @@ struct UpPlan {
     let nginxConfig = directory + "/nginx.conf"
     let errorLog = directory + "/nginx-error.log"
     let local = NginxLocalConfig(
-      listen: listen, prefix: directory, socket: socket, nginxDirectory: nginxFolder,
+      listen: listen, metrics: metrics, prefix: directory, socket: socket, nginxDirectory: nginxFolder,
       rootUser: NginxLocalConfig.currentRootUser())
     let template = try NginxFiles.read(nginxFolder + "/" + NginxLocalConfig.templateName)
     try NginxFiles.write(try local.render(template), to: nginxConfig)
@@ -146,7 +174,7 @@ struct UpPlan {
         name: "aprs-listener", path: binaries + "/aprs-listener",
         arguments: ["--db", database] + configArguments),
     ]
-    return UpPlan(listen: listen, dataDirectory: directory, children: children)
+    return UpPlan(listen: listen, metrics: metrics, dataDirectory: directory, children: children)
   }
 
   /// Creates `path` and its parents; returns it absolute.

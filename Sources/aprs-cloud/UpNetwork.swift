@@ -11,12 +11,13 @@ struct UpListenAddress: Equatable, CustomStringConvertible {
   var host: String
   var port: UInt16
 
-  init(parsing text: String) throws(UsageError) {
+  /// Parses `text` as given to `flag` (named in the errors).
+  init(parsing text: String, flag: String = "--http") throws(UsageError) {
     var hostPart = "127.0.0.1"
     var portPart = Substring(text)
     if text.hasPrefix("[") {
       guard let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") else {
-        throw UsageError("--http: '\(text)' is not [IPV6]:PORT")
+        throw UsageError("\(flag): '\(text)' is not [IPV6]:PORT")
       }
       hostPart = String(text[text.index(after: text.startIndex)..<close])
       portPart = text[text.index(close, offsetBy: 2)...]
@@ -26,16 +27,36 @@ struct UpListenAddress: Equatable, CustomStringConvertible {
     }
     if hostPart == "localhost" { hostPart = "127.0.0.1" }
     guard let port = UInt16(portPart), port > 0 else {
-      throw UsageError("--http: '\(text)' needs a port from 1 to 65535 (HOST:PORT)")
+      throw UsageError("\(flag): '\(text)' needs a port from 1 to 65535 (HOST:PORT)")
     }
     guard Self.family(of: hostPart) != nil else {
-      throw UsageError("--http: '\(hostPart)' is not a numeric IPv4 or IPv6 address")
+      throw UsageError("\(flag): '\(hostPart)' is not a numeric IPv4 or IPv6 address")
     }
     host = hostPart
     self.port = port
   }
 
+  /// The private metrics listener's address: `127.0.0.1:9180` unless `--metrics` says otherwise.
+  static let defaultMetrics = "127.0.0.1:9180"
+
+  /// Parses `text` as the private metrics listener's address (`--metrics`): a loopback address only,
+  /// so `/metrics` never leaves the machine.
+  init(parsingMetrics text: String) throws(UsageError) {
+    try self.init(parsing: text, flag: "--metrics")
+    guard isLoopback else {
+      throw UsageError("--metrics: '\(text)' must be a loopback address (127.0.0.1:PORT or [::1]:PORT)")
+    }
+  }
+
   var isIPv6: Bool { Self.family(of: host) == AF_INET6 }
+
+  /// Whether the host is 127.0.0.1 or ::1, the addresses nginx/aprs-cloud-metrics.conf allows.
+  var isLoopback: Bool {
+    var bytes = [UInt8](repeating: 0, count: 16)
+    if inet_pton(AF_INET, host, &bytes) == 1 { return bytes[..<4] == [127, 0, 0, 1] }
+    guard inet_pton(AF_INET6, host, &bytes) == 1 else { return false }
+    return bytes[..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+  }
 
   /// As nginx's `listen` takes it.
   var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -86,7 +107,7 @@ struct UpListenAddress: Equatable, CustomStringConvertible {
 enum UpNetwork {
   /// Checks that nothing listens on `address` by binding it for a moment (as nginx will, with
   /// SO_REUSEADDR). Throws the reason when it is taken or not allowed.
-  static func checkAvailable(_ address: UpListenAddress) throws(UpError) {
+  static func checkAvailable(_ address: UpListenAddress, flag: String = "--http") throws(UpError) {
     let fd = socket(
       address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw UpError("cannot create a socket: \(String(cString: strerror(errno)))") }
@@ -99,7 +120,7 @@ enum UpNetwork {
     switch error {
     case EADDRINUSE:
       throw UpError(
-        "\(address) is already in use (another `aprs-cloud up` or a web server?); pick a free port with --http"
+        "\(address) is already in use (another `aprs-cloud up` or a web server?); pick a free port with \(flag)"
       )
     case EACCES:
       throw UpError("not allowed to listen on \(address): ports below 1024 need root; use a port like 8080")

@@ -8,12 +8,14 @@
 /// signal handlers and no shared state.
 struct UpRunner {
   let plan: UpPlan
+  /// When dead children come back.
+  var policy = UpSupervisor.Policy()
   /// How long to wait for the first healthy /health before saying so (the stack keeps running).
   var healthTimeout = 30.0
 
   func run() -> ExitStatus {
     let signals = UpProcess.blockSignals()
-    var supervisor = UpSupervisor(names: plan.children.map(\.name))
+    var supervisor = UpSupervisor(names: plan.children.map(\.name), policy: policy)
     var exitCode: Int32?
     var healthy = false
     var warnedUnhealthy = false
@@ -89,6 +91,7 @@ struct UpRunner {
     let json = "-H 'content-type: application/json'"
     let banner = """
       aprs-cloud is up at \(url) (data in \(plan.dataDirectory)).
+      Metrics (Prometheus text, for this machine only): \(plan.metrics.url)/metrics
       Try it (N0CALL's passcode is 13023; `aprs-cloud passcode CALL` prints yours):
         curl -s \(url)/health
         curl -s \(url)/v1/register \(json) \\

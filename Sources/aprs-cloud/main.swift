@@ -1,7 +1,13 @@
 // aprs-cloud: the operator's command line.
+import Config
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #endif
+
+// Whatever a command creates is private unless it says otherwise (FileModes).
+umask(FileModes.privateMask)
 
 let commands: [any Command.Type] = [
   PasscodeCommand.self, ParseCommand.self, MigrateCommand.self,

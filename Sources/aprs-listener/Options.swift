@@ -19,8 +19,9 @@ struct Options: Equatable {
       --db PATH          the SQLite database shared with aprs-cloud-fcgi; created and migrated at start
                          (default ./var/aprs-cloud.sqlite)
       --config FILE      the INI config file (default: $APRS_CLOUD_CONFIG, else none)
-      --standby          when another listener holds the database's listener lease, wait and take over
-                         when it lapses, instead of exiting with status 1
+      --standby          when a listener on another host holds the database's listener lease, wait and
+                         take over when it lapses, instead of exiting with status 1 (a listener on this
+                         host is always waited for: see the lock file below)
       --log-level LEVEL  debug, info, warn or error (default info); logs go to stderr
       --help             show this help
 
@@ -30,6 +31,10 @@ struct Options: Equatable {
     file. Without [aprsis] login and passcode the listener logs in receive-only (pass -1, a generated login):
     messages are stored but never ACKed. SIGTERM or SIGINT stops reading, commits what is queued, releases the
     lease and exits 0.
+
+    One listener runs per database. On one host the lock file DATABASE.listener-lock (beside the database) decides:
+    it is held for the life of the process and freed by the kernel when the process dies, so a listener restarted
+    after a crash takes over at once, and a second one started meanwhile waits for the first to exit.
     """
 
   /// Parses the arguments after the program name. Throws a sentence for a usage error.

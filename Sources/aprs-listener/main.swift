@@ -50,6 +50,8 @@ do {
   Logger().error(error.description)
   exit(2)
 }
+// The database, its -wal and -shm files: 0600 unless their folder is group-shared (FileModes).
+FileModes.applyUmask(forFilesIn: FileModes.folder(of: settings.server.database))
 let logger = Logger(level: settings.server.logLevel)
 for warning in configFile.warnings(for: .all) {
   logger.warn("configuration", ["warning": warning])
@@ -73,15 +75,6 @@ func createParentDirectory(of path: String) {
   }
 }
 createParentDirectory(of: settings.server.database)
-
-/// This process's lease identity: host, pid and a random tag (a pid can be reused after a reboot).
-func leaseHolder() -> String {
-  var name = [CChar](repeating: 0, count: 256)
-  gethostname(&name, name.count - 1)
-  let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  return
-    "\(host.isEmpty ? "localhost" : host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-}
 
 // The push sender: its own thread and database connection, started once the lease is held.
 let pushConfig: PushConfig
@@ -120,7 +113,7 @@ StopSignals.block()
 let runtime = ListenerRuntime(
   options: ListenerRuntime.Options(
     config: settings, login: settings.login ?? ReceiveOnlyLogin.generate(), standby: options.standby,
-    holder: leaseHolder()),
+    holder: LeaseHolder.current().description),
   logger: logger,
   notifier: PushNotifier(service: push, logger: logger))
 

@@ -21,12 +21,15 @@ private final class MetricsFixture {
 
   var database: Database { api.database }
 
-  /// Serves one request as the shell does.
+  /// Serves one request as the shell does; by default as from nginx's private metrics listener.
   @discardableResult
-  func serve(_ method: String, _ path: String, _ body: String = "") -> APIResponse {
+  func serve(_ method: String, _ path: String, _ body: String = "", viaMetricsListener: Bool = true)
+    -> APIResponse
+  {
     registry.begin()
     let started = DispatchTime.now().uptimeNanoseconds
-    let response = handler.handle(APIRequest(method: method, path: path, body: Array(body.utf8)))
+    let response = handler.handle(
+      APIRequest(method: method, path: path, body: Array(body.utf8), viaMetricsListener: viaMetricsListener))
     let elapsed = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1000)
     registry.record(path: path, status: response.status, microseconds: elapsed)
     return response
@@ -150,7 +153,8 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     push.messages = 9
     push.notifications = 3
     try fixture.database.publishPushCounters(push)
-    try fixture.database.setAPNsProviderToken("eyJhbGciOiJFUzI1NiJ9.secret")
+    // A provider token row as senders before schema 4 kept it: never shown.
+    try fixture.database.setMeta("push.ios.providerToken", "eyJhbGciOiJFUzI1NiJ9.secret")
     let document = try fixture.scrape()
     #expect(document.value("aprs_cloud_listener_running") == 1)
     #expect(document.value("aprs_cloud_listener_connected") == 1)
@@ -221,6 +225,23 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     #expect(fixture.serve("GET", "/v1/sync").contentType == "application/json")
   }
 
+  /// Without the private listener's mark (the public server, CGI) /metrics does not exist: 404 with
+  /// an `error`, whatever the method, and nothing of the metrics in the body.
+  @Test func metricsIsNotFoundWithoutThePrivateListener() throws {
+    let fixture = try MetricsFixture()
+    fixture.serve("POST", "/v1/register", n0call)
+    for method in ["GET", "HEAD", "POST"] {
+      let response = fixture.serve(method, "/metrics", viaMetricsListener: false)
+      #expect(response.status == 404, "\(method)")
+      #expect(response.contentType == "application/json")
+      let text = String(decoding: response.body, as: UTF8.self)
+      #expect(text.hasPrefix(#"{"error":"#) && !text.contains("aprs_cloud_"), "\(text)")
+    }
+    let document = try fixture.scrape()
+    #expect(document.value("aprs_cloud_http_requests_total", ["endpoint": "/metrics", "status": "404"]) == 3)
+    #expect(document.value("aprs_cloud_stations") == 1, "the marked scrape still answers")
+  }
+
   @Test func aDatabaseThatDoesNotAnswerStillGivesTheRespondersOwnMetrics() throws {
     let fixture = try MetricsFixture()
     fixture.serve("POST", "/v1/register", n0call)
@@ -248,7 +269,7 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     }
     let database = try Database(path: ":memory:")
     let handler = APIHandler(database: database, metrics: registry, clock: { 0 })
-    let response = handler.handle(APIRequest(method: "GET", path: "/metrics"))
+    let response = handler.handle(APIRequest(method: "GET", path: "/metrics", viaMetricsListener: true))
     let document = try PrometheusDocument(parsing: String(decoding: response.body, as: UTF8.self))
     let total = document.all("aprs_cloud_http_requests_total").reduce(0) { $0 + $1.value }
     #expect(total == 8000)

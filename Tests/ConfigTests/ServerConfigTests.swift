@@ -101,6 +101,53 @@ import Testing
     }
   }
 
+  @Test func limitKeysHaveTheirDefaultsAndAreRead() throws {
+    let defaults = try ServerConfig(ConfigFile())
+    #expect(defaults.newStationsPerAddressPerHour == 30)
+    #expect(defaults.avatarUploadsPerAddressPerHour == 60)
+    #expect(defaults.maxStations == 100_000)
+    #expect(defaults.devicesPerStation == 10)
+    #expect(defaults.avatarBytesTotal == 268_435_456)
+    let text = """
+      [ratelimit]
+      newStationsPerAddressPerHour = 5
+      avatarUploadsPerAddressPerHour = 6
+
+      [limits]
+      maxStations = 1000
+      devicesPerStation = 3
+      avatarBytesTotal = 1048576
+      """
+    let file = try ConfigFile(parsing: text, environment: ["APRS_CLOUD_LIMITS_MAXSTATIONS": "2000"])
+    let config = try ServerConfig(file)
+    #expect(config.newStationsPerAddressPerHour == 5)
+    #expect(config.avatarUploadsPerAddressPerHour == 6)
+    #expect(config.maxStations == 2000)
+    #expect(config.devicesPerStation == 3)
+    #expect(config.avatarBytesTotal == 1_048_576)
+    #expect(file.warnings(for: .all).isEmpty)
+  }
+
+  @Test(arguments: [
+    ("ratelimit", "newStationsPerAddressPerHour", "0"), ("ratelimit", "avatarUploadsPerAddressPerHour", "-1"),
+    ("limits", "maxStations", "0"), ("limits", "devicesPerStation", "0"),
+    ("limits", "devicesPerStation", "1001"),
+    ("limits", "avatarBytesTotal", "-5"), ("limits", "avatarBytesTotal", "lots"),
+  ])
+  func invalidLimitsNameTheKey(section: String, key: String, value: String) throws {
+    let file = try ConfigFile(parsing: "[\(section)]\n\(key) = \(value)\n")
+    do {
+      _ = try ServerConfig(file)
+      Issue.record("\(key) = \(value) was accepted")
+    } catch {
+      guard case .invalidValue(let reported, _, _, _) = error else {
+        Issue.record("unexpected \(error)")
+        return
+      }
+      #expect(reported == "\(section).\(key)")
+    }
+  }
+
   @Test func logLevels() {
     #expect(LogLevel(name: "DEBUG") == .debug)
     #expect(LogLevel(name: "warning") == .warn)

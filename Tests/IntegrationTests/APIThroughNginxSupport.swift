@@ -52,7 +52,7 @@ struct NginxAPIAnswer: JSONAnswer {
 enum CurlBatch {
   static func run(
     _ requests: [NginxAPIRequest], baseURL: String, parallel: Int = 8, interface: String? = nil,
-    timeout: Double = 120
+    rate: String? = nil, timeout: Double = 120
   ) throws -> [NginxAPIAnswer] {
     guard !requests.isEmpty else { return [] }
     let directory = try makeTemporaryDirectory("batch")
@@ -80,6 +80,7 @@ enum CurlBatch {
     try config.write(toFile: directory + "/curl.cfg", atomically: false, encoding: .utf8)
     var arguments = ["-s", "-S"]
     if parallel > 1 { arguments += ["--parallel", "--parallel-max", String(parallel)] }
+    if let rate { arguments += ["--rate", rate] }  // at most this many transfers started, e.g. "12/s"
     arguments += ["-K", directory + "/curl.cfg"]
     let output = try runProcess("/usr/bin/curl", arguments, timeout: timeout)
     var answers = [NginxAPIAnswer?](repeating: nil, count: requests.count)

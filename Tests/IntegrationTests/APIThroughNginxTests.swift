@@ -102,12 +102,14 @@ import Testing
     #expect(nginxAPIServerTime(launchObject, raw: launch.text) == serverTime)
     #expect(launchObject["avatarHash"] == .string(""))
     #expect(nginxAPIAvatarMap(launchObject).isEmpty)
-    // Without history: no messages key, the rest as before.
-    let noHistory = try stack.post("/v1/register", json: Self.appRegister(wantHistory: false))
+    // Without history: no messages key, and `serverTime` is the request's `since` unchanged (the app
+    // stores it as its cursor: an advanced one would skip messages it never saw).
+    let noHistory = try stack.post(
+      "/v1/register", json: Self.appRegister(since: timestamps[1], wantHistory: false))
     expectAPIAnswer(noHistory, status: 200, isError: false)
     let noHistoryObject = try #require(noHistory.jsonObject, "\(noHistory.text)")
     #expect(noHistoryObject["messages"] == nil, "\(noHistory.text)")
-    #expect(nginxAPIServerTime(noHistoryObject, raw: noHistory.text) == serverTime)
+    #expect(nginxAPIServerTime(noHistoryObject, raw: noHistory.text) == timestamps[1])
     #expect(noHistoryObject["avatarHash"] == .string(""))
 
     // Heartbeat: only avatarHash, a string.

@@ -476,18 +476,66 @@ import Testing
     #expect(listener.terminate() == 0)
   }
 
-  /// A second listener on the same database exits with a clear message; with --standby it waits and takes over
-  /// when the first is killed and its lease lapses. SIGTERM releases the lease at once.
-  @Test func oneListenerPerDatabaseAndStandbyTakesOver() throws {
+  /// On one host the lock file decides: a second listener on the same database waits for it (logging once)
+  /// instead of exiting, and takes over at once when the first is killed (its lease has not lapsed: a holder on
+  /// this host that lost the lock is dead). SIGTERM while waiting exits 0.
+  @Test func aSecondListenerOnThisHostWaitsForTheLockAndTakesOverAtOnce() throws {
+    let fake = try FakeAPRSIS()
+    defer { fake.stop() }
+    let (directory, database) = try makeListenerDatabase()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try database.register(["OH7LZB"])
+    let config = ListenerProcess.config(fake: fake, extraListener: "leaseTtl = 60s\n")
+    let first = try ListenerProcess(database: database.path, config: config, label: "first")
+    defer { first.stop() }
+    #expect(try fake.wait("login", count: 1))
+    #expect(FileManager.default.fileExists(atPath: database.path + ".listener-lock"))
+    let lockMode = try FileManager.default.attributesOfItem(atPath: database.path + ".listener-lock")[
+      .posixPermissions]
+    #expect(lockMode as? Int == 0o600)
+
+    let second = try ListenerProcess(database: database.path, config: config, label: "second")
+    defer { second.stop() }
+    let waiting = "another aprs-listener on this host is running on this database"
+    #expect(second.waitForLog(waiting), "\(second.log)")
+    let third = try ListenerProcess(
+      database: database.path, config: config, arguments: ["--standby"], label: "third")
+    defer { third.stop() }
+    #expect(third.waitForLog(waiting), "\(third.log)")
+    usleep(300_000)
+    #expect(second.isRunning && third.isRunning)
+    #expect(second.log.components(separatedBy: waiting).count == 2, "logged once:\n\(second.log)")
+    #expect(try fake.logins() == 1)
+    // SIGTERM while waiting: exits 0 at once, having touched nothing.
+    #expect(third.terminate(timeout: 5) == 0)
+
+    first.killHard()
+    let killedAt = Date()
+    #expect(try fake.wait("login", count: 2, timeout: 10), "the second did not take over:\n\(second.log)")
+    #expect(Date().timeIntervalSince(killedAt) < 2, "it did not wait for the 60 s lease to lapse")
+    #expect(
+      second.log.contains("took over the lease of a listener on this host that is gone"), "\(second.log)")
+    #expect(try database.waitUntil { try $0.meta("state") == "online" })
+    try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "to the successor", msgno: "3")])
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 1 })
+    #expect(second.terminate() == 0)
+    #expect(try database.int("SELECT count(*) FROM listener_lease") == 0)
+  }
+
+  /// A listener on another host (its lease in the shared file, simulated here) keeps the old rule: a second
+  /// listener exits with a clear message; with --standby it waits and takes over when the lease lapses. SIGTERM
+  /// releases the lease at once.
+  @Test func aLeaseHeldOnAnotherHostIsRefusedOrAwaitedWithStandby() throws {
     let fake = try FakeAPRSIS()
     defer { fake.stop() }
     let (directory, database) = try makeListenerDatabase()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try database.register(["OH7LZB"])
     let config = ListenerProcess.config(fake: fake)
-    let first = try ListenerProcess(database: database.path, config: config, label: "first")
-    defer { first.stop() }
-    #expect(try fake.wait("login", count: 1))
+    let expiresAt = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+    try database.run(
+      "INSERT INTO listener_lease (id, holder, acquired_at, expires_at) VALUES (1, 'elsewhere:1:a', 0, \(expiresAt));"
+    )
 
     let second = try ListenerProcess(database: database.path, config: config, label: "second")
     defer { second.stop() }
@@ -499,11 +547,13 @@ import Testing
       database: database.path, config: config, arguments: ["--standby"], label: "standby")
     defer { standby.stop() }
     #expect(standby.waitForLog("standby: another listener holds the lease"))
-    #expect(try fake.logins() == 1)
-    first.killHard()
-    let killedAt = Date()
-    #expect(try fake.wait("login", count: 2, timeout: 10), "the standby did not take over:\n\(standby.log)")
-    #expect(Date().timeIntervalSince(killedAt) >= 0.5)  // it waited for the lease to lapse
+    #expect(try fake.logins() == 0)
+    // The other host's listener dies: its lease lapses (brought forward to 1.5 s from now), then the standby
+    // takes over.
+    let lapse = Date().addingTimeInterval(1.5)
+    try database.run("UPDATE listener_lease SET expires_at = \(Int64(lapse.timeIntervalSince1970 * 1000));")
+    #expect(try fake.wait("login", count: 1, timeout: 10), "the standby did not take over:\n\(standby.log)")
+    #expect(Date().timeIntervalSince(lapse) >= -0.05)  // it waited for the lease to lapse
     #expect(try database.waitUntil { try $0.meta("state") == "online" })
     try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "to the successor", msgno: "3")])
     #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM messages") == 1 })

@@ -118,13 +118,41 @@ func expectAPIAnswer(
     #expect(Date().timeIntervalSince(started) < 10)
   }
 
+  /// `/metrics` is served by the private loopback listener only, marked for the responder with
+  /// `APRS_CLOUD_METRICS=on`; the public server answers it 404 itself, from loopback too.
   @Test func metricsAreForLoopbackOnly() throws {
     let stack = try TestStack(.fake { _ in FakeFastCGI.json(200, #"{"requests":1}"#) })
     defer { stack.stop() }
-    let local = try stack.get("/metrics")
+    let local = try stack.metrics()
     #expect(local.status == 200 && local.text == #"{"requests":1}"#)
-    let remote = try stack.get("/metrics", arguments: ["--interface", "127.0.0.2"])
+    let remote = try stack.metrics(arguments: ["--interface", "127.0.0.2"])
     expectAPIAnswer(remote, status: 403)
+
+    let smuggled = ["APRS-CLOUD-METRICS: on", "APRS_CLOUD_METRICS: on"]
+    for response in [
+      try stack.get("/metrics"), try stack.get("/metrics", headers: smuggled),
+      try stack.post("/metrics", json: "{}"),
+      try stack.get("/v1/../metrics", arguments: ["--path-as-is"]), try stack.get("/metrics/"),
+    ] {
+      expectAPIAnswer(response, status: 404)
+    }
+    #expect(try stack.get("/metrics", method: "HEAD", arguments: ["--head"]).status == 404)
+    // The private listener serves nothing else.
+    let privateBase = "http://127.0.0.1:\(stack.metricsPort)"
+    expectAPIAnswer(try Curl.request("GET", privateBase + "/health"), status: 404)
+    expectAPIAnswer(try Curl.request("POST", privateBase + "/v1/sync", body: Data("{}".utf8)), status: 404)
+    expectAPIAnswer(try stack.metrics(method: "POST"), status: 405)
+
+    // Only the private listener's requests carry the mark; the public API's carry it empty, whatever
+    // headers the client sends.
+    _ = try stack.post("/v1/sync", json: "{}", headers: smuggled)
+    let requests = try #require(stack.fake?.requests)
+    let metrics = requests.filter { $0.params["DOCUMENT_URI"] == "/metrics" }
+    #expect(metrics.count == 1)
+    #expect(metrics.allSatisfy { $0.params["APRS_CLOUD_METRICS"] == "on" })
+    let api = requests.filter { $0.params["DOCUMENT_URI"] != "/metrics" }
+    #expect(!api.isEmpty)
+    #expect(api.allSatisfy { $0.params["APRS_CLOUD_METRICS"] == "" }, "\(api.map(\.params))")
   }
 
   /// The responder's own errors reach the client byte for byte: nginx intercepts only its own.
@@ -227,7 +255,11 @@ func expectAPIAnswer(
       (try stack.post("/v1/sync", body: Data(count: 66_000)), 413),
       (try stack.post("/v1/sync", json: "{}"), 502),
       (try stack.get("/health"), 502),
-      (try stack.get("/metrics", arguments: ["--interface", "127.0.0.2"]), 403),
+      (try stack.metrics(arguments: ["--interface", "127.0.0.2"]), 403),
+      (try stack.get("/metrics"), 404),
+      (try stack.metrics(), 502),
+      (try stack.metrics(method: "DELETE"), 405),
+      (try Curl.request("GET", "http://127.0.0.1:\(stack.metricsPort)/"), 404),
       (try stack.get("/", headers: ["Host: bad/host"]), 400),
     ]
     for (response, status) in cases {

@@ -74,6 +74,8 @@ struct RenderedSite {
   let prefix: NginxPrefix
   let httpsPort: Int
   let httpPort: Int
+  /// The private `/metrics` listener (127.0.0.1:9180 in the shipped file).
+  let metricsPort: Int
   let socket: String
   let config: String
 
@@ -81,6 +83,7 @@ struct RenderedSite {
     self.prefix = prefix
     httpsPort = try freePort()
     httpPort = try freePort()
+    metricsPort = try freePort()
     let socketPath = socket ?? prefix.directory + "/fcgi.sock"
     self.socket = socketPath
     let directory = prefix.directory
@@ -106,6 +109,7 @@ struct RenderedSite {
       ("listen [::]:443 ssl http2;", ""),
       ("listen 80;", "listen 127.0.0.1:\(httpPort);"),
       ("listen [::]:80;", ""),
+      ("listen 127.0.0.1:9180;", "listen 127.0.0.1:\(metricsPort);"),
     ]
     for (old, new) in replacements {
       try #require(site.contains(old), "aprs-cloud-site.conf no longer contains \(old)")
@@ -139,6 +143,8 @@ struct RenderedSite {
     #expect(text.firstMatch(of: /@[A-Z_]+@/) == nil, "a placeholder is left")
     #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-http.conf\";"))
     #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-api.conf\";"))
+    #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-metrics.conf\";"))
+    #expect(text.contains("listen 127.0.0.1:9180;"), "the default private metrics listener")
     #expect(text.contains("server \"unix:\(prefix.directory)/fcgi.sock\";"))
     #expect(text.contains("daemon off;"))
     for line in text.split(separator: "\n") where line.contains("_temp_path") || line.hasPrefix("pid") {
@@ -189,6 +195,14 @@ struct RenderedSite {
     let tooLarge = try Curl.request(
       "POST", "http://127.0.0.1:\(port)/v1/sync", body: Data(repeating: 0x61, count: 70_000))
     #expect(tooLarge.status == 413 && tooLarge.errorMessage != nil)
+    // /metrics is the API's 404 here, not the host's page and never the responder's.
+    expectAPIAnswer(try Curl.request("GET", "http://127.0.0.1:\(port)/metrics"), status: 404)
+    #expect(fake.requests.allSatisfy { $0.params["DOCUMENT_URI"] != "/metrics" })
+    #expect(fake.requests.allSatisfy { $0.params["APRS_CLOUD_METRICS"] == "" })
+    // Loopback is rate-limited like any client.
+    let statuses = try Curl.statuses(
+      "POST", "http://127.0.0.1:\(port)/v1/sync", count: 200, body: Data("{}".utf8))
+    #expect(statuses.contains(429), "\(statuses)")
   }
 
   /// `systemd-analyze verify` on the units, with the executables pointed at a file that exists.
@@ -231,6 +245,18 @@ struct RenderedSite {
     let badAddress = try runProcess(cli, ["nginx-config", "--http", "localhost"])
     #expect(badAddress.status == 2)
     #expect(badAddress.stderrText.contains("--http"))
+    for metrics in ["0.0.0.0:9180", "192.0.2.1:9180", "127.0.0.2:9180", "[::]:9180", "nope"] {
+      let refused = try runProcess(cli, ["nginx-config", "--metrics", metrics])
+      #expect(refused.status == 2, "\(metrics)")
+      #expect(refused.stderrText.contains("--metrics"), "\(metrics): \(refused.stderrText)")
+    }
+    let samePort = try runProcess(
+      cli,
+      [
+        "nginx-config", "--http", "127.0.0.1:9000", "--metrics", "127.0.0.1:9000", "--nginx-dir",
+        TestPaths.nginxDirectory,
+      ])
+    #expect(samePort.status == 1 && samePort.stderrText.contains("port of its own"), "\(samePort.stderrText)")
 
     let badPath = try runProcess(
       cli, ["nginx-config", "--data", "/tmp/a\"b", "--nginx-dir", TestPaths.nginxDirectory])

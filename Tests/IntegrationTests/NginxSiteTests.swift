@@ -46,6 +46,45 @@ import Testing
     #expect(fake.requests.count == 1)
   }
 
+  /// `/metrics` only on the private loopback listener (with the responder's mark), 404 on both public
+  /// servers; and nginx's rate limit counts loopback clients like any other (no exemption on a VPS).
+  @Test func metricsOnlyOnThePrivateListenerAndLoopbackIsRateLimited() throws {
+    let prefix = try NginxPrefix("site")
+    defer { prefix.remove() }
+    let site = try RenderedSite(prefix: prefix)
+    let fake = try FakeFastCGI(socketPath: site.socket) { request in
+      request.params["APRS_CLOUD_METRICS"] == "on"
+        ? FakeFastCGI.json(200, #"{"metrics":1}"#) : FakeFastCGI.json(200, "{}")
+    }
+    defer { fake.stop() }
+    let https = "https://127.0.0.1:\(site.httpsPort)"
+    let nginx = try prefix.start(site.config, readyURL: https + "/", curlArguments: ["-k"])
+    defer { TestStack.terminate(nginx) }
+
+    let scrape = try Curl.request("GET", "http://127.0.0.1:\(site.metricsPort)/metrics")
+    #expect(scrape.status == 200 && scrape.text == #"{"metrics":1}"#, "\(scrape.text)")
+    expectAPIAnswer(
+      try Curl.request(
+        "GET", "http://127.0.0.1:\(site.metricsPort)/metrics", arguments: ["--interface", "127.0.0.2"]),
+      status: 403)
+    expectAPIAnswer(try Curl.request("GET", "http://127.0.0.1:\(site.metricsPort)/health"), status: 404)
+    expectAPIAnswer(
+      try Curl.request("GET", https + "/metrics", headers: ["APRS-CLOUD-METRICS: on"], arguments: ["-k"]),
+      status: 404)
+    expectAPIAnswer(try Curl.request("GET", "http://127.0.0.1:\(site.httpPort)/metrics"), status: 404)
+    #expect(fake.requests.count == 1, "only the private listener's scrape reached the responder")
+
+    // 200 requests from 127.0.0.1 at well over 10/s: past the burst of 20, nginx answers 429.
+    let statuses = try Curl.statuses(
+      "POST", https + "/v1/sync", count: 200, body: Data("{}".utf8), arguments: ["-k"])
+    try #require(statuses.count == 200)
+    #expect(statuses.prefix(21).allSatisfy { $0 == 200 }, "\(statuses)")
+    #expect(statuses.contains(429), "loopback is not exempt: \(statuses)")
+    // The scraper is not limited: its listener has no limit_req.
+    let scrapes = try Curl.statuses("GET", "http://127.0.0.1:\(site.metricsPort)/metrics", count: 60)
+    #expect(scrapes.allSatisfy { $0 == 200 }, "\(scrapes)")
+  }
+
   @Test func tlsIsModernOnlyAndResumesSessions() throws {
     let prefix = try NginxPrefix("tls")
     defer { prefix.remove() }

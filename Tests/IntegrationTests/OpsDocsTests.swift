@@ -33,12 +33,14 @@ import Testing
       "/bin/bash", ["-c", "set -euo pipefail\n" + prelude + block], environment: environment)
   }
 
-  /// `https://aprs.example.org/…` to the site on `port` at 127.0.0.1, trusting its test certificate.
-  static func pointed(_ block: String, port: Int) -> String {
+  /// `https://aprs.example.org/…` to the site on `port` at 127.0.0.1, trusting its test certificate;
+  /// the private metrics listener (`127.0.0.1:9180`) to `metricsPort`.
+  static func pointed(_ block: String, port: Int, metricsPort: Int = 9180) -> String {
     block.replacingOccurrences(
       of: "--resolve aprs.example.org:443:127.0.0.1", with: "-k --resolve aprs.example.org:\(port):127.0.0.1"
     )
     .replacingOccurrences(of: "https://aprs.example.org/", with: "https://aprs.example.org:\(port)/")
+    .replacingOccurrences(of: "http://127.0.0.1:9180/", with: "http://127.0.0.1:\(metricsPort)/")
   }
 
   @Test func healthAndMetricsAnswerOnTheSiteAsDocumented() throws {
@@ -60,17 +62,26 @@ import Testing
     #expect(
       health.stdoutText.hasPrefix("{") && health.stdoutText.contains(#""database":"#), "\(health.stdoutText)")
 
-    let metrics = try Self.run(Self.pointed(try Self.block("metrics"), port: site.httpsPort))
+    let metricsBlock = try Self.block("metrics")
+    #expect(metricsBlock.contains("http://127.0.0.1:9180/metrics"), "the private listener, as documented")
+    let metrics = try Self.run(
+      Self.pointed(metricsBlock, port: site.httpsPort, metricsPort: site.metricsPort))
     #expect(metrics.status == 0, "\(metrics.stderrText)")
     #expect(
       metrics.stdoutText.split(separator: "\n").sorted() == [
         "aprs_cloud_listener_connected 0", "aprs_cloud_outbox_pending 0", "aprs_cloud_stations_live 0",
       ], "\(metrics.stdoutText)")
 
-    // The whole document through the TLS site parses too.
-    let full = try Curl.request("GET", https + "/metrics", arguments: ["-k", "--http2"])
+    // The whole document from the private listener parses too.
+    let full = try Curl.request("GET", "http://127.0.0.1:\(site.metricsPort)/metrics")
     #expect(full.status == 200)
     _ = try PrometheusDocument(parsing: full.text)
+    // The public servers answer /metrics 404 (nginx itself), and so does the real responder when a
+    // request without the private listener's mark reaches it.
+    expectAPIAnswer(try Curl.request("GET", https + "/metrics", arguments: ["-k", "--http2"]), status: 404)
+    expectAPIAnswer(try Curl.request("GET", "http://127.0.0.1:\(site.httpPort)/metrics"), status: 404)
+    let unmarked = try ResponderFastCGIConnection.request(unixPath: site.socket, "GET", "/metrics").reply()
+    #expect(unmarked.status == 404 && unmarked.errorText?.isEmpty == false, "\(unmarked.bodyText)")
   }
 
   @Test func theLogLinesAreFoundAsDocumented() throws {

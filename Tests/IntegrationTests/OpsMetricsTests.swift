@@ -2,11 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `/metrics` end to end: curl from 127.0.0.1 through nginx (the project's configuration) to the real
-/// responder over FastCGI, parsed strictly, its counters moving with the traffic.
+/// `/metrics` end to end: curl from 127.0.0.1 through nginx's private metrics listener (the project's
+/// configuration) to the real responder over FastCGI, parsed strictly, its counters moving with the
+/// traffic; never through the public server.
 @Suite struct OpsMetricsTests {
   private func scrape(_ stack: TestStack) throws -> PrometheusDocument {
-    let response = try stack.get("/metrics")
+    let response = try stack.metrics()
     #expect(response.status == 200, "\(response.text)")
     #expect(response.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
     #expect(response.values("cache-control") == ["no-store"])
@@ -51,7 +52,16 @@ import Testing
     #expect(after.value("aprs_cloud_listener_running") == 0, "no listener in this stack")
 
     // Only for the machine itself.
-    let remote = try stack.get("/metrics", arguments: ["--interface", "127.0.0.2"])
+    let remote = try stack.metrics(arguments: ["--interface", "127.0.0.2"])
     expectAPIAnswer(remote, status: 403)
+    // And never through the public server, not even from loopback.
+    for response in [
+      try stack.get("/metrics"), try stack.get("/metrics", headers: ["APRS-CLOUD-METRICS: on"]),
+      try stack.get("/v1/../metrics", arguments: ["--path-as-is"]), try stack.post("/metrics", json: "{}"),
+    ] {
+      expectAPIAnswer(response, status: 404)
+    }
+    let last = try scrape(stack)
+    #expect(count(last, "/metrics", "200") - count(after, "/metrics", "200") == 1, "only the scrapes")
   }
 }

@@ -115,6 +115,19 @@ import Testing
     #expect(reply.errorText != nil)
   }
 
+  /// CGI never shows /metrics: its parameters are the environment, which anything may set.
+  @Test func metricsIs404JsonUnderCGIEvenWithTheMark() throws {
+    for extra in [[:], ["APRS_CLOUD_METRICS": "on"], ["HTTP_APRS_CLOUD_METRICS": "on"]] {
+      let run = try run(["REQUEST_METHOD": "GET", "REQUEST_URI": "/metrics"].merging(extra) { $1 })
+      #expect(run.exitStatus == 0)
+      let reply = try run.reply()
+      #expect(reply.status == 404, "\(extra)")
+      #expect(reply.header("Content-Type") == "application/json")
+      #expect(reply.errorText?.isEmpty == false, "\(reply.bodyText)")
+      #expect(!reply.bodyText.contains("aprs_cloud_"))
+    }
+  }
+
   @Test func configFileEnvironmentAndFlagsInThatOrder() throws {
     let configPath = directory + "/aprs-cloud.ini"
     try """

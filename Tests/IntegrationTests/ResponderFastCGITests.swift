@@ -94,6 +94,35 @@ import Testing
     #expect(running.stop() == 0)
   }
 
+  /// /metrics only for a request marked `APRS_CLOUD_METRICS=on` (nginx's private listener sends it);
+  /// without it, empty, or as a header (`HTTP_…`), 404 JSON.
+  @Test func metricsOnlyWithThePrivateListenersMark() throws {
+    let socketPath = directory + "/metrics.sock"
+    let server = try ResponderServer(
+      executable: try ResponderPaths.responder(),
+      arguments: ["--listen", socketPath, "--db", database, "--workers", "2"], directory: directory)
+    func scrape(_ extra: [(String, String)]) throws -> ResponderReply {
+      let connection = try ResponderFastCGIConnection(unixPath: socketPath)
+      try connection.begin(ResponderFastCGIConnection.params("GET", "/metrics", extra: extra))
+      try connection.endBody()
+      return try connection.readReply().reply()
+    }
+    let marked = try scrape([("APRS_CLOUD_METRICS", "on")])
+    #expect(marked.status == 200)
+    #expect(marked.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+    #expect(marked.bodyText.contains("aprs_cloud_database_up 1"))
+    for extra in [
+      [], [("APRS_CLOUD_METRICS", "")], [("HTTP_APRS_CLOUD_METRICS", "on")], [("APRS_CLOUD_METRICS", "1")],
+    ] {
+      let reply = try scrape(extra)
+      #expect(reply.status == 404, "\(extra)")
+      #expect(reply.header("Content-Type") == "application/json")
+      #expect(
+        reply.errorText?.isEmpty == false && !reply.bodyText.contains("aprs_cloud_"), "\(reply.bodyText)")
+    }
+    #expect(server.stop() == 0)
+  }
+
   @Test func bodyChecksBeforeTheHandler() throws {
     let socketPath = directory + "/checks.sock"
     let server = try ResponderServer(

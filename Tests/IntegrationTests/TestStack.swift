@@ -7,8 +7,8 @@ import Testing
 #endif
 
 /// The real stack on loopback for one test: nginx with the project's own configuration (rendered by
-/// `aprs-cloud nginx-config` into a temporary prefix, listening on a free high port) in front of a
-/// responder on a unix socket, with a fresh database.
+/// `aprs-cloud nginx-config` into a temporary prefix, listening on a free high port, and its private
+/// `/metrics` listener on another) in front of a responder on a unix socket, with a fresh database.
 ///
 /// `stop()` (also run by `deinit`) ends every process it started, SIGTERM then SIGKILL, so a failing
 /// test leaves nothing behind. Every wait is bounded.
@@ -25,9 +25,12 @@ final class TestStack: @unchecked Sendable {
 
   let directory: String
   private(set) var port = 0
+  /// The private listener that alone serves `/metrics`.
+  private(set) var metricsPort = 0
   let socketPath: String
   let databasePath: String
   var baseURL: String { "http://127.0.0.1:\(port)" }
+  var metricsURL: String { "http://127.0.0.1:\(metricsPort)/metrics" }
 
   private(set) var fake: FakeFastCGI?
   private var responder: Process?
@@ -47,7 +50,8 @@ final class TestStack: @unchecked Sendable {
     for _ in 0..<4 {
       do {
         port = try freePort()
-        try startNginx(port: port, readTimeout: readTimeout)
+        metricsPort = try freePort()
+        try startNginx(port: port, metricsPort: metricsPort, readTimeout: readTimeout)
         started = true
         break
       } catch {
@@ -93,6 +97,13 @@ final class TestStack: @unchecked Sendable {
     -> HTTPResponse
   {
     try Curl.request("POST", baseURL + path, body: body, headers: headers, arguments: arguments)
+  }
+
+  /// `GET /metrics` (or another method) from the private metrics listener.
+  func metrics(method: String = "GET", headers: [String] = [], arguments: [String] = []) throws
+    -> HTTPResponse
+  {
+    try Curl.request(method, metricsURL, headers: headers, arguments: arguments)
   }
 
   /// `GET path` (or another body-less method).
@@ -145,11 +156,12 @@ final class TestStack: @unchecked Sendable {
     }
   }
 
-  private func startNginx(port: Int, readTimeout: Int) throws {
+  private func startNginx(port: Int, metricsPort: Int, readTimeout: Int) throws {
     let rendered = try runProcess(
       try TestPaths.executable("aprs-cloud"),
       [
-        "nginx-config", "--http", "127.0.0.1:\(port)", "--data", directory, "--socket", socketPath,
+        "nginx-config", "--http", "127.0.0.1:\(port)", "--metrics", "127.0.0.1:\(metricsPort)",
+        "--data", directory, "--socket", socketPath,
         "--nginx-dir", TestPaths.nginxDirectory, "--read-timeout", String(readTimeout),
       ])
     guard rendered.status == 0 else {

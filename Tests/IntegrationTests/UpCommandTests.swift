@@ -37,28 +37,34 @@ private final class HeldPort {
   deinit { close(fd) }
 }
 
-/// `aprs-cloud up` as a newcomer runs it: a real process on a temporary data directory and a free port.
+/// `aprs-cloud up` as a newcomer runs it: a real process on a temporary data directory and free ports,
+/// started with Debian's usual umask 022 (its files must be private all the same).
 private final class UpRun {
   let directory: String
   let data: String
   let port: Int
+  let metricsPort: Int
   let process: Process
   var url: String { "http://127.0.0.1:\(port)" }
+  var metricsURL: String { "http://127.0.0.1:\(metricsPort)/metrics" }
   var log: String { (try? String(contentsOfFile: directory + "/up.log", encoding: .utf8)) ?? "" }
 
   init(extraArguments: [String] = []) throws {
     directory = try makeTemporaryDirectory("up")
     data = directory + "/var"
     port = try freePort()
+    metricsPort = try freePort()
     // The listener must stay on loopback: point it at a port nothing listens on (it backs off and retries).
     let config = directory + "/aprs-cloud.ini"
     try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(
       toFile: config, atomically: true, encoding: .utf8)
+    // `exec` keeps the pid: the shell only sets the umask.
     process = try TestStack.launch(
-      try TestPaths.executable("aprs-cloud"),
+      "/bin/sh",
       [
-        "up", "--http", "127.0.0.1:\(port)", "--data", data, "--nginx-dir", TestPaths.nginxDirectory,
-        "--config", config,
+        "-c", "umask 022; exec \"$0\" \"$@\"", try TestPaths.executable("aprs-cloud"),
+        "up", "--http", "127.0.0.1:\(port)", "--metrics", "127.0.0.1:\(metricsPort)", "--data", data,
+        "--nginx-dir", TestPaths.nginxDirectory, "--config", config,
       ] + extraArguments,
       output: directory + "/up.log")
   }
@@ -87,6 +93,13 @@ private final class UpRun {
     try #require(nginxAnswers, "nginx did not come up:\n\(up.log)")
     #expect(FileManager.default.fileExists(atPath: up.data + "/nginx.conf"))
     #expect(FileManager.default.fileExists(atPath: up.data + "/aprs-cloud.sqlite"))
+    // Private under umask 022: the data directory, the database and what nginx and up write there.
+    #expect(fileMode(up.data) == 0o700)
+    for name in ["aprs-cloud.sqlite", "nginx.conf", "up.lock", "nginx-error.log"] {
+      #expect(
+        fileMode(up.data + "/" + name) == 0o600,
+        "\(name): \(String(fileMode(up.data + "/" + name) ?? 0, radix: 8))")
+    }
     #expect(up.children(named: "nginx").count == 1)
     #expect(waitUntil(timeout: 10) { up.children(named: "aprs-listener").count == 1 }, "\(up.log)")
 
@@ -94,8 +107,8 @@ private final class UpRun {
     let second = try runProcess(
       try TestPaths.executable("aprs-cloud"),
       [
-        "up", "--http", "127.0.0.1:\(try freePort())", "--data", up.data, "--nginx-dir",
-        TestPaths.nginxDirectory,
+        "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())",
+        "--data", up.data, "--nginx-dir", TestPaths.nginxDirectory,
       ])
     #expect(second.status == 1)
     #expect(second.stderrText.contains("another `aprs-cloud up`"), "\(second.stderrText)")
@@ -130,6 +143,12 @@ private final class UpRun {
     #expect(up.log.contains("curl -s \(up.url)/v1/register"))
     #expect(up.log.contains(#""auth":"13023""#))
     #expect(up.log.contains("\(up.url)/v1/sync"))
+    #expect(up.log.contains(up.metricsURL), "the start-up lines name the private metrics URL")
+
+    // /metrics: on the private listener only.
+    let scrape = try Curl.request("GET", up.metricsURL)
+    #expect(scrape.status == 200 && scrape.text.contains("aprs_cloud_database_up 1"), "\(scrape.text)")
+    expectAPIAnswer(try Curl.request("GET", up.url + "/metrics"), status: 404)
 
     // The banner's register example works.
     let register = try Curl.request(
@@ -198,6 +217,7 @@ private final class UpRun {
     let cli = try TestPaths.executable("aprs-cloud")
     for arguments in [
       ["up", "--http", "nope"], ["up", "extra"], ["up", "--port", "1"], ["up", "--http", "[::1]"],
+      ["up", "--metrics", "0.0.0.0:9180"], ["up", "--http", "127.0.0.1:9000", "--metrics", "127.0.0.1:9000"],
     ] {
       let result = try runProcess(cli, arguments)
       #expect(result.status == 2, "\(arguments)")
@@ -206,4 +226,10 @@ private final class UpRun {
     let help = try runProcess(cli, ["up", "--help"])
     #expect(help.status == 0 && help.stdoutText.contains("usage: aprs-cloud up"))
   }
+}
+
+/// The permission bits of a file, or nil when it does not exist.
+func fileMode(_ path: String) -> mode_t? {
+  var info = stat()
+  return stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
 }

@@ -118,7 +118,9 @@ struct DriverRig {
   let done: Latch
 
   init(
-    host: String = "127.0.0.1", queueCapacity: Int = 1_000, queueBytes: Int = .max, watchdogMs: Int64 = 60_000
+    host: String = "127.0.0.1", queueCapacity: Int = 1_000, queueBytes: Int = .max,
+    watchdogMs: Int64 = 60_000,
+    ackIntervalMs: Int64 = 30_000
   ) throws {
     server = try LoopbackServer()
     queue = LineQueue(capacity: queueCapacity, byteCapacity: queueBytes)
@@ -130,7 +132,8 @@ struct DriverRig {
     _ = machine.handle(.filterChanged(filterLine(["OH7LZB"]), now: monotonicMilliseconds()))
     driver = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared,
-      logger: Logger(level: .error), connectTimeoutMs: 2_000, wake: WakePipe()!, onStatusChange: {})
+      logger: Logger(level: .error), connectTimeoutMs: 2_000, ackIntervalMs: ackIntervalMs, wake: WakePipe()!,
+      onStatusChange: {})
     let driver = self.driver
     guard let done = try? startThread(name: "test-connection", { driver.run() }) else {
       throw TestError("no thread")
@@ -138,13 +141,14 @@ struct DriverRig {
     self.done = done
   }
 
-  /// Accepts, sends the banner, checks the login line, answers verified.
-  func login() throws {
+  /// Accepts, sends the banner, checks the login line (the first line on the connection), answers verified (or
+  /// unverified).
+  func login(verified: Bool = true) throws {
     guard server.accept() else { throw TestError("no connection") }
     server.send("# aprsc 2.1.21-gtest\r\n")
     let line = server.readLine()
     #expect(line == "user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB")
-    server.send("# logresp N0CALL-10 verified, server T2TEST\r\n")
+    server.send("# logresp N0CALL-10 \(verified ? "verified" : "unverified"), server T2TEST\r\n")
     #expect(waitFor { shared.status.connected })
   }
 
@@ -237,5 +241,59 @@ func waitFor(timeoutMs: Int64 = 5_000, _ condition: () -> Bool) -> Bool {
     rig.server.dropClient()
     try rig.login()
     #expect(rig.shared.status.reconnects > before)
+  }
+
+  /// ACKs due while the link is down (after a verified login) wait and go out right after the next verified
+  /// login, after the login line and never before it.
+  @Test func acksDueWhileTheLinkIsDownAreSentAfterTheNextLogin() throws {
+    let rig = try DriverRig()
+    defer { rig.stop() }
+    try rig.login()
+    #expect(rig.driver.acceptsAcks)
+    rig.server.dropClient()
+    #expect(waitFor { !rig.shared.status.connected })
+    #expect(rig.driver.acceptsAcks, "kept through the reconnect")
+    rig.driver.submit(acks: [
+      bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1\r\n"), bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2\r\n"),
+    ])
+    try rig.login()  // checks that the login line comes first
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1")
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2")
+    #expect(waitFor { rig.counters.acksSent.load(ordering: .relaxed) == 2 })
+    #expect(rig.counters.acksDropped.load(ordering: .relaxed) == 0)
+  }
+
+  /// The 30 s rule on the wire: an identical ACK line within the interval is dropped as suppressed (APRS-IS
+  /// would drop it as a duplicate), another line goes out.
+  @Test func anIdenticalAckWithinTheIntervalIsSuppressed() throws {
+    let rig = try DriverRig(ackIntervalMs: 60_000)
+    defer { rig.stop() }
+    try rig.login()
+    let ack = bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1\r\n")
+    rig.driver.submit(acks: [ack])
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1")
+    #expect(waitFor { rig.counters.acksSent.load(ordering: .relaxed) == 1 })
+    rig.driver.submit(acks: [ack, bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2\r\n")])
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2")
+    #expect(waitFor { rig.counters.acksSent.load(ordering: .relaxed) == 2 })
+    #expect(rig.counters.acksSuppressed.load(ordering: .relaxed) == 1)
+  }
+
+  /// A login that cannot transmit drops the ACKs waiting (nothing it sent would get through), and stops keeping
+  /// new ones.
+  @Test func anUnverifiedLoginDropsTheAcksWaiting() throws {
+    let rig = try DriverRig()
+    defer { rig.stop() }
+    try rig.login()
+    rig.server.dropClient()
+    #expect(waitFor { !rig.shared.status.connected })
+    rig.driver.submit(acks: [bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1\r\n")])
+    #expect(rig.counters.acksDropped.load(ordering: .relaxed) == 0)
+    try rig.login(verified: false)
+    #expect(waitFor { rig.counters.acksDropped.load(ordering: .relaxed) == 1 })
+    #expect(!rig.driver.acceptsAcks)
+    rig.driver.submit(acks: [bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2\r\n")])
+    #expect(rig.counters.acksDropped.load(ordering: .relaxed) == 2)
+    #expect(rig.server.readLine(timeoutMs: 300) == nil)
   }
 }

@@ -35,6 +35,33 @@ import Testing
     #expect(try test.database.dueOutbox(now: t0 + 70_000).count == 1)
   }
 
+  /// Unregistered and registered again between two copies: the next copy is stored for the new station, then
+  /// ACKed (never ACKed while nobody has it).
+  @Test func aCopyAfterReRegisteringIsStoredForTheNewStationThenAcked() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB", ackMessages: true)
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let t0: Int64 = 1_800_000_000_000
+    let first = try writer.process(
+      [bytes(Self.message)], stations: try test.stations(), canTransmit: true, now: t0)
+    #expect(first.stored == 1 && first.acks.count == 1)
+    let stale = try test.stations()
+    try test.database.deleteStation("OH7LZB")
+    // A batch routed with the old snapshot: the station is gone at commit, nothing stored, nothing ACKed.
+    let gone = try writer.process([bytes(Self.message)], stations: stale, canTransmit: true, now: t0 + 31_000)
+    #expect(gone.stored == 0 && gone.duplicates == 0 && gone.unknownStation == 1 && gone.acks.isEmpty)
+    try test.register("OH7LZB", ackMessages: true, now: t0 + 40_000)
+    let again = try writer.process(
+      [bytes(Self.message)], stations: try test.stations(now: t0 + 40_000), canTransmit: true,
+      now: t0 + 62_000)
+    #expect(again.stored == 1 && again.duplicates == 0)
+    #expect(again.acks.map(text) == ["OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack42\r\n"])
+    #expect(again.storedStations == ["OH7LZB"])
+    let sync = try test.database.sync(station: "OH7LZB", since: 0, now: t0 + 70_000)
+    #expect(sync.messages.map(\.text) == ["Testing, 1 2 3"])
+  }
+
   @Test func copiesInOneBatchAreStoredOnceAndAckedOnce() throws {
     let test = try TestDatabase()
     defer { test.remove() }

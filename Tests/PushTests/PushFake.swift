@@ -8,19 +8,25 @@ import Testing
 #endif
 
 /// `Tests/fakes/push_fake.mjs` for one test: FCM (with its OAuth token endpoint) and APNs over
-/// HTTP/2 + TLS on one port, a control API on another. Credentials are generated once per test
-/// run (`make_push_credentials.sh`) and copied into each fake's own folder, whose
-/// `service-account.json` points `token_uri` at that fake.
+/// HTTP/2 + TLS on one port (APNs production), the APNs sandbox on a second port, a control API
+/// on a third. Credentials are generated once per test run (`make_push_credentials.sh`) and
+/// copied into each fake's own folder, whose `service-account.json` points `token_uri` at that
+/// fake. The fake's header comment documents every control call and named answer.
 final class PushFake: @unchecked Sendable {
   let directory: String
   let port: Int
   let controlPort: Int
+  /// The APNs sandbox environment (same records, scripts and settings as `port`).
+  let sandboxPort: Int
   private let process: Process
 
   /// FCM's base URL (`127.0.0.1`, its own HTTP/2 connection).
   var fcmEndpoint: String { "https://127.0.0.1:\(port)" }
-  /// APNs's base URL (`localhost`, a separate connection, as with the real hosts).
+  /// APNs's base URL (`localhost`, a separate connection, as with the real hosts): production.
   var apnsEndpoint: String { "https://localhost:\(port)" }
+  /// The APNs sandbox's base URL: tokens given to `tokens(sandbox:)` work only here, tokens given
+  /// to `tokens(production:)` only at `apnsEndpoint` (the other one answers 400 BadDeviceToken).
+  var apnsSandboxEndpoint: String { "https://localhost:\(sandboxPort)" }
 
   static let script = packageRoot + "/Tests/fakes/make_push_credentials.sh"
   static let fake = packageRoot + "/Tests/fakes/push_fake.mjs"
@@ -51,7 +57,8 @@ final class PushFake: @unchecked Sendable {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try PushFake.node())
     process.arguments = [
-      PushFake.fake, "--dir", directory, "--port", "0", "--ready-file", ready, "--max-seconds", "300",
+      PushFake.fake, "--dir", directory, "--port", "0", "--sandbox-port", "0", "--ready-file", ready,
+      "--max-seconds", "300",
     ]
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = FileHandle.nullDevice
@@ -59,14 +66,14 @@ final class PushFake: @unchecked Sendable {
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/fake.log"))
     try process.run()
     self.process = process
-    var ports: (Int, Int)?
+    var ports: (Int, Int, Int)?
     let deadline = Date().addingTimeInterval(15)
     while ports == nil && Date() < deadline && process.isRunning {
       if let data = FileManager.default.contents(atPath: ready), let ready = try? parseObject(Array(data)),
-        case .number(let port)? = ready["port"], case .number(let control)? = ready["control_port"],
-        let port = port.int64, let control = control.int64
+        let port = ready.int(at: ["port"]), let control = ready.int(at: ["control_port"]),
+        let sandbox = ready.int(at: ["sandbox_port"])
       {
-        ports = (Int(port), Int(control))
+        ports = (Int(port), Int(control), Int(sandbox))
       } else {
         usleep(20_000)
       }
@@ -77,7 +84,7 @@ final class PushFake: @unchecked Sendable {
         "the push fake did not start: \(String(describing: try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)))"
       )
     }
-    (port, controlPort) = ports
+    (port, controlPort, sandboxPort) = ports
     let rewrite = try runProgram("/bin/sh", [PushFake.script, directory, "https://127.0.0.1:\(port)"])
     guard rewrite.status == 0 else { throw TestFailure("credentials: \(rewrite.stderr)") }
   }
@@ -111,6 +118,42 @@ final class PushFake: @unchecked Sendable {
   /// Queues scripted answers (`POST /control/script`).
   func script(_ json: String) throws { try control("POST", "/control/script", json) }
 
+  /// Scripts a named answer for `role` (`fcm`, `apns`, `oauth`), for one device `token` or (nil)
+  /// any: `script("fcm", token: "t1", answer: "INVALID_TOKEN_MESSAGE")`,
+  /// `script("apns", token: hex, answer: "Unregistered", #""timestampRaw":"1e400""#)`.
+  /// `fields`: more members of the script entry as JSON text (`"times":3`, `"fuzz":7`), which
+  /// win over the answer's own.
+  func script(_ role: String, token: String? = nil, answer: String, _ fields: String = "") throws {
+    var writer = JSONWriter()
+    writer.beginObject()
+    writer.key("role")
+    writer.string(role)
+    if let token {
+      writer.key("token")
+      writer.string(token)
+    }
+    writer.key("answer")
+    writer.string(answer)
+    writer.endObject()
+    var json = writer.string
+    if !fields.isEmpty { json = String(json.dropLast()) + "," + fields + "}" }
+    try script(json)
+  }
+
+  /// Says which APNs environment each token belongs to (`POST /control/tokens`); a clear forgets.
+  func tokens(production: [String] = [], sandbox: [String] = []) throws {
+    var writer = JSONWriter()
+    writer.beginObject()
+    for (environment, list) in [("production", production), ("sandbox", sandbox)] {
+      writer.key(environment)
+      writer.beginArray()
+      for token in list { writer.string(token) }
+      writer.endArray()
+    }
+    writer.endObject()
+    try control("POST", "/control/tokens", writer.string)
+  }
+
   /// Changes settings (`POST /control/set`).
   func set(_ json: String) throws { try control("POST", "/control/set", json) }
 
@@ -127,9 +170,18 @@ final class PushFake: @unchecked Sendable {
     return false
   }
 
-  /// The recorded requests of `role`, oldest first.
-  func requests(_ role: String) throws -> [JSONObject] {
-    let answer = try control("GET", "/control/requests?role=\(role)")
+  /// The recorded requests of `role` (`any` for all), oldest first; only those for one device
+  /// `token` and (`production`, `sandbox`) `environment` when given. A record has the request's
+  /// `headers` (`apns-collapse-id`, `apns-push-type`, …), its `body` (the APNs payload, so
+  /// `["body", "gcm.message_id"]`; FCM's `{"message":…}`), `status`, `response`, `environment`.
+  func requests(_ role: String = "any", token: String? = nil, environment: String? = nil) throws
+    -> [JSONObject]
+  {
+    var query = "role=\(role)"
+    let plain = CharacterSet.alphanumerics
+    if let token { query += "&token=" + (token.addingPercentEncoding(withAllowedCharacters: plain) ?? token) }
+    if let environment { query += "&environment=\(environment)" }
+    let answer = try control("GET", "/control/requests?\(query)")
     guard case .array(let items)? = answer["requests"] else { return [] }
     return items.compactMap { if case .object(let object) = $0 { object } else { nil } }
   }

@@ -31,6 +31,30 @@ import Testing
     #expect(try first.acquireLease(holder: "host-a:1", now: 50_002, ttlMs: 30_000))
   }
 
+  /// Taking over a dead holder's lease: only from that holder (compare-and-set), expired or not.
+  @Test func takeOverLeaseReplacesOnlyTheNamedHolder() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database)
+    defer { database.close() }
+    #expect(
+      try database.takeOverLease(from: "host-a:1:x", holder: "host-a:2:y", now: 1_000, ttlMs: 30_000) == false
+    )
+    #expect(try database.lease() == nil)
+    #expect(try database.acquireLease(holder: "host-a:1:x", now: 1_000, ttlMs: 30_000))
+    #expect(
+      try database.takeOverLease(from: "host-a:9:z", holder: "host-a:2:y", now: 2_000, ttlMs: 30_000) == false
+    )
+    #expect(try database.lease()?.holder == "host-a:1:x")
+    // Not expired, but named: taken at once, with a fresh acquisition time.
+    #expect(try database.takeOverLease(from: "host-a:1:x", holder: "host-a:2:y", now: 2_000, ttlMs: 30_000))
+    #expect(try database.lease() == LeaseRecord(holder: "host-a:2:y", acquiredAt: 2_000, expiresAt: 32_000))
+    #expect(try database.acquireLease(holder: "host-a:1:x", now: 3_000, ttlMs: 30_000) == false)
+    #expect(throws: StoreError.self) {
+      try database.takeOverLease(from: "host-a:2:y", holder: "", now: 1, ttlMs: 1)
+    }
+  }
+
   @Test func rateLimitCountsAWindowAcrossConnections() throws {
     let dir = try TempDirectory()
     defer { dir.remove() }

@@ -168,6 +168,12 @@ import Testing
     let defaults = try Database(path: dir.database)
     defer { defaults.close() }
     #expect(try defaults.connectionSettings().busyTimeoutMs == 5000)
+    // A writer that promises something after its commits (the listener's ACKs) syncs each one.
+    let full = try Database(path: dir.database, options: StoreOptions(synchronous: .full))
+    defer { full.close() }
+    #expect(try full.connectionSettings().synchronous == SynchronousMode.full.level)
+    #expect(SynchronousMode.full.level == 2 && SynchronousMode.normal.level == 1)
+    #expect(try defaults.connectionSettings().synchronous == 1, "the others stay at NORMAL")
     // Foreign keys are enforced, not just reported.
     #expect(throws: StoreError.self) {
       try defaults.execute(

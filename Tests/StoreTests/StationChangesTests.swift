@@ -2,7 +2,7 @@ import Testing
 
 @testable import Store
 
-/// The station change log (sql/005_station_changes.sql, Database+StationChanges.swift): what the listener reads
+/// The station change log (sql/006_station_changes.sql, Database+StationChanges.swift): what the listener reads
 /// instead of the whole station set.
 @Suite struct StationChangesTests {
   private func withDatabase(_ body: (Database) throws -> Void) throws {

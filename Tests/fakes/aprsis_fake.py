@@ -83,7 +83,8 @@ Client ports (user-filter port `port`, full feed `full_feed_port`)
 
 Control API (127.0.0.1:control_port): one JSON object per line in, one JSON line out per request,
 `{"ok": true, ...}` or `{"ok": false, "error": "..."}`. Byte lines are shown as "line" (UTF-8, invalid bytes
-replaced) plus "line_hex" (exact). Times ("at", "connected_at", "now") are fake-clock Unix seconds.
+replaced) plus "line_hex" (exact). Times ("at", "connected_at", "logged_in_at", "now") are fake-clock Unix
+seconds (the wall clock until "advance" moves it).
   {"cmd":"inject","line":"SRC>DST,PATH::ADDRESSEE:text{1"}   also "lines":[...], "hex":"..."|[...], "lines_hex":[...]
       (text is sent as its UTF-8 bytes; hex gives exact bytes)
       A packet arriving from the network: dup-filtered, then delivered to each matching client.
@@ -98,8 +99,9 @@ replaced) plus "line_hex" (exact). Times ("at", "connected_at", "now") are fake-
       aprsc would). "pace": false writes a real burst.
   {"cmd":"clients"} -> {"ok":true,"clients":[{"id","port":"user"|"full","remote_port","login","verified",
       "logged_in","vers","filter","login_filter","filters_received":[...],"filters_dropped","connected_at",
-      "lines_sent","packets_sent","silenced"}],"history":[{"id","port","login","verified","ended",
-      "connected_at","ended_at","lines_sent"}]}
+      "logged_in_at","lines_sent","packets_sent","silenced"}],"history":[{"id","port","login","verified",
+      "ended","connected_at","logged_in_at","ended_at","lines_sent"}]}
+      logged_in_at: when the logresp was sent (null before), i.e. when the login and its filter took effect.
       ended: "client closed", "kicked", "slow reader", "login timeout", "bad login", "closed by control",
       "refused", "connection error".
   {"cmd":"transmitted"} -> {"ok":true,"transmitted":[{"client","login","line","line_hex","forwarded",
@@ -328,6 +330,7 @@ class Client(asyncio.Protocol):
         self.banner_sent = False
         self.pending_lines = []
         self.logged_in = False
+        self.logged_in_at = None
         self.login = None
         self.verified = False
         self.vers = None
@@ -546,6 +549,7 @@ class Client(asyncio.Protocol):
         self.verified = given is not None and given >= 0 and given == passcode(username)
         if self.server.settings["keepalive_before_logresp"]:
             self.send_keepalive()
+        logresp_at = self.server.now()
         self.send(
             b"# logresp "
             + username
@@ -556,6 +560,7 @@ class Client(asyncio.Protocol):
         if self.closed:
             return
         self.logged_in = True
+        self.logged_in_at = logresp_at
         self.server.count("logins")
         self.server.count("logins_verified" if self.verified else "logins_unverified")
         if self.verified:
@@ -669,6 +674,7 @@ class Client(asyncio.Protocol):
             "filters_received": [show(f) for f in self.filters_received],
             "filters_dropped": self.filters_dropped,
             "connected_at": self.connected_at,
+            "logged_in_at": self.logged_in_at,
             "lines_sent": self.lines_sent,
             "packets_sent": self.packets_sent,
             "silenced": self.silenced,
@@ -732,6 +738,7 @@ class FakeServer:
                 "verified": client.verified,
                 "ended": reason,
                 "connected_at": client.connected_at,
+                "logged_in_at": client.logged_in_at,
                 "ended_at": self.now(),
                 "lines_sent": client.lines_sent,
             }

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // Fake push providers for the push sender's tests: Google OAuth token endpoint, FCM HTTP v1 and APNs, all on one
-// HTTP/2-over-TLS server on 127.0.0.1, plus a plain HTTP/1.1 JSON control API on 127.0.0.1.
+// HTTP/2-over-TLS server on 127.0.0.1 (plus, with --sandbox-port, a second one acting as the APNs sandbox), and a
+// plain HTTP/1.1 JSON control API on 127.0.0.1.
 // Node.js built-ins only (node:http2, node:http, node:crypto, node:fs, node:util). Loopback only.
 //
-//   node Tests/fakes/push_fake.mjs --dir DIR [--port 0] [--control-port 0] [--ready-file PATH]
+//   node Tests/fakes/push_fake.mjs --dir DIR [--port 0] [--sandbox-port 0] [--control-port 0] [--ready-file PATH]
 //        [--apns-key-id TESTKEY123] [--team-id TEAM123456] [--bundle-id org.example.htcommander]
 //        [--max-seconds N] [--no-parent-watch] [--verbose]
 //
 // DIR comes from Tests/fakes/make_push_credentials.sh (server.pem, server-key.pem, service-account.json,
-// service-account-public.pem, apns-public.pem). After both ports are bound the fake prints one line
-// {"port":N,"control_port":M} on stdout and writes the same line to --ready-file (atomically: tmp + rename).
+// service-account-public.pem, apns-public.pem). After its ports are bound the fake prints one line
+// {"port":N,"control_port":M} (plus "sandbox_port":S with --sandbox-port) on stdout and writes the same line to
+// --ready-file (atomically: tmp + rename).
 // SIGTERM or SIGINT: closes everything and exits 0 (forced after 2 s). It also exits 0 when its parent process
 // disappears (checked every second; --no-parent-watch turns this off) and after --max-seconds if given.
 //
@@ -68,6 +70,10 @@
 //        400 BadPayload (not a JSON object with an "aps" object — Apple does not document this reason).
 //        Errors: status + {"reason":R} (+ "timestamp" ms for 410), header apns-id. Success: 200, header apns-id
 //        (echoed or generated), empty body. Every request records the JWT it used (raw + decoded).
+//        Environments: --port is APNs production, --sandbox-port APNs sandbox (both also serve FCM and OAuth; they
+//        share records, scripts and settings). A token registered for one environment (POST /control/tokens) is
+//        refused by the other with 400 BadDeviceToken, as Apple does, right after the hex check above; a token
+//        registered for neither is accepted by both (settings.apnsStrictTokens: refused by both).
 //
 // other paths: 404 (role "unknown"; APNs-style {"reason":"BadPath"} under /3/, Google-style otherwise).
 //
@@ -78,42 +84,87 @@
 //   request shows up as many distinct jwt.raw values (stats.apnsJwts) and as 429 TooManyProviderTokenUpdates.
 // - A scripted answer (status ≠ 200, or a body/html) replaces validation entirely; the record still says whether
 //   the credentials were valid (authOk/authError), without updating the APNs token-update state.
+// - Node's HTTP/2 (nghttp2 inside Node 20) ends a session with GOAWAY INTERNAL_ERROR after about 1000 RST_STREAM
+//   frames from the client (rapid-reset protection, CVE-2023-44487; Node 20 has no option to lift it), and streams
+//   in flight then are refused. libcurl 7.88 sends RST_STREAM(STREAM_CLOSED) after nearly every finished stream, so
+//   here one connection carries about 1000 requests. A real provider with the same protection would do the same;
+//   Tests/bench/push_sink.c lifts the limit (and counts the resets) to measure the sender on one connection.
+// - Scripting is per token through the control API (no naming convention: tokens stay realistic). To make one
+//   device's token dead:  POST /control/script {"role":"fcm","token":"tok-1","answer":"UNREGISTERED"}
+//   Every other token keeps getting real answers. Named answers (`answer`), with the bodies the real services send:
+//     fcm   UNREGISTERED (404), SENDER_ID_MISMATCH (403), INVALID_TOKEN_FIELD (400 INVALID_ARGUMENT, message
+//           "Request contains an invalid argument.", BadRequest fieldViolation {field "message.token",
+//           description "Invalid registration token"}), INVALID_TOKEN_MESSAGE (400 INVALID_ARGUMENT without any
+//           fieldViolation, message "The registration token is not a valid FCM registration token": what FCM
+//           answers today, see github.com/firebase/firebase-admin-java/issues/1064 and
+//           github.com/healthjoy/async-firebase/issues/15), INVALID_ARGUMENT (400, "Request contains an invalid
+//           argument.", no fieldViolation; add "field":"message.android.ttl" for a violation on another field),
+//           QUOTA_EXCEEDED (429), UNAVAILABLE (503), INTERNAL (500), THIRD_PARTY_AUTH_ERROR (401 with FcmError),
+//           UNAUTHENTICATED (401 without), PERMISSION_DENIED (403 without FcmError).
+//     apns  any reason Apple documents, with its status: BadDeviceToken 400, Unregistered / ExpiredToken 410
+//           (timestamp: default now; any JSON value, e.g. 1e300, -5, "soon"; timestampRaw: a literal JSON.stringify
+//           cannot write, e.g. "1e400" or "123456789012345678901234567890"), DeviceTokenNotForTopic 400,
+//           TooManyRequests 429, ExpiredProviderToken 403, Shutdown 503, ... (the table is ANSWERS.apns).
+//     oauth invalid_grant, invalid_scope (400), invalid_client, unauthorized_client (401), internal_failure (500).
+//           A 200 with an absurd lifetime: {"role":"oauth","expiresIn":-5} (any JSON value: 1e300, 3599.5,
+//           "3599", null) or {"role":"oauth","expiresInRaw":"1e400"}; the token is still issued, and stays valid
+//           for settings.tokenLifetime seconds whatever the answer says.
+//   Garbage for fuzzing the sender's answer parsers: add "fuzz":SEED (an integer) to any entry; the body the answer
+//   would have had (named, scripted or normal; an empty one counts as {}) is replaced by garbage made from it,
+//   chosen by the seed: truncate, nonjson, binary, empty, bom, trailing, wrongType, hugeNumber (1e400, 2^64, -0,
+//   ...), deep (17 to 10000 levels), longString (up to 300000 bytes), badString (lone surrogates, NUL, raw
+//   control characters), duplicateKey; "fuzzKind" pins the kind. The status stays; an entry used several times
+//   (times/persist) uses SEED, SEED+1, ... The record says what was sent: fuzz {seed, kind, path}, responseText
+//   (or responseBase64 for binary).
 //
 // ---------------------------------------------------------------------------------------------------------------
 // Control API: HTTP/1.1 on 127.0.0.1:<control_port>, JSON in and out. Errors: 400/404 {"ok":false,"error":...}.
 //
-// GET  /control/requests[?role=fcm&since=SEQ]  → {"requests":[record...],"dropped":D}   oldest first. record =
-//      {seq, role: "oauth"|"fcm"|"apns"|"unknown", method, path, headers (lowercased, incl. pseudo-headers),
-//       body (parsed JSON, or form object for oauth, or text), bodyBytes, deviceToken, jwt: {raw, header, claims}
-//       (oauth: the assertion; apns: the authorization JWT), accessToken (fcm), authOk, authError, messageBytes
-//       (fcm), scripted (the script entry used or null), status (null while pending / if the client gave up),
-//       response (parsed body returned), responseHeaders, aborted, at (ms epoch, arrival), answeredAt,
-//       sessionId, streamId}
-// POST /control/clear [{"settings":true}]  → {"ok":true}   forgets records, scripts, counters (and with
+// GET  /control/requests[?role=fcm&since=SEQ&token=T&environment=sandbox]  → {"requests":[record...],"dropped":D}
+//      oldest first (token: the device token, case-insensitive for APNs). record =
+//      {seq, role: "oauth"|"fcm"|"apns"|"unknown", method, path, headers (lowercased, incl. pseudo-headers, so
+//       headers["apns-collapse-id"], ["apns-push-type"], ["apns-priority"], ["apns-expiration"], ["apns-topic"],
+//       ["apns-id"]), body (parsed JSON: the FCM request {"message":...} or the APNs payload, so
+//       body["gcm.message_id"]; a form object for oauth; text if not JSON), bodyBytes, deviceToken,
+//       jwt: {raw, header, claims} (oauth: the assertion; apns: the authorization JWT), accessToken (fcm), authOk,
+//       authError, messageBytes (fcm), scripted (the script entry used, named answers expanded, or null), status
+//       (null while pending / if the client gave up), response (parsed body returned), responseText (the exact
+//       body, when raw literals or fuzz made it), responseBase64 (binary fuzz), fuzz, responseHeaders, aborted,
+//       at (ms epoch, arrival), answeredAt, sessionId, streamId, environment ("production" | "sandbox")}
+// POST /control/clear [{"settings":true}]  → {"ok":true}   forgets records, scripts, token environments, counters (and with
 //      settings:true also settings, issued access tokens and APNs token-update state).
 // POST /control/script  → {"ok":true,"queued":N}   Queue scripted answers. Forms:
 //      {"role":R,"token":T?,"responses":[resp,...]}  or  {"role":R,"token":T?,"times":N?,"persist":bool?,...resp}
 //      R: oauth | fcm | apns | any. T: FCM message.token / APNs device token (case-insensitive); entries with a
 //      token are used before role-wide ones; among equals, first queued first used. Each entry answers one request
-//      (times N: N requests; persist: every request until clear).
+//      (times N: N requests; persist: every request until clear). answer: a named answer (see the notes above),
+//      expanded into the fields below; fields given next to it win. fuzz, fuzzKind: garbage (notes above).
 //      resp fields: status (absent or 200 without body = answer normally, after the other effects), delayMs
 //      (answer after this delay, capped at 120000), goaway (after answering, send GOAWAY and close the session),
 //      reset (RST_STREAM INTERNAL_ERROR, no answer), retryAfter (retry-after header), headers ({name:value}),
 //      body (raw body text, replaces the generated one), html (text/html Google-style error page),
 //      fcm: errorCode (FcmError code; null = no FcmError detail; default by status: 400 INVALID_ARGUMENT,
 //           403 SENDER_ID_MISMATCH, 404 UNREGISTERED, 429 QUOTA_EXCEEDED, 500 INTERNAL, 503 UNAVAILABLE; none for
-//           401/502), message, field (adds a BadRequest fieldViolation on that field);
+//           401/502), message, field (adds a BadRequest fieldViolation on that field), fieldDescription (its
+//           description; default the message);
 //      apns: reason (default by status: 400 BadDeviceToken, 403 InvalidProviderToken, 405 MethodNotAllowed,
 //           410 Unregistered, 413 PayloadTooLarge, 429 TooManyRequests, 500 InternalServerError,
-//           503 ServiceUnavailable), timestamp (410 only; default now, ms);
-//      oauth: error (default invalid_grant), errorDescription.
+//           503 ServiceUnavailable), timestamp (410: default now, ms; any JSON value), timestampRaw (a JSON literal
+//           written as is);
+//      oauth: error (default invalid_grant), errorDescription; expiresIn / expiresInRaw (on a 200: the
+//           expires_in the answer claims).
+// POST /control/tokens {"production":[T,...],"sandbox":[T,...]}  (either) → {"ok":true,"production":N,...}
+//      APNs tokens of each environment (case-insensitive; a later call moves a token). Forgotten by clear.
 // POST /control/set  {tokenLifetime, skewMs, clockOffsetMs, apnsKeyId, teamId, bundleId,
-//      enforceTokenUpdateRate, apnsStreamGate, tokenUri, maxRecords}  (any subset) → {"ok":true,"settings":{...}}
+//      enforceTokenUpdateRate, apnsStreamGate, tokenUri, maxRecords, apnsStrictTokens}  (any subset)
+//      → {"ok":true,"settings":{...}}
 //      tokenLifetime: seconds for new access tokens (default 3599); skewMs: tolerance on iat (default 300000);
 //      clockOffsetMs: the fake's clock minus real time (default 0; moves "now" for all time checks, so tests can
 //      expire tokens or fake clock skew without sleeping); apnsStreamGate (default false): new sessions start
 //      with SETTINGS_MAX_CONCURRENT_STREAMS 1, raised to 100 after the session's first 200 answer, like APNs
-//      with token auth; maxRecords (default 50000): past it the oldest tenth is dropped (counters stay exact).
+//      with token auth; maxRecords (default 50000): past it the oldest tenth is dropped (counters stay exact);
+//      apnsStrictTokens (default false): a token not registered through /control/tokens is BadDeviceToken in both
+//      environments.
 // POST /control/revoke  → {"ok":true,"revoked":N}   every issued access token becomes invalid (next FCM → 401).
 // POST /control/goaway  → {"ok":true,"sessions":N}  GOAWAY + close every open session now.
 // GET  /control/stats  → {"byRole":{"fcm":{"total":T,"pending":P,"aborted":A,"byStatus":{"200":n,...}},...},
@@ -138,6 +189,7 @@ const { values: opt } = parseArgs({
   options: {
     dir: { type: 'string' },
     port: { type: 'string', default: '0' },
+    'sandbox-port': { type: 'string' },
     'control-port': { type: 'string', default: '0' },
     'ready-file': { type: 'string' },
     'apns-key-id': { type: 'string' },
@@ -181,6 +233,7 @@ const DEFAULT_SETTINGS = () => ({
   apnsStreamGate: false,
   tokenUri: null,
   maxRecords: 50000,
+  apnsStrictTokens: false,
 });
 
 // ----- state -------------------------------------------------------------------------------------------------
@@ -247,29 +300,38 @@ const jwtRecord = (j) => (j && !j.error ? { raw: j.raw, header: j.header, claims
     process.exit(1);
   }
 }
-const server = http2.createSecureServer({
-  key: readText('server-key.pem'),
-  cert: readText('server.pem'),
-  allowHTTP1: false,
-  settings: { maxConcurrentStreams: 100 },
-  minVersion: 'TLSv1.2',
-});
+// One server per APNs environment: `production` on --port (also FCM and OAuth), `sandbox` on --sandbox-port when
+// given. Both share every record, script, setting and counter; a record says which one took it (`environment`).
+function makeServer(environment) {
+  const srv = http2.createSecureServer({
+    key: readText('server-key.pem'),
+    cert: readText('server.pem'),
+    allowHTTP1: false,
+    settings: { maxConcurrentStreams: 100 },
+    minVersion: 'TLSv1.2',
+  });
+  srv.on('session', (session) => {
+    session.fakeId = ++sessionIdCounter;
+    session.environment = environment;
+    session.activeStreams = 0;
+    session.gated = settings.apnsStreamGate;
+    sessionsOpened++;
+    sessions.add(session);
+    log(`session ${session.fakeId} (${environment}) opened`);
+    session.on('close', () => { sessions.delete(session); log(`session ${session.fakeId} closed`); });
+    session.on('error', (e) => log(`session ${session.fakeId} error ${e.message}`));
+  });
+  srv.on('sessionError', (e) => log(`session error ${e.message}`));
+  srv.on('tlsClientError', (e) => log(`tls error ${e.message}`));
+  srv.on('unknownProtocol', (socket) => { log('client without ALPN h2'); socket.destroy(); });
+  srv.on('stream', onStream);
+  return srv;
+}
+const server = makeServer('production');
+const sandboxServer = opt['sandbox-port'] !== undefined ? makeServer('sandbox') : null;
+const servers = [server, sandboxServer].filter(Boolean);
 
-server.on('session', (session) => {
-  session.fakeId = ++sessionIdCounter;
-  session.activeStreams = 0;
-  session.gated = settings.apnsStreamGate;
-  sessionsOpened++;
-  sessions.add(session);
-  log(`session ${session.fakeId} opened`);
-  session.on('close', () => { sessions.delete(session); log(`session ${session.fakeId} closed`); });
-  session.on('error', (e) => log(`session ${session.fakeId} error ${e.message}`));
-});
-server.on('sessionError', (e) => log(`session error ${e.message}`));
-server.on('tlsClientError', (e) => log(`tls error ${e.message}`));
-server.on('unknownProtocol', (socket) => { log('client without ALPN h2'); socket.destroy(); });
-
-server.on('stream', (stream, headers) => {
+function onStream(stream, headers) {
   const session = stream.session;
   session.activeStreams++;
   if (session.activeStreams > maxConcurrent) maxConcurrent = session.activeStreams;
@@ -293,7 +355,7 @@ server.on('stream', (stream, headers) => {
       }
     }
   });
-});
+}
 
 function safeDecode(x) { try { return decodeURIComponent(x); } catch { return x; } }
 function classify(p) {
@@ -317,6 +379,7 @@ function handle(stream, headers, body, bodyBytes) {
     body: null, bodyBytes, deviceToken: null, jwt: null, accessToken: null, authOk: null, authError: null,
     messageBytes: null, scripted: null, status: null, response: null, responseHeaders: null, aborted: false,
     at: Date.now(), answeredAt: null, sessionId: session?.fakeId ?? null, streamId: stream.id,
+    environment: session?.environment ?? 'production',
   };
   const text = body.toString('utf8');
   // Parse the body for the record (and for the handlers).
@@ -353,7 +416,10 @@ function handle(stream, headers, body, bodyBytes) {
       case 'apns': resp = useScript ? scriptedApns(script, ctx) : apns(ctx); break;
       default: resp = useScript ? scriptedGeneric(script) : notFound(cls); break;
     }
-    if (script) applyScriptExtras(resp, script);
+    if (script) {
+      applyScriptExtras(resp, script, cls.role);
+      if (script.fuzz !== undefined) applyFuzz(resp, script, rec, cls.role);
+    }
     respond(stream, resp, rec);
     if (resp.status === 200 && session?.gated) {
       session.gated = false;
@@ -421,7 +487,10 @@ function markAborted(rec) {
 
 function respond(stream, resp, rec) {
   if (stream.destroyed || stream.closed) { markAborted(rec); return; }
-  const payload = resp.json !== undefined ? JSON.stringify(resp.json) : (resp.text ?? '');
+  let payload;
+  if (resp.bytes !== undefined) payload = resp.bytes;
+  else if (resp.json !== undefined) payload = resp.raw ? serialize(resp.json) : JSON.stringify(resp.json);
+  else payload = resp.text ?? '';
   const h = { ':status': resp.status, ...(resp.headers ?? {}) };
   if (resp.json !== undefined && !h['content-type']) h['content-type'] = 'application/json; charset=UTF-8';
   try {
@@ -433,7 +502,13 @@ function respond(stream, resp, rec) {
     return;
   }
   rec.status = resp.status;
-  rec.response = resp.json ?? (payload !== '' ? payload : null);
+  if (Buffer.isBuffer(payload)) {
+    rec.response = null;
+    rec.responseBase64 = payload.toString('base64');
+  } else {
+    rec.response = resp.json ?? (payload !== '' ? payload : null);
+    if (resp.raw || rec.fuzz) rec.responseText = payload;
+  }
   rec.responseHeaders = resp.headers ?? {};
   rec.answeredAt = Date.now();
   const c = counters[rec.role];
@@ -487,11 +562,71 @@ function takeScript(role, token) {
   if (i < 0) i = scripts.findIndex((s) => matchesRole(s) && s.token == null);
   if (i < 0) return null;
   const s = scripts[i];
+  const use = s.used++;
   if (!s.persist) { s.remaining--; if (s.remaining <= 0) scripts.splice(i, 1); }
-  return s.resp;
+  // A fuzzing entry used N times answers with seeds fuzz, fuzz+1, ... so each answer differs.
+  return s.resp.fuzz !== undefined && use > 0 ? { ...s.resp, fuzz: s.resp.fuzz + use } : s.resp;
 }
 const SCRIPT_KEYS = new Set(['status', 'delayMs', 'goaway', 'reset', 'retryAfter', 'headers', 'body', 'html',
-  'errorCode', 'message', 'field', 'reason', 'timestamp', 'error', 'errorDescription']);
+  'errorCode', 'message', 'field', 'fieldDescription', 'reason', 'timestamp', 'timestampRaw', 'error',
+  'errorDescription', 'expiresIn', 'expiresInRaw', 'answer', 'fuzz', 'fuzzKind']);
+
+// Named answers: `answer` expands into these fields (fields given next to it win). The FCM bodies are the ones
+// Google sends (see the header comment for sources).
+const ANSWERS = {
+  fcm: {
+    UNREGISTERED: { status: 404, errorCode: 'UNREGISTERED' },
+    SENDER_ID_MISMATCH: { status: 403, errorCode: 'SENDER_ID_MISMATCH' },
+    INVALID_TOKEN_FIELD: { status: 400, errorCode: 'INVALID_ARGUMENT', message: 'Request contains an invalid argument.', field: 'message.token', fieldDescription: 'Invalid registration token' },
+    INVALID_TOKEN_MESSAGE: { status: 400, errorCode: 'INVALID_ARGUMENT', message: 'The registration token is not a valid FCM registration token' },
+    INVALID_ARGUMENT: { status: 400, errorCode: 'INVALID_ARGUMENT', message: 'Request contains an invalid argument.' },
+    QUOTA_EXCEEDED: { status: 429, errorCode: 'QUOTA_EXCEEDED' },
+    UNAVAILABLE: { status: 503, errorCode: 'UNAVAILABLE' },
+    INTERNAL: { status: 500, errorCode: 'INTERNAL' },
+    THIRD_PARTY_AUTH_ERROR: { status: 401, errorCode: 'THIRD_PARTY_AUTH_ERROR' },
+    UNAUTHENTICATED: { status: 401, errorCode: null },
+    PERMISSION_DENIED: { status: 403, errorCode: null, message: 'The caller does not have permission' },
+  },
+  // Every reason Apple documents, with its status.
+  apns: Object.fromEntries(Object.entries({
+    400: ['BadCollapseId', 'BadDeviceToken', 'BadExpirationDate', 'BadMessageId', 'BadPriority', 'BadTopic',
+      'DeviceTokenNotForTopic', 'DuplicateHeaders', 'IdleTimeout', 'InvalidPushType', 'MissingDeviceToken',
+      'MissingTopic', 'PayloadEmpty', 'TopicDisallowed'],
+    403: ['BadCertificate', 'BadCertificateEnvironment', 'ExpiredProviderToken', 'Forbidden', 'InvalidProviderToken',
+      'MissingProviderToken', 'UnrelatedKeyIdInToken', 'BadEnvironmentKeyInToken'],
+    404: ['BadPath'], 405: ['MethodNotAllowed'], 410: ['ExpiredToken', 'Unregistered'], 413: ['PayloadTooLarge'],
+    429: ['TooManyProviderTokenUpdates', 'TooManyRequests'], 500: ['InternalServerError'],
+    503: ['ServiceUnavailable', 'Shutdown'],
+  }).flatMap(([status, reasons]) => reasons.map((reason) => [reason, { status: Number(status), reason }]))),
+  oauth: {
+    invalid_grant: { status: 400, error: 'invalid_grant', errorDescription: 'Invalid JWT Signature.' },
+    invalid_scope: { status: 400, error: 'invalid_scope', errorDescription: 'Invalid OAuth scope or ID token audience provided.' },
+    invalid_client: { status: 401, error: 'invalid_client', errorDescription: 'The OAuth client was not found.' },
+    unauthorized_client: { status: 401, error: 'unauthorized_client', errorDescription: 'Client is unauthorized to retrieve access tokens using this method.' },
+    internal_failure: { status: 500, error: 'internal_failure', errorDescription: 'Backend Error' },
+  },
+};
+
+function checkScriptEntry(role, r) {
+  const unknown = Object.keys(r).filter((k) => !SCRIPT_KEYS.has(k));
+  if (unknown.length) throw new Error(`unknown script field(s) ${unknown.join(', ')}`);
+  let entry = r;
+  if (r.answer !== undefined) {
+    const table = ANSWERS[role];
+    if (!table) throw new Error(`answer needs role fcm, apns or oauth (got ${role})`);
+    const preset = table[r.answer];
+    if (!preset) throw new Error(`unknown ${role} answer ${JSON.stringify(r.answer)}; known: ${Object.keys(table).join(', ')}`);
+    entry = { ...preset, ...r };
+  }
+  if (entry.status !== undefined && !(Number.isInteger(entry.status) && entry.status >= 100 && entry.status <= 599)) throw new Error(`bad status ${entry.status}`);
+  if (entry.fuzz !== undefined && !Number.isSafeInteger(entry.fuzz)) throw new Error('fuzz must be an integer seed');
+  if (entry.fuzzKind !== undefined && !FUZZ_KINDS.includes(entry.fuzzKind)) throw new Error(`unknown fuzzKind ${entry.fuzzKind}; known: ${FUZZ_KINDS.join(', ')}`);
+  for (const k of ['timestampRaw', 'expiresInRaw']) {
+    if (entry[k] !== undefined && (typeof entry[k] !== 'string' || entry[k].length === 0)) throw new Error(`${k} must be a non-empty string (a JSON literal)`);
+  }
+  return entry;
+}
+
 function addScript(body) {
   if (!isObj(body)) throw new Error('script must be a JSON object');
   const role = body.role ?? 'any';
@@ -500,23 +635,137 @@ function addScript(body) {
   const { role: _r, token: _t, responses, times, persist, ...single } = body;
   const list = responses !== undefined ? responses : [single];
   if (!Array.isArray(list) || list.some((r) => !isObj(r))) throw new Error('responses must be an array of objects');
-  for (const r of list) {
-    const unknown = Object.keys(r).filter((k) => !SCRIPT_KEYS.has(k));
-    if (unknown.length) throw new Error(`unknown script field(s) ${unknown.join(', ')}`);
-    if (r.status !== undefined && !(Number.isInteger(r.status) && r.status >= 100 && r.status <= 599)) throw new Error(`bad status ${r.status}`);
-    scripts.push({ role, token, resp: r, remaining: responses !== undefined ? 1 : Math.max(1, times | 0 || 1), persist: responses === undefined && !!persist });
+  const entries = list.map((r) => checkScriptEntry(role, r));
+  for (const resp of entries) {
+    scripts.push({ role, token, resp, used: 0, remaining: responses !== undefined ? 1 : Math.max(1, times | 0 || 1), persist: responses === undefined && !!persist });
   }
   return list.length;
 }
 
-function applyScriptExtras(resp, s) {
+function applyScriptExtras(resp, s, role) {
   resp.headers = resp.headers ?? {};
   if (s.retryAfter !== undefined) resp.headers['retry-after'] = String(s.retryAfter);
   if (isObj(s.headers)) for (const [k, v] of Object.entries(s.headers)) resp.headers[k.toLowerCase()] = String(v);
+  // OAuth: a token endpoint that answers 200 with an absurd expires_in (the token itself stays valid for
+  // settings.tokenLifetime seconds).
+  if (role === 'oauth' && resp.status === 200 && isObj(resp.json) && 'access_token' in resp.json) {
+    if (s.expiresInRaw !== undefined) { resp.json.expires_in = new Raw(s.expiresInRaw); resp.raw = true; }
+    else if (s.expiresIn !== undefined) resp.json.expires_in = s.expiresIn;
+  }
   if (s.body !== undefined && s.status !== undefined) {
     delete resp.json;
     resp.text = typeof s.body === 'string' ? s.body : JSON.stringify(s.body);
   }
+}
+
+// ----- raw JSON literals and fuzzed bodies ---------------------------------------------------------------------
+// A JSON literal written as is (1e400, 123456789012345678901234567890, -0): JSON.stringify cannot produce these.
+// In records (`response`) it shows as its text; `responseText` has the exact body.
+class Raw {
+  constructor(text) { this.text = text; }
+  toJSON() { return this.text; }
+}
+function serialize(v) {
+  if (v instanceof Raw) return v.text;
+  if (Array.isArray(v)) return `[${v.map(serialize).join(',')}]`;
+  if (isObj(v)) return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${serialize(x)}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+// Deterministic PRNG (mulberry32): the same seed gives the same garbage, so a failing fuzz case can be replayed.
+function rng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (n) => Math.floor(next() * n), pick: (list) => list[Math.floor(next() * list.length)] };
+}
+const FUZZ_KINDS = ['truncate', 'nonjson', 'binary', 'empty', 'bom', 'trailing', 'wrongType', 'hugeNumber', 'deep',
+  'longString', 'badString', 'duplicateKey'];
+const HUGE_NUMBERS = ['1e300', '-1e300', '1e400', '-1e400', '1e-400', '123456789012345678901234567890',
+  '9223372036854775807', '9223372036854775808', '-9223372036854775809', '18446744073709551616',
+  '1.7976931348623157e308', '4.9e-324', '-0', '0.5', '-1', '3.999999999999999999999', '1E+2', '0e0'];
+const OTHER_TYPES = [null, true, false, 0, -1, '', 'x', '3600', [], {}, [1, 2], { a: 1 }];
+// JSON strings a strict parser refuses or must handle with care: lone surrogates, NUL, a bad escape, raw control
+// characters, a short \u escape.
+const BAD_STRINGS = ['"\\ud800"', '"\\udc00x"', '"\\u0000"', '"a\\u0000b"', '"\\uD83D\\uDE00"', '"\\x41"', '"tab\there"',
+  '"\\u12"', '"new\nline"', '"\u00e9\u00e8"'];
+const NON_JSON = ['<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>', 'Internal Server Error',
+  'null', 'true', '[]', '"reason"', '42', 'NaN', 'Infinity', "{'reason':'BadDeviceToken'}",
+  '{reason: BadDeviceToken}', '{"reason":"BadDeviceToken"', '}', '{"error":', 'ok'];
+
+// Every path inside v (objects and arrays), the root included as [].
+function paths(v, at = [], out = []) {
+  out.push(at);
+  if (Array.isArray(v)) v.forEach((x, i) => paths(x, [...at, i], out));
+  else if (isObj(v)) for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
+  return out;
+}
+function replaceAt(v, at, value) {
+  if (at.length === 0) return value;
+  const copy = Array.isArray(v) ? [...v] : { ...v };
+  copy[at[0]] = replaceAt(v[at[0]], at.slice(1), value);
+  return copy;
+}
+function nested(depth, r) {
+  const open = r.next() < 0.5 ? '[' : '{"a":';
+  const close = open === '[' ? ']' : '}';
+  return new Raw(`${open.repeat(depth)}1${close.repeat(depth)}`);
+}
+
+/// Garbage made from `template` (the body the answer would have had): {text | bytes, kind, path}.
+function fuzzBody(template, seed, kind) {
+  const r = rng(seed);
+  kind = kind ?? r.pick(FUZZ_KINDS);
+  const base = isObj(template) || Array.isArray(template) ? template : {};
+  const text = serialize(base);
+  // Prefer leaves (the values a parser reads); the root only when there is nothing else.
+  const all = paths(base);
+  const inner = all.length > 1 ? all.slice(1) : all;
+  const at = r.pick(inner);
+  const replaced = (value) => ({ text: serialize(replaceAt(base, at, value)), kind, path: at.join('.') });
+  switch (kind) {
+    case 'truncate': return { text: text.length > 1 ? text.slice(0, 1 + r.int(text.length - 1)) : '{', kind };
+    case 'nonjson': return { text: r.pick(NON_JSON), kind };
+    case 'binary': {
+      const n = 1 + r.int(64);
+      const b = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) b[i] = r.int(256);
+      b[0] = r.pick([0x00, 0xff, 0xc3, 0x80, 0xfe]);
+      return { bytes: b, kind };
+    }
+    case 'empty': return { text: '', kind };
+    case 'bom': return { text: `\ufeff${text}`, kind };
+    case 'trailing': return { text: text + r.pick(['x', ' }', '\u0000', '{}', ',', '\n\n{"reason":"BadDeviceToken"}']), kind };
+    case 'wrongType': return replaced(r.pick(OTHER_TYPES));
+    case 'hugeNumber': return replaced(new Raw(r.pick(HUGE_NUMBERS)));
+    case 'deep': return replaced(nested(r.pick([17, 33, 100, 1000, 10000]), r));
+    case 'longString': return replaced('x'.repeat(r.pick([4097, 65536, 300000])));
+    case 'badString': return replaced(new Raw(r.pick(BAD_STRINGS)));
+    case 'duplicateKey': {
+      const obj = isObj(base) && Object.keys(base).length ? base : { reason: 'BadDeviceToken' };
+      const key = r.pick(Object.keys(obj));
+      const other = serialize(r.pick([...OTHER_TYPES, 'Unregistered']));
+      const body = serialize(obj);
+      return { text: `{${JSON.stringify(key)}:${other},${body.slice(1)}`, kind, path: key };
+    }
+    default: throw new Error(`unknown fuzz kind ${kind}`);
+  }
+}
+
+function applyFuzz(resp, s, rec) {
+  const template = resp.json ?? (resp.text !== undefined ? (() => { try { return JSON.parse(resp.text); } catch { return {}; } })() : {});
+  const f = fuzzBody(template, s.fuzz, s.fuzzKind);
+  delete resp.json;
+  delete resp.text;
+  delete resp.raw;
+  if (f.bytes) resp.bytes = f.bytes; else resp.text = f.text;
+  resp.headers = { ...(resp.headers ?? {}), 'content-type': 'application/json; charset=UTF-8' };
+  rec.fuzz = { seed: s.fuzz, kind: f.kind, path: f.path ?? null };
 }
 
 const GOOGLE_STATUS = {
@@ -547,13 +796,13 @@ function googleHtml(status) {
 const htmlResp = (status) => ({ status, headers: { 'content-type': 'text/html; charset=UTF-8' }, text: googleHtml(status) });
 
 // Google error body. code: FcmError errorCode or null; field: BadRequest fieldViolation field or undefined.
-function googleError(status, message, code, field, onlyBadRequest = false) {
+function googleError(status, message, code, field, onlyBadRequest = false, fieldDescription = undefined) {
   const [st, defMsg] = GOOGLE_STATUS[status] ?? ['UNKNOWN', 'Unknown error.'];
   const msg = message ?? (code && FCM_CODE_MESSAGE[code]) ?? defMsg;
   const details = [];
   if (code && !onlyBadRequest) details.push({ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: code });
   if (field !== undefined) {
-    const v = { description: msg };
+    const v = { description: fieldDescription ?? msg };
     if (field !== null) v.field = field;
     details.push({ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [v] });
   }
@@ -567,8 +816,7 @@ function googleError(status, message, code, field, onlyBadRequest = false) {
 function scriptedFcm(s, ctx) {
   if (s.html) return htmlResp(s.status);
   const code = 'errorCode' in s ? s.errorCode : (FCM_DEFAULT_CODE[s.status] ?? null);
-  if (s.status === 401) return googleError(401, s.message, null, undefined);
-  return googleError(s.status, s.message, code, s.field);
+  return googleError(s.status, s.message, code, s.field, false, s.fieldDescription);
 }
 function scriptedApns(s, ctx) {
   const reason = s.reason ?? ({ 400: 'BadDeviceToken', 403: 'InvalidProviderToken', 404: 'BadPath', 405: 'MethodNotAllowed', 410: 'Unregistered', 413: 'PayloadTooLarge', 429: 'TooManyRequests', 500: 'InternalServerError', 503: 'ServiceUnavailable' }[s.status] ?? 'InternalServerError');
@@ -576,7 +824,12 @@ function scriptedApns(s, ctx) {
   if ((reason === 'ExpiredProviderToken' || reason === 'InvalidProviderToken') && ctx.rec.jwt?.header?.kid) {
     keyState(ctx.rec.jwt.header.kid).allowNextChange = true;
   }
-  return apnsError(s.status, reason, ctx, s.status === 410 ? (s.timestamp ?? now()) : s.timestamp);
+  // 410: timestamp defaults to now; an explicit one (even null) is sent as given.
+  const timestamp = s.timestampRaw !== undefined ? new Raw(s.timestampRaw)
+    : 'timestamp' in s ? s.timestamp : s.status === 410 ? now() : undefined;
+  const resp = apnsError(s.status, reason, ctx, timestamp);
+  if (timestamp instanceof Raw) resp.raw = true;
+  return resp;
 }
 function scriptedOauth(s) {
   if (s.html) return htmlResp(s.status);
@@ -834,6 +1087,28 @@ function verifyApnsJwt(raw) {
   return { jwt };
 }
 
+// APNs environments: a token registered for one environment (POST /control/tokens) is refused with BadDeviceToken by
+// the other; a token registered for neither is accepted by both unless settings.apnsStrictTokens.
+const ENVIRONMENTS = ['production', 'sandbox'];
+let apnsTokens = new Map(); // lowercased device token -> environment
+function tokenBelongsTo(token, environment) {
+  const env = apnsTokens.get(token.toLowerCase());
+  return env === undefined ? !settings.apnsStrictTokens : env === environment;
+}
+function addTokens(b) {
+  if (!isObj(b)) throw new Error('tokens must be a JSON object');
+  const counts = {};
+  for (const [env, list] of Object.entries(b)) {
+    if (!ENVIRONMENTS.includes(env)) throw new Error(`unknown environment ${env} (production or sandbox)`);
+    if (!Array.isArray(list) || list.some((t) => typeof t !== 'string' || t === '')) throw new Error(`${env} must be an array of tokens`);
+  }
+  for (const [env, list] of Object.entries(b)) {
+    for (const t of list) apnsTokens.set(t.toLowerCase(), env);
+    counts[env] = list.length;
+  }
+  return counts;
+}
+
 function apns(ctx) {
   const { headers, method, cls, text, bodyBytes, rec } = ctx;
   if (method !== 'POST') return apnsError(405, 'MethodNotAllowed', ctx);
@@ -879,6 +1154,7 @@ function apns(ctx) {
   const id = headers['apns-id'];
   if (id !== undefined && !UUID.test(id)) return apnsError(400, 'BadMessageId', ctx);
   if (!HEX_TOKEN.test(cls.deviceToken)) return apnsError(400, 'BadDeviceToken', ctx);
+  if (!tokenBelongsTo(cls.deviceToken, ctx.session?.environment ?? 'production')) return apnsError(400, 'BadDeviceToken', ctx);
   if (bodyBytes === 0) return apnsError(400, 'PayloadEmpty', ctx);
   if (bodyBytes > APNS_MAX_PAYLOAD) return apnsError(413, 'PayloadTooLarge', ctx);
   let payload;
@@ -893,6 +1169,7 @@ function settingsPatch(b) {
   const types = {
     tokenLifetime: 'number', skewMs: 'number', clockOffsetMs: 'number', apnsKeyId: 'string', teamId: 'string',
     bundleId: 'string', enforceTokenUpdateRate: 'boolean', apnsStreamGate: 'boolean', tokenUri: 'string', maxRecords: 'number',
+    apnsStrictTokens: 'boolean',
   };
   for (const [k, v] of Object.entries(b)) {
     if (!(k in types)) throw new Error(`unknown setting ${k}`);
@@ -900,7 +1177,9 @@ function settingsPatch(b) {
   }
   Object.assign(settings, b);
   if ('apnsStreamGate' in b) {
-    try { server.updateSettings({ maxConcurrentStreams: b.apnsStreamGate ? 1 : 100 }); } catch (e) { log(`updateSettings ${e.message}`); }
+    for (const srv of servers) {
+      try { srv.updateSettings({ maxConcurrentStreams: b.apnsStreamGate ? 1 : 100 }); } catch (e) { log(`updateSettings ${e.message}`); }
+    }
   }
 }
 
@@ -920,6 +1199,7 @@ function clearAll(b) {
   records = [];
   dropped = 0;
   scripts = [];
+  apnsTokens = new Map();
   resetCounters();
   sessionsOpened = 0;
   maxConcurrent = Math.max(0, ...[...sessions].map((s) => s.activeStreams));
@@ -930,7 +1210,7 @@ function clearAll(b) {
     settings = DEFAULT_SETTINGS();
     issued.clear();
     apnsKeyState = new Map();
-    try { server.updateSettings({ maxConcurrentStreams: 100 }); } catch { /* ignore */ }
+    for (const srv of servers) { try { srv.updateSettings({ maxConcurrentStreams: 100 }); } catch { /* ignore */ } }
   }
   for (const w of waiters) { clearTimeout(w.timer); w.resolve({ ok: false, count: 0, cleared: true }); }
   waiters = [];
@@ -958,11 +1238,16 @@ const control = http.createServer((req, res) => {
         case 'GET /control/requests': {
           const role = url.searchParams.get('role');
           const since = Number(url.searchParams.get('since') ?? 0);
-          const list = records.filter((r) => (!role || role === 'any' || r.role === role) && r.seq > since);
+          const token = url.searchParams.get('token');
+          const environment = url.searchParams.get('environment');
+          const list = records.filter((r) => (!role || role === 'any' || r.role === role) && r.seq > since
+            && (token === null || sameToken(r.role, r.deviceToken, token))
+            && (environment === null || r.environment === environment));
           return send(200, { requests: list, dropped });
         }
         case 'POST /control/clear': clearAll(body); return send(200, { ok: true });
         case 'POST /control/script': return send(200, { ok: true, queued: addScript(body) });
+        case 'POST /control/tokens': return send(200, { ok: true, ...addTokens(body) });
         case 'POST /control/set': settingsPatch(body); return send(200, { ok: true, settings });
         case 'GET /control/settings': return send(200, { settings });
         case 'GET /control/stats': return send(200, stats());
@@ -1010,9 +1295,9 @@ function shutdown(code = 0) {
   for (const w of waiters) { clearTimeout(w.timer); try { w.resolve({ ok: false, count: 0 }); } catch { /* ignore */ } }
   for (const s of sessions) { try { s.destroy(); } catch { /* ignore */ } }
   control.closeAllConnections?.();
-  let open = 2;
+  let open = servers.length + 1;
   const done = () => { if (--open === 0) process.exit(code); };
-  server.close(done);
+  for (const srv of servers) srv.close(done);
   control.close(done);
 }
 process.on('SIGTERM', () => shutdown(0));
@@ -1021,7 +1306,9 @@ process.on('SIGINT', () => shutdown(0));
 try {
   const port = await listen(server, Number(opt.port));
   const controlPort = await listen(control, Number(opt['control-port']));
-  const line = JSON.stringify({ port, control_port: controlPort });
+  const ready = { port, control_port: controlPort };
+  if (sandboxServer) ready.sandbox_port = await listen(sandboxServer, Number(opt['sandbox-port']));
+  const line = JSON.stringify(ready);
   if (opt['ready-file']) {
     const tmp = `${opt['ready-file']}.tmp-${process.pid}`;
     fs.writeFileSync(tmp, `${line}\n`);

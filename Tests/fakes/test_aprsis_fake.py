@@ -196,6 +196,19 @@ class LoginTests(FakeTestCase):
         self.assertEqual(clients[0]["vers"], "aprs-cloud 0.1")
         self.assertEqual(self.ok(cmd="wait", what="login", count=3, timeout=1)["count"], 3)
 
+    def test_logged_in_at_marks_the_logresp(self):
+        before = time.time()
+        conn = self.connect()
+        self.assertIsNone(self.ok(cmd="clients")["clients"][0]["logged_in_at"])
+        conn.login(b"N0CALL", b"13023")
+        after = time.time()
+        client = self.ok(cmd="clients")["clients"][0]
+        self.assertTrue(before <= client["connected_at"] <= client["logged_in_at"] <= after, (before, client, after))
+        conn.close()
+        self.ok(cmd="wait", what="disconnect", count=1, timeout=5)
+        ended = self.ok(cmd="clients")["history"][0]
+        self.assertEqual(ended["logged_in_at"], client["logged_in_at"])
+
     def test_unverified_logins(self):
         conn = self.connect()
         self.assertEqual(conn.login(b"N0CALL", b"-1"), b"# logresp N0CALL unverified, server T2FAKE")

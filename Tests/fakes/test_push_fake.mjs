@@ -42,8 +42,8 @@ function signES256(claims = { iss: 'TEAM123456', iat: nowS() }, { header = {}, k
   return `${input}.${sig.toString('base64url')}`;
 }
 
-function connect(host = '127.0.0.1') {
-  const c = http2.connect(`https://${host}:${port}`, { ca, servername: host === '127.0.0.1' ? undefined : host });
+function connect(host = '127.0.0.1', toPort = port) {
+  const c = http2.connect(`https://${host}:${toPort}`, { ca, servername: host === '127.0.0.1' ? undefined : host });
   c.on('error', () => {});
   clients.push(c);
   return c;
@@ -72,8 +72,8 @@ function h2(client, headers, body, timeoutMs = 5000) {
   });
 }
 
-async function ctl(method, p, body) {
-  const res = await fetch(`http://127.0.0.1:${controlPort}${p}`, {
+async function ctl(method, p, body, toControlPort = controlPort) {
+  const res = await fetch(`http://127.0.0.1:${toControlPort}${p}`, {
     method,
     headers: body !== undefined ? { 'content-type': 'application/json' } : {},
     body: body !== undefined ? JSON.stringify(body) : undefined,
@@ -586,4 +586,221 @@ test('curl --http2 --cacert reaches the fake (token exchange and APNs)', async (
   const apnsOut = await run(['-H', `authorization: bearer ${apnsJwt}`, '-H', 'apns-topic: org.example.htcommander', '-H', 'apns-push-type: alert', '-H', 'apns-priority: 10',
     '-d', '{"aps":{"alert":{"title":"t","body":"b"}}}', `https://localhost:${port}/3/device/${DEVICE}`]);
   assert.equal(apnsOut.trim(), '2 200');
+});
+
+// ----- named answers per token, absurd values, fuzzing, environments --------------------------------------------
+test('fcm: named answers per token, with the bodies FCM sends; other tokens get real answers', async () => {
+  const c = connect();
+  const tok = await accessToken(c);
+  const answers = ['UNREGISTERED', 'SENDER_ID_MISMATCH', 'INVALID_TOKEN_FIELD', 'INVALID_TOKEN_MESSAGE', 'INVALID_ARGUMENT', 'THIRD_PARTY_AUTH_ERROR', 'PERMISSION_DENIED', 'UNAUTHENTICATED'];
+  for (const answer of answers) assert.deepEqual(await ctl('POST', '/control/script', { role: 'fcm', token: `t-${answer}`, answer }), { ok: true, queued: 1 });
+  const send = (token) => fcmSend(c, tok, goodMessage({ token }));
+  const r = Object.fromEntries(await Promise.all(answers.map(async (a) => [a, await send(`t-${a}`)])));
+  assert.equal((await send('someone-else')).status, 200, 'a token without a script gets a real answer');
+  assert.deepEqual(r.UNREGISTERED.json, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'UNREGISTERED' }] } });
+  assert.equal(r.SENDER_ID_MISMATCH.status, 403);
+  assert.equal(fcmErrorCode(r.SENDER_ID_MISMATCH.json), 'SENDER_ID_MISMATCH');
+  assert.equal(r.SENDER_ID_MISMATCH.json.error.status, 'PERMISSION_DENIED');
+  assert.deepEqual(r.INVALID_TOKEN_FIELD.json, { error: { code: 400, message: 'Request contains an invalid argument.', status: 'INVALID_ARGUMENT', details: [
+    { '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'INVALID_ARGUMENT' },
+    { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.token', description: 'Invalid registration token' }] }] } });
+  // What FCM answers today for a bad token: no fieldViolation, only the message says so.
+  assert.deepEqual(r.INVALID_TOKEN_MESSAGE.json, { error: { code: 400, message: 'The registration token is not a valid FCM registration token', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'INVALID_ARGUMENT' }] } });
+  assert.deepEqual(r.INVALID_ARGUMENT.json, { error: { code: 400, message: 'Request contains an invalid argument.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'INVALID_ARGUMENT' }] } });
+  assert.equal(r.THIRD_PARTY_AUTH_ERROR.status, 401);
+  assert.equal(fcmErrorCode(r.THIRD_PARTY_AUTH_ERROR.json), 'THIRD_PARTY_AUTH_ERROR');
+  assert.equal(r.PERMISSION_DENIED.status, 403);
+  assert.equal(r.PERMISSION_DENIED.json.error.details, undefined);
+  assert.equal(r.UNAUTHENTICATED.status, 401);
+  assert.equal(r.UNAUTHENTICATED.json.error.details, undefined);
+  // A field given next to the answer wins: a violation on another field.
+  await ctl('POST', '/control/script', { role: 'fcm', token: 'ttl', answer: 'INVALID_ARGUMENT', field: 'message.android.ttl' });
+  assert.deepEqual(fieldViolations((await send('ttl')).json).map((v) => v.field), ['message.android.ttl']);
+  // The record shows the expanded entry; the token filter finds one device's requests.
+  const { requests } = await ctl('GET', `/control/requests?role=fcm&token=${encodeURIComponent('t-UNREGISTERED')}`);
+  assert.equal(requests.length, 1);
+  assert.deepEqual(requests[0].scripted, { status: 404, errorCode: 'UNREGISTERED', answer: 'UNREGISTERED' });
+  assert.equal(requests[0].body.message.token, 't-UNREGISTERED');
+  await assert.rejects(ctl('POST', '/control/script', { role: 'fcm', answer: 'GONE' }), /unknown fcm answer .*GONE.*; known: UNREGISTERED, SENDER_ID_MISMATCH/);
+  await assert.rejects(ctl('POST', '/control/script', { answer: 'UNREGISTERED' }), /answer needs role/);
+});
+
+test('apns: named answers; 410 timestamps absurd, negative, strings and raw literals; record keeps payload and headers', async () => {
+  const c = connect('localhost');
+  const token = (i) => `${'c'.repeat(62)}${String(i).padStart(2, '0')}`;
+  const cases = [
+    [{ answer: 'Unregistered', timestamp: 1e300 }, 410, '{"reason":"Unregistered","timestamp":1e+300}'],
+    [{ answer: 'Unregistered', timestamp: -5 }, 410, '{"reason":"Unregistered","timestamp":-5}'],
+    [{ answer: 'ExpiredToken', timestamp: 'soon' }, 410, '{"reason":"ExpiredToken","timestamp":"soon"}'],
+    [{ answer: 'Unregistered', timestamp: 1.5 }, 410, '{"reason":"Unregistered","timestamp":1.5}'],
+    [{ answer: 'Unregistered', timestamp: null }, 410, '{"reason":"Unregistered","timestamp":null}'],
+    [{ answer: 'Unregistered', timestampRaw: '1e400' }, 410, '{"reason":"Unregistered","timestamp":1e400}'],
+    [{ answer: 'Unregistered', timestampRaw: '123456789012345678901234567890' }, 410, '{"reason":"Unregistered","timestamp":123456789012345678901234567890}'],
+    [{ answer: 'BadDeviceToken' }, 400, '{"reason":"BadDeviceToken"}'],
+    [{ answer: 'DeviceTokenNotForTopic' }, 400, '{"reason":"DeviceTokenNotForTopic"}'],
+    [{ answer: 'TooManyRequests', retryAfter: 30 }, 429, '{"reason":"TooManyRequests"}'],
+    [{ answer: 'Shutdown' }, 503, '{"reason":"Shutdown"}'],
+  ];
+  for (const [i, [entry]] of cases.entries()) await ctl('POST', '/control/script', { role: 'apns', token: token(i), ...entry });
+  for (const [i, [, status, text]] of cases.entries()) {
+    const r = await apnsSend(c, { token: token(i) });
+    assert.equal(r.status, status, text);
+    assert.equal(r.text, text);
+    assert.match(r.headers['apns-id'], /^[0-9A-F-]{36}$/);
+  }
+  const t0 = Date.now();
+  await ctl('POST', '/control/script', { role: 'apns', token: token(99), answer: 'Unregistered' });
+  const plain = await apnsSend(c, { token: token(99) });
+  assert.ok(plain.json.timestamp >= t0 && plain.json.timestamp <= Date.now(), 'default timestamp: now, ms');
+  // The record: the exact body sent, the payload (gcm.message_id) and every apns-* header.
+  const payload = { aps: { alert: { title: 'N0CALL', body: 'hi' }, sound: 'default', 'thread-id': 'N0CALL-7' }, 'gcm.message_id': 'aprs-1234', fromCall: 'N0CALL' };
+  assert.equal((await apnsSend(c, { payload, headers: { 'apns-collapse-id': 'N0CALL-7', 'apns-id': '11111111-2222-3333-4444-555555555555' } })).status, 200);
+  const raw = (await ctl('GET', `/control/requests?role=apns&token=${token(5).toUpperCase()}`)).requests;
+  assert.equal(raw.length, 1, 'the token filter ignores case for APNs');
+  assert.equal(raw[0].responseText, '{"reason":"Unregistered","timestamp":1e400}');
+  assert.equal(raw[0].response.timestamp, '1e400', 'raw literals show as their text in response');
+  const last = (await ctl('GET', `/control/requests?role=apns&token=${DEVICE}`)).requests.at(-1);
+  assert.equal(last.body['gcm.message_id'], 'aprs-1234');
+  assert.equal(last.headers['apns-collapse-id'], 'N0CALL-7');
+  assert.equal(last.headers['apns-push-type'], 'alert');
+  assert.equal(last.headers['apns-priority'], '10');
+  assert.equal(last.headers['apns-topic'], 'org.example.htcommander');
+  assert.match(last.headers['apns-expiration'], /^\d+$/);
+  assert.equal(last.headers['apns-id'], '11111111-2222-3333-4444-555555555555');
+  assert.equal(last.environment, 'production');
+  await assert.rejects(ctl('POST', '/control/script', { role: 'apns', answer: 'NotAReason' }), /unknown apns answer/);
+  await assert.rejects(ctl('POST', '/control/script', { role: 'apns', answer: 'Unregistered', timestampRaw: 5 }), /timestampRaw must be a non-empty string/);
+});
+
+test('oauth: absurd expires_in (huge, negative, float, string, raw); the token still works for its real lifetime', async () => {
+  const c = connect();
+  const cases = [[1e300, '1e+300'], [-5, '-5'], [3599.5, '3599.5'], ['3599', '"3599"'], [null, 'null'], [0, '0']];
+  for (const [value] of cases) await ctl('POST', '/control/script', { role: 'oauth', expiresIn: value });
+  await ctl('POST', '/control/script', { role: 'oauth', expiresInRaw: '99999999999999999999999' });
+  await ctl('POST', '/control/script', { role: 'oauth', answer: 'internal_failure' });
+  for (const [, text] of [...cases, [null, '99999999999999999999999']]) {
+    const r = await tokenRequest(c, signRS256(saClaims()));
+    assert.equal(r.status, 200);
+    assert.match(r.text, new RegExp(`^\\{"access_token":"ya29\\.fake-\\d+","expires_in":${text.replace(/[.+]/g, '\\$&')},"token_type":"Bearer"\\}$`));
+    assert.equal((await fcmSend(c, JSON.parse(r.text.replace(/"expires_in":[^,]+/, '"expires_in":0')).access_token, goodMessage())).status, 200, `token from expires_in ${text} works`);
+  }
+  const failed = await tokenRequest(c, signRS256(saClaims()));
+  assert.equal(failed.status, 500);
+  assert.deepEqual(failed.json, { error: 'internal_failure', error_description: 'Backend Error' });
+  // A bad JWT is still refused: expiresIn only changes a 200.
+  await ctl('POST', '/control/script', { role: 'oauth', expiresIn: -1 });
+  assert.equal((await tokenRequest(c, signRS256(saClaims({ iss: 'x@y' })))).status, 400);
+});
+
+test('fuzz: seeded garbage bodies, reproducible, every kind, recorded', async () => {
+  const c = connect('localhost');
+  const kinds = ['truncate', 'nonjson', 'binary', 'empty', 'bom', 'trailing', 'wrongType', 'hugeNumber', 'deep', 'longString', 'badString', 'duplicateKey'];
+  const bodies = new Map();
+  for (const fuzzKind of kinds) {
+    for (const seed of [1, 2]) {
+      await ctl('POST', '/control/script', { role: 'apns', answer: 'Unregistered', timestamp: 1700000000000, fuzz: seed, fuzzKind, times: 2 });
+      const a = await apnsSend(c);
+      const b = await apnsSend(c);
+      assert.equal(a.status, 410, fuzzKind);
+      assert.equal(a.headers['content-type'], 'application/json; charset=UTF-8');
+      bodies.set(`${fuzzKind}/${seed}`, a.text);
+      bodies.set(`${fuzzKind}/${seed}+1`, b.text);
+    }
+  }
+  const parses = (t) => { try { JSON.parse(t); return true; } catch { return false; } };
+  const original = '{"reason":"Unregistered","timestamp":1700000000000}';
+  const value = '("Unregistered"|1700000000000|[^,{}]*)';
+  for (const seed of ['1', '2', '1+1', '2+1']) {
+    const b = (kind) => bodies.get(`${kind}/${seed}`);
+    assert.equal(b('empty'), '');
+    assert.ok(!parses(b('truncate')) && original.startsWith(b('truncate')), b('truncate'));
+    assert.equal(b('bom'), `\ufeff${original}`);
+    assert.ok(b('trailing').startsWith(original) && b('trailing').length > original.length && !parses(b('trailing')), b('trailing'));
+    assert.match(b('hugeNumber'), new RegExp(`^\\{"reason":${value},"timestamp":${value}\\}$`));
+    assert.ok(/1e300|1e400|1e-400|\d{19,}|e308|e-324|-0|0\.5|-1|3\.9{10}|1E\+2|0e0/.test(b('hugeNumber')), b('hugeNumber'));
+    assert.ok(parses(b('wrongType')) && b('wrongType') !== original, b('wrongType'));
+    assert.match(b('deep'), /(\[|\{"a":){17}/);
+    assert.ok(b('longString').length > 4096 && parses(b('longString')));
+    assert.match(b('badString'), /\\ud800|\\udc00|\\u0000|\\uD83D|\\x41|\t|\\u12"|\n|\u00e9/);
+    assert.match(b('duplicateKey'), /^\{"(reason|timestamp)":.*"\1":/);
+  }
+  assert.notEqual(bodies.get('binary/1'), bodies.get('binary/2'));
+  // Reproducible: the same seed and kind give the same body (times N moves the seed on: seed, seed+1).
+  await ctl('POST', '/control/script', { role: 'apns', answer: 'Unregistered', timestamp: 1700000000000, fuzz: 2, fuzzKind: 'hugeNumber' });
+  assert.equal((await apnsSend(c)).text, bodies.get('hugeNumber/1+1'));
+  // Without fuzzKind the seed picks the kind; many seeds give many different bodies.
+  await ctl('POST', '/control/script', { role: 'fcm', fuzz: 100, times: 40 });
+  const tok = await accessToken(connect());
+  const fcm = connect();
+  const texts = new Set();
+  for (let i = 0; i < 40; i++) {
+    const r = await fcmSend(fcm, tok, goodMessage());
+    assert.equal(r.status, 200, 'fuzz keeps the status of the answer it garbles');
+    texts.add(r.text);
+  }
+  assert.ok(texts.size >= 20, `only ${texts.size} distinct bodies`);
+  const { requests } = await ctl('GET', '/control/requests?role=fcm');
+  const fuzzed = requests.filter((r) => r.fuzz);
+  assert.equal(fuzzed.length, 40);
+  assert.deepEqual(fuzzed.map((r) => r.fuzz.seed), Array.from({ length: 40 }, (_, i) => 100 + i));
+  assert.ok(new Set(fuzzed.map((r) => r.fuzz.kind)).size >= 8);
+  for (const r of fuzzed) {
+    if (r.fuzz.kind === 'binary') assert.ok(r.responseBase64.length > 0);
+    else assert.equal(typeof r.responseText, 'string');
+  }
+  const binary = (await ctl('GET', '/control/requests?role=apns')).requests.find((r) => r.fuzz?.kind === 'binary');
+  assert.ok(Buffer.from(binary.responseBase64, 'base64').length >= 1);
+  await assert.rejects(ctl('POST', '/control/script', { role: 'fcm', fuzz: 'x' }), /fuzz must be an integer seed/);
+  await assert.rejects(ctl('POST', '/control/script', { role: 'fcm', fuzz: 1, fuzzKind: 'nope' }), /unknown fuzzKind nope/);
+});
+
+test('apns environments: --sandbox-port; a token of one environment is BadDeviceToken in the other', async () => {
+  const readyFile = path.join(dir, 'ready-env.json');
+  const env = spawn(process.execPath, [FAKE, '--dir', dir, '--port', '0', '--sandbox-port', '0', '--ready-file', readyFile, '--max-seconds', '60'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => env.on('exit', (code) => resolve(code)));
+  try {
+    const ready = JSON.parse(await readLine(env.stdout, 10000));
+    assert.deepEqual(Object.keys(ready).sort(), ['control_port', 'port', 'sandbox_port']);
+    assert.notEqual(ready.sandbox_port, ready.port);
+    const ctlEnv = (method, p, body) => ctl(method, p, body, ready.control_port);
+    const production = connect('localhost', ready.port);
+    const sandbox = connect('localhost', ready.sandbox_port);
+    const prodToken = 'a1'.repeat(32);
+    const sandToken = 'b2'.repeat(32);
+    const anyToken = 'c3'.repeat(32);
+    assert.deepEqual(await ctlEnv('POST', '/control/tokens', { production: [prodToken], sandbox: [sandToken.toUpperCase()] }), { ok: true, production: 1, sandbox: 1 });
+    const jwt = signES256();
+    const expect = async (client, token, status, reason) => {
+      const r = await apnsSend(client, { jwt, token });
+      assert.equal(r.status, status, `${token.slice(0, 4)}: ${r.text}`);
+      assert.equal(r.json?.reason, reason);
+    };
+    await expect(production, prodToken, 200);
+    await expect(sandbox, prodToken, 400, 'BadDeviceToken');
+    await expect(sandbox, sandToken, 200);
+    await expect(production, sandToken, 400, 'BadDeviceToken');
+    await expect(production, anyToken, 200);
+    await expect(sandbox, anyToken, 200);
+    // Scripts and records are shared; each record says which environment took it.
+    await ctlEnv('POST', '/control/script', { role: 'apns', token: sandToken, answer: 'Unregistered' });
+    await expect(sandbox, sandToken, 410, 'Unregistered');
+    const { requests } = await ctlEnv('GET', '/control/requests?role=apns&environment=sandbox');
+    assert.deepEqual(requests.map((r) => [r.deviceToken.slice(0, 2), r.status]), [['a1', 400], ['b2', 200], ['c3', 200], ['b2', 410]]);
+    assert.ok(requests.every((r) => r.environment === 'sandbox'));
+    assert.equal((await ctlEnv('GET', '/control/requests?role=apns&environment=production')).requests.length, 3);
+    // Strict: a token registered nowhere is refused by both.
+    await ctlEnv('POST', '/control/set', { apnsStrictTokens: true });
+    await expect(production, anyToken, 400, 'BadDeviceToken');
+    await expect(sandbox, anyToken, 400, 'BadDeviceToken');
+    await expect(production, prodToken, 200);
+    // A clear forgets the token environments.
+    await ctlEnv('POST', '/control/clear');
+    await ctlEnv('POST', '/control/set', { apnsStrictTokens: false });
+    await expect(production, sandToken, 200);
+    await assert.rejects(ctlEnv('POST', '/control/tokens', { staging: [prodToken] }), /unknown environment staging/);
+    await assert.rejects(ctlEnv('POST', '/control/tokens', { sandbox: 'x' }), /must be an array/);
+  } finally {
+    env.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  }
 });

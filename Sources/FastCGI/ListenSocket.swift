@@ -5,31 +5,42 @@ import CFastCGI
 #endif
 
 /// The FastCGI listening socket: our own (`--listen`) or the one inherited on fd 0.
-struct ListenSocket {
-  enum Kind: String {
+public struct ListenSocket: Sendable {
+  /// Where the socket came from.
+  public enum Kind: String, Sendable {
+    /// A unix socket this process created (removed again by `close`).
     case unix
+    /// A TCP socket this process opened.
     case tcp
+    /// The listening socket spawn-fcgi, mod_fcgid or systemd passed on fd 0 (left open by `close`).
     case inherited
   }
 
-  let fd: Int32
-  let kind: Kind
+  /// The listening descriptor (non-blocking).
+  public let fd: Int32
+  public let kind: Kind
   /// What the start line shows: the path, `HOST:PORT`, or `fd:0`.
-  let address: String
+  public let address: String
   /// The socket file we created (removed at exit if it is still ours).
   private let ownedPath: String?
   private let ownedIdentity: (dev: UInt, ino: UInt)?
 
+  /// The listen backlog of the sockets we open: connections waiting while every worker is busy.
   static let backlog: Int32 = 1024
 
+  /// Whether fd 0 is a listening socket (spawn-fcgi, mod_fcgid, systemd with
+  /// `StandardInput=socket`) rather than a CGI request's body or a terminal. Asks libfcgi
+  /// (`FCGX_IsCGI`), which also initialises it.
+  public static func fdZeroIsListening() -> Bool { FCGX_IsCGI() == 0 }
+
   /// The socket spawn-fcgi, mod_fcgid or systemd passed as standard input.
-  static func inherited() throws(StartupError) -> ListenSocket {
+  public static func inherited() throws(StartupError) -> ListenSocket {
     try makeNonBlocking(0, "fd 0")
     return ListenSocket(fd: 0, kind: .inherited, address: "fd:0", ownedPath: nil, ownedIdentity: nil)
   }
 
   /// Opens `spec`: `HOST:PORT` (IPv4 or a name, as libfcgi accepts) or a unix socket path.
-  static func open(_ spec: String) throws(StartupError) -> ListenSocket {
+  public static func open(_ spec: String) throws(StartupError) -> ListenSocket {
     if spec.hasPrefix("[") {
       throw StartupError("--listen \(spec): libfcgi has no IPv6; use a unix socket or an IPv4 address")
     }
@@ -117,7 +128,7 @@ struct ListenSocket {
 
   /// Closes our own socket and removes its file if it is still the one we created. An inherited
   /// socket is left alone: systemd keeps it open for the next start.
-  func close() {
+  public func close() {
     guard kind != .inherited else { return }
     _ = Glibc.close(fd)
     if let ownedPath, let ownedIdentity {
@@ -131,8 +142,8 @@ struct ListenSocket {
   }
 }
 
-/// A reason the responder cannot start, for the log (exit status 1).
-struct StartupError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
+/// A reason the server cannot start (socket, pipe, threads), as a sentence for the log.
+public struct StartupError: Error, CustomStringConvertible {
+  public let description: String
+  public init(_ description: String) { self.description = description }
 }

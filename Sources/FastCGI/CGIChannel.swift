@@ -1,20 +1,25 @@
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #endif
 
 /// Plain CGI (RFC 3875): parameters from the environment, the body on standard input (exactly
 /// `CONTENT_LENGTH` bytes), the answer (`Status:`, headers, blank line, body) on standard output.
+/// The descriptors are 0 and 1 in a CGI process; tests pass pipes.
 struct CGIChannel: RequestChannel {
   let environment: [String: String]
+  var input: Int32 = 0
+  var output: Int32 = 1
 
   var bodyEndIsMarked: Bool { false }
 
-  func parameter(_ name: String) -> String? { environment[name] }
+  func parameters() -> [String: String] { environment }
 
   mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
     var total = 0
     while total < buffer.count {
-      let count = Glibc.read(0, buffer.baseAddress! + total, buffer.count - total)
+      let count = Glibc.read(input, buffer.baseAddress! + total, buffer.count - total)
       if count < 0 {
         if errno == EINTR { continue }
         return total > 0 ? total : -1
@@ -25,5 +30,5 @@ struct CGIChannel: RequestChannel {
     return total
   }
 
-  mutating func write(_ bytes: [UInt8]) -> Bool { writeAll(1, bytes) }
+  func write(_ bytes: [UInt8]) -> Bool { writeAll(output, bytes) }
 }

@@ -1,0 +1,81 @@
+/// What the responder's global caps read and write (`[limits]` in the config): how many stations there
+/// are, how many avatar bytes are stored, trimming a station's devices, and the hit counters `/metrics`
+/// shows. The responder calls these inside its one `writeBatch` per register or heartbeat, so a check
+/// and the write it guards see the same data.
+extension Database {
+  /// The meta key holding the running total of stored avatar image bytes (kept by the triggers of
+  /// `sql/004_avatar_bytes.sql`; never written from Swift).
+  static let avatarBytesKey = "avatar_bytes"
+
+  /// Whether a station is stored under `address` (any case).
+  public func hasStation(_ address: String) throws(StoreError) -> Bool {
+    let statement = try prepared("SELECT 1 FROM stations WHERE address = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, address.canonicalAddress)
+    return try statement.step()
+  }
+
+  /// How many stations are stored, live or expired (one count over the smallest index).
+  public func stationCount() throws(StoreError) -> Int {
+    let statement = try prepared("SELECT count(*) FROM stations")
+    defer { statement.reset() }
+    return try statement.step() ? statement.int(0) : 0
+  }
+
+  /// The bytes of every stored avatar image together (base64 text, as stored), read from the running
+  /// total in `meta`; 0 when it is missing or garbled.
+  public func storedAvatarBytes() throws(StoreError) -> Int64 {
+    let statement = try prepared("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, Self.avatarBytesKey)
+    return try statement.step() ? max(0, statement.int64(0)) : 0
+  }
+
+  /// The bytes of the avatar image stored for `address` (any case); 0 when it has none or is unknown.
+  public func avatarImageBytes(of address: String) throws(StoreError) -> Int64 {
+    let statement = try prepared(
+      "SELECT coalesce(length(CAST(avatar_image AS BLOB)), 0) FROM stations WHERE address = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, address.canonicalAddress)
+    return try statement.step() ? statement.int64(0) : 0
+  }
+
+  /// Keeps at most `limit` (at least 1) devices of `station`: the most recently refreshed ones, and
+  /// `sparing` (the token just registered) whatever its refresh time. Returns how many were deleted.
+  @discardableResult
+  public func trimDevices(of station: String, keeping limit: Int, sparing token: String?) throws(StoreError)
+    -> Int
+  {
+    guard limit >= 1 else { throw .invalidArgument("a station keeps at least 1 device (got \(limit))") }
+    return try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        """
+        DELETE FROM devices WHERE station = ?1 AND token IS NOT ?3 AND id NOT IN (
+          SELECT id FROM devices WHERE station = ?1
+          ORDER BY token IS ?3 DESC, refreshed_at DESC, id DESC LIMIT ?2)
+        """)
+      defer { statement.reset() }
+      try statement.bind(1, station.canonicalAddress)
+      try statement.bind(2, limit)
+      try statement.bind(3, token)
+      try statement.run()
+      return changes
+    }
+  }
+
+  /// Adds `amount` to the hits of `limit` (joins the caller's `writeBatch`).
+  public func countLimitHit(_ limit: LimitName, _ amount: Int = 1) throws(StoreError) {
+    guard amount > 0 else { return }
+    try writeTransaction { () throws(StoreError) in
+      try addToMetaCounter(LimitStatus.key(limit), amount)
+    }
+  }
+
+  /// The limits' hit counters and the stored avatar bytes, from one snapshot. Never writes.
+  public func limitStatus() throws(StoreError) -> LimitStatus {
+    try readTransaction { () throws(StoreError) in
+      LimitStatus(
+        metaRows: try metaValues(prefix: LimitStatus.keyPrefix), avatarBytes: try storedAvatarBytes())
+    }
+  }
+}

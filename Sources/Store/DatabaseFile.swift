@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// How a new database file comes to exist.
+enum DatabaseFile {
+  /// Creates an empty file at `path` when there is none, with mode `0666` less the process umask, so
+  /// the umask alone decides who may open the database: SQLite creates its files `0644` less the
+  /// umask, which no umask turns into the group-writable `0660` a group-shared folder needs
+  /// (`Platform.FileModes`). SQLite then gives the `-wal` and `-shm` files the database file's mode, and
+  /// an empty file is an empty database. Special names (empty, `:memory:`, `file:` URIs) are left to
+  /// SQLite; any failure too (SQLite's open reports it).
+  static func createIfMissing(_ path: String) {
+    guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+    let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+    if fd >= 0 { close(fd) }
+  }
+}

@@ -1,0 +1,55 @@
+/// A limit the responder enforces, named exactly as its config key (`[ratelimit]` or `[limits]`), the
+/// `limit` label of `aprs_cloud_limit_hits_total` in `/metrics`.
+public enum LimitName: String, Sendable, CaseIterable {
+  /// `[ratelimit] registrationsPerHour`: registrations per station per hour (429).
+  case registrationsPerHour
+  /// `[ratelimit] heartbeatsPerHour`: heartbeats per station per hour (429).
+  case heartbeatsPerHour
+  /// `[ratelimit] avatarUploadsPerHour`: avatar uploads per station per hour (avatar refused).
+  case avatarUploadsPerHour
+  /// `[ratelimit] newStationsPerAddressPerHour`: stations one client address may create per hour (429).
+  case newStationsPerAddressPerHour
+  /// `[ratelimit] avatarUploadsPerAddressPerHour`: avatar uploads per client address per hour (avatar
+  /// refused).
+  case avatarUploadsPerAddressPerHour
+  /// `[limits] maxStations`: stations the database holds at most (503 for a new one).
+  case maxStations
+  /// `[limits] devicesPerStation`: push tokens per station; a new one replaces the least recently
+  /// refreshed (counted per token replaced).
+  case devicesPerStation
+  /// `[limits] avatarBytesTotal`: bytes of avatar images stored at most (avatar refused).
+  case avatarBytesTotal
+}
+
+/// How often each limit was hit since the database was created (`limits.*` rows of `meta`), and the
+/// bytes of avatar images stored now.
+public struct LimitStatus: Sendable, Equatable {
+  /// Requests refused (for `devicesPerStation`: tokens replaced) by each limit; absent reads as 0.
+  public var hits: [LimitName: Int] = [:]
+  /// The sum of every stored avatar image's length in bytes (base64 text), kept by triggers.
+  public var avatarBytes: Int64 = 0
+
+  /// Nothing hit, nothing stored.
+  public init() {}
+
+  /// The hits of `limit` (0 when it was never hit).
+  public subscript(limit: LimitName) -> Int { hits[limit] ?? 0 }
+}
+
+extension LimitStatus {
+  /// Every hit counter's key starts with this.
+  static let keyPrefix = "limits."
+
+  /// The meta key counting the hits of `limit`.
+  static func key(_ limit: LimitName) -> String { keyPrefix + limit.rawValue }
+
+  /// Decodes the `limits.*` rows (by key); a garbled count reads as 0, unknown keys are ignored.
+  init(metaRows rows: [String: String], avatarBytes: Int64) {
+    self.init()
+    for limit in LimitName.allCases {
+      let count = StatusText.count(rows[Self.key(limit)])
+      if count > 0 { hits[limit] = count }
+    }
+    self.avatarBytes = max(0, avatarBytes)
+  }
+}

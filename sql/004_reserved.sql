@@ -1,3 +1,0 @@
--- Placeholder for migration 004, which another change in flight defines. Migrations are numbered without
--- gaps, so this branch carries an empty 004 until that change lands; the real file replaces this one.
-SELECT 1;
