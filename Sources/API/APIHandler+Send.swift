@@ -89,6 +89,7 @@ extension APIHandler {
         "callsign: APRS-IS drops every packet from \(station.description) (N0CALL, NOCALL and SERVER can receive"
           + " but never send)")
     }
-    return NewSend(station: station.description, addressee: addressee.description, text: text, clientId: clientId)
+    return NewSend(
+      station: station.description, addressee: addressee.description, text: text, clientId: clientId)
   }
 }

@@ -50,7 +50,8 @@ public enum OutgoingMessage {
     switch read.kind {
     case .message:
       guard read.text == text, read.msgno == "1", read.replyAck == nil else {
-        return "text is not read back as itself (receivers drop trailing spaces and read a final {…} as a number)"
+        return
+          "text is not read back as itself (receivers drop trailing spaces and read a final {…} as a number)"
       }
       return nil
     case .ack, .rej:
@@ -73,7 +74,8 @@ public enum OutgoingMessage {
       case .addressed(let read) = AddressedPacket.classify(packet)
     else { return "\(addressee) is not an addressee" }
     switch read.kind {
-    case .bulletin, .announcement: return "\(addressee) is a bulletin address; bulletins are never acknowledged"
+    case .bulletin, .announcement:
+      return "\(addressee) is a bulletin address; bulletins are never acknowledged"
     case .weather: return "\(addressee) is a weather address; such messages are never acknowledged"
     default: return nil
     }
@@ -82,7 +84,8 @@ public enum OutgoingMessage {
   /// `STATION>APRS,TCPIP*::ADDRESSEE:TEXT{MSGNO` + CR LF, the addressee padded with spaces to 9. Calls and the
   /// message number lose spaces and control bytes, the text its control bytes and CR/LF, so nothing can start a
   /// second line. The text goes as its UTF-8 bytes.
-  public static func line(from station: String, to addressee: String, text: String, msgno: String) -> [UInt8] {
+  public static func line(from station: String, to addressee: String, text: String, msgno: String) -> [UInt8]
+  {
     var line: [UInt8] = []
     line.reserveCapacity(32 + text.utf8.count)
     appendCall(station, to: &line)

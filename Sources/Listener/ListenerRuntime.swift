@@ -187,7 +187,8 @@ public final class ListenerRuntime: Sendable {
       let senderDone = try? startThread(
         name: "sender",
         { [self, writerOptions] in
-          runSender(storeOptions: writerOptions, connection: connection, shared: shared, stopped: senderStopped)
+          runSender(
+            storeOptions: writerOptions, connection: connection, shared: shared, stopped: senderStopped)
         })
     else { return failStart(database, "sender") }
 

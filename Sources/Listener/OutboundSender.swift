@@ -35,7 +35,8 @@ final class OutboundSender: @unchecked Sendable {
   init(
     database: Database, scheduler: SendScheduler, pollMs: Int64, logger: Logger,
     canTransmit: @escaping @Sendable () -> Bool, transmit: @escaping @Sendable ([[UInt8]]) -> Void,
-    pushesQueued: @escaping @Sendable ([String]) -> Void = { _ in }, clock: @escaping EpochClock = epochMilliseconds
+    pushesQueued: @escaping @Sendable ([String]) -> Void = { _ in },
+    clock: @escaping EpochClock = epochMilliseconds
   ) {
     self.database = database
     self.scheduler = scheduler

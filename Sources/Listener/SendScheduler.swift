@@ -21,7 +21,8 @@ public struct SendScheduler: Sendable, Equatable {
   /// The least time between two copies (ms).
   public var minimumSpacingMs: Int64
 
-  public init(offsetsMs: [Int64], ackWaitMs: Int64, minimumSpacingMs: Int64 = SendScheduler.minimumSpacingMs) {
+  public init(offsetsMs: [Int64], ackWaitMs: Int64, minimumSpacingMs: Int64 = SendScheduler.minimumSpacingMs)
+  {
     self.offsetsMs = offsetsMs.isEmpty ? [0] : offsetsMs
     self.ackWaitMs = ackWaitMs
     self.minimumSpacingMs = minimumSpacingMs

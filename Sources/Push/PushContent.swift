@@ -75,7 +75,8 @@ public struct NotificationText: Sendable, Equatable {
   public static func make(_ content: PushContent, preview: Bool) -> NotificationText {
     if case .sendFailed(let state) = content.kind {
       let title =
-        state == .rejected ? "\(content.fromCall) rejected your message" : "No answer from \(content.fromCall)"
+        state == .rejected
+        ? "\(content.fromCall) rejected your message" : "No answer from \(content.fromCall)"
       let reason =
         state == .rejected
         ? "The message was refused." : "The message was sent several times and never acknowledged."

@@ -34,7 +34,9 @@ import Testing
 
   @Test(
     "texts that can be sent",
-    arguments: ["hi", "a", String(repeating: "x", count: 67), "Grüße aus Köln 👋", " leading space", "a}b", "50% off!"]
+    arguments: [
+      "hi", "a", String(repeating: "x", count: 67), "Grüße aus Köln 👋", " leading space", "a}b", "50% off!",
+    ]
   )
   func goodText(text: String) {
     #expect(OutgoingMessage.textProblem(text) == nil)
@@ -74,6 +76,8 @@ import Testing
   @Test("aprsc's disallowed sources: whole calls only")
   func disallowedSources() {
     for call in ["N0CALL", "NOCALL", "SERVER"] { #expect(OutgoingMessage.isDisallowedSource(call)) }
-    for call in ["N0CALL-7", "NOCALL-1", "SERVER1", "W1AW"] { #expect(!OutgoingMessage.isDisallowedSource(call)) }
+    for call in ["N0CALL-7", "NOCALL-1", "SERVER1", "W1AW"] {
+      #expect(!OutgoingMessage.isDisallowedSource(call))
+    }
   }
 }

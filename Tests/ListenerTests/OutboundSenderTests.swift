@@ -30,13 +30,16 @@ import Testing
         database: try Database(path: path),
         scheduler: SendScheduler(offsetsMs: schedule.map { $0 * 1000 }, ackWaitMs: ackWaitMs), pollMs: 50,
         logger: Logger(level: .error), canTransmit: { self.online.load(ordering: .relaxed) },
-        transmit: { lines in self.lines.withLock { $0 += lines.map { String(decoding: $0, as: UTF8.self) } } },
+        transmit: { lines in self.lines.withLock { $0 += lines.map { String(decoding: $0, as: UTF8.self) } }
+        },
         pushesQueued: { stations in self.pushes.withLock { $0 += stations } },
         clock: { self.clock.load(ordering: .relaxed) })
     }
   }
 
-  private func send(_ test: TestDatabase, _ text: String = "Hello", clientId: String? = nil, now: Int64) throws {
+  private func send(_ test: TestDatabase, _ text: String = "Hello", clientId: String? = nil, now: Int64)
+    throws
+  {
     let creation = try test.database.createSend(
       NewSend(station: "OH7LZB-9", addressee: "KJ7ABC-7", text: text, clientId: clientId),
       limits: SendLimits(), now: now)
@@ -44,8 +47,10 @@ import Testing
   }
 
   private func state(_ test: TestDatabase) throws -> SendState? {
-    try test.database.sync(station: "OH7LZB-9", since: 0, now: Self.t0).messages.last { $0.direction == .sent }?
-      .state
+    try test.database.sync(station: "OH7LZB-9", since: 0, now: Self.t0).messages.last {
+      $0.direction == .sent
+    }?
+    .state
   }
 
   @Test func theFirstCopyGoesAtOnceTheSecondAfter31SecondsAndAnAckStopsThem() throws {
@@ -92,7 +97,8 @@ import Testing
     try sender.check()
     let answer =
       kind == .rej
-      ? "KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :rej1" : "KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :Got it{AB}1"
+      ? "KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :rej1"
+      : "KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :Got it{AB}1"
     let writer = MessageWriter(database: test.database, router: LineRouter())
     let result = try writer.process(
       [bytes(answer)], stations: try test.stations(), canTransmit: true, now: Self.t0 + 10_000)
@@ -109,7 +115,8 @@ import Testing
       rig.advance(to: 32_000)
       try sender.check()
       _ = try writer.process(
-        [bytes("W1AW>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :ack2")], stations: try test.stations(), canTransmit: true,
+        [bytes("W1AW>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :ack2")], stations: try test.stations(),
+        canTransmit: true,
         now: Self.t0 + 33_000)
       #expect(try state(test) == .pending)
     }

@@ -53,7 +53,9 @@ import Testing
       id: 7, station: "OH7LZB-9", addressee: "KJ7ABC-7", text: "Hello", msgno: "42", createdAt: Self.t0)
     let first = scheduler.plan([send], now: Self.t0, canTransmit: true)
     #expect(
-      first.changes == [.transmitted(id: 7, at: Self.t0, nextAt: Self.t0 + 31_000, expiresAt: Self.t0 + 2_044_000)])
+      first.changes == [
+        .transmitted(id: 7, at: Self.t0, nextAt: Self.t0 + 31_000, expiresAt: Self.t0 + 2_044_000)
+      ])
     #expect(first.lines[7] == Array("OH7LZB-9>APRS,TCPIP*::KJ7ABC-7 :Hello{42\r\n".utf8))
     var sent = send
     sent.transmissions = 1
@@ -63,7 +65,9 @@ import Testing
     #expect(scheduler.plan([sent], now: Self.t0 + 30_999, canTransmit: true).changes.isEmpty)
     #expect(
       scheduler.plan([sent], now: Self.t0 + 31_000, canTransmit: true).changes
-        == [.transmitted(id: 7, at: Self.t0 + 31_000, nextAt: Self.t0 + 62_000, expiresAt: Self.t0 + 2_044_000)])
+        == [
+          .transmitted(id: 7, at: Self.t0 + 31_000, nextAt: Self.t0 + 62_000, expiresAt: Self.t0 + 2_044_000)
+        ])
   }
 
   /// However the clock steps (a slow poll, a late first copy), two copies are never closer than 31 s.
@@ -84,7 +88,8 @@ import Testing
   /// one copy when it is back, and the schedule goes on at 496 s. No burst.
   @Test func missedCopiesCollapseIntoOne() {
     let (copies, expiredAt) = Self.run(
-      Self.defaultSchedule, stepMs: 1000, canTransmit: { !(Self.t0 + 40_000..<Self.t0 + 300_000).contains($0) })
+      Self.defaultSchedule, stepMs: 1000,
+      canTransmit: { !(Self.t0 + 40_000..<Self.t0 + 300_000).contains($0) })
     #expect(copies.map { ($0 - Self.t0) / 1000 } == [0, 31, 300, 496, 992, 1984])
     #expect(expiredAt == Self.t0 + 2044 * 1000)
   }
@@ -104,7 +109,8 @@ import Testing
   @Test func aLateLastCopyStillGetsItsAckWait() {
     // The last copy goes out at 2000 s (link down at 1984 s): the answer may take ackWait after it.
     let (copies, expiredAt) = Self.run(
-      Self.defaultSchedule, stepMs: 1000, canTransmit: { !(Self.t0 + 1_980_000..<Self.t0 + 2_000_000).contains($0) })
+      Self.defaultSchedule, stepMs: 1000,
+      canTransmit: { !(Self.t0 + 1_980_000..<Self.t0 + 2_000_000).contains($0) })
     #expect(copies.last == Self.t0 + 2_000_000)
     #expect(expiredAt == Self.t0 + 2_060_000)
   }

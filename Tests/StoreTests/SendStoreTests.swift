@@ -8,11 +8,13 @@ import Testing
   static let limits = SendLimits(perMinute: 10, inFlight: 20)
 
   private func send(
-    _ database: Database, _ text: String, from station: String = "OH7LZB-9", to addressee: String = "KJ7ABC-7",
+    _ database: Database, _ text: String, from station: String = "OH7LZB-9",
+    to addressee: String = "KJ7ABC-7",
     clientId: String? = nil, limits: SendLimits = SendStoreTests.limits, now: Int64
   ) throws -> SendCreation {
     try database.createSend(
-      NewSend(station: station, addressee: addressee, text: text, clientId: clientId), limits: limits, now: now)
+      NewSend(station: station, addressee: addressee, text: text, clientId: clientId), limits: limits,
+      now: now)
   }
 
   private func created(_ creation: SendCreation) throws -> StoredMessage {
@@ -88,7 +90,9 @@ import Testing
     #expect(replay == .replayed(first, serverTime: first.timestamp))
     #expect(try count(database, "sends") == 1)
     // Another station may use the same clientId.
-    #expect(try created(send(database, "x", from: "W1AW", to: "OH7LZB-9", clientId: "abc", now: 2_001)).msgno == "1")
+    #expect(
+      try created(send(database, "x", from: "W1AW", to: "OH7LZB-9", clientId: "abc", now: 2_001)).msgno == "1"
+    )
     // A replay after the state changed shows the state now.
     _ = try database.answerSends(
       [SendAnswer(station: "OH7LZB-9", peer: "KJ7ABC-7", msgno: "1", kind: .ack)], now: 3_000)
@@ -183,7 +187,8 @@ import Testing
     #expect(try database.dueOutbox(now: 300_000).map(\.message.state) == [.expired])
     // A finished send records nothing more.
     #expect(
-      try database.recordSendSchedule([.transmitted(id: id, at: 1, nextAt: nil, expiresAt: 2)], now: 1).transmitted
+      try database.recordSendSchedule([.transmitted(id: id, at: 1, nextAt: nil, expiresAt: 2)], now: 1)
+        .transmitted
         .isEmpty)
     let status = try database.sendStatus()
     #expect(status.transmissions == 1 && status[.expired] == 1 && status.inFlight == 0)
@@ -204,7 +209,8 @@ import Testing
     _ = try database.answerSends(
       [SendAnswer(station: "OH7LZB-9", peer: "KJ7ABC-7", msgno: "1", kind: .ack)], now: 3_000)
     _ = try database.storeMessages([incoming("OH7LZB-9", "m6")], now: 4_000)
-    #expect(try database.recentMessages(station: "OH7LZB-9", limit: 10).map(\.text) == ["m5", "in flight", "m6"])
+    #expect(
+      try database.recentMessages(station: "OH7LZB-9", limit: 10).map(\.text) == ["m5", "in flight", "m6"])
     _ = try created(send(database, "again", now: 5_000))
     _ = try database.deleteStation("OH7LZB-9")
     #expect(try count(database, "sends") == 0)
