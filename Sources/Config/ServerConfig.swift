@@ -1,6 +1,7 @@
 import Logging
 
-/// The responder's settings (`aprs-cloud-fcgi`), from `[server]`, `[ratelimit]` and `[limits]`.
+/// The responder's settings (`aprs-cloud-fcgi`), from `[server]`, `[ratelimit]` and `[limits]`, and `[send]`
+/// (``SendConfig``, which the listener reads from here too).
 ///
 /// ```ini
 /// [server]
