@@ -87,3 +87,36 @@ import Testing
     return result
   }
 }
+
+/// The `sendFailed` notice through the push sender and the fake FCM: an expired send's outbox row becomes a push
+/// of its own, with its own collapse key, and a message that arrives meanwhile keeps its usual push.
+@Suite(.serialized) struct SendFailedDeliveryTests {
+  @Test func anExpiredSendIsPushedAsSendFailedBesideAMessagePush() throws {
+    let rig = try PushRig(ios: false)
+    defer { rig.close() }
+    try rig.register("OH7LZB-9", [(.android, "fcm-token-1")])
+    let creation = try rig.database.createSend(
+      NewSend(station: "OH7LZB-9", addressee: "KJ7ABC-7", text: "Anyone there?", clientId: nil),
+      limits: SendLimits(), now: rig.clock.now())
+    guard case .created = creation else { throw TestFailure("not created: \(creation)") }
+    let id = try #require(try rig.database.dueSends(now: rig.clock.now(), canTransmit: false).first?.id)
+    _ = try rig.database.recordSendSchedule([.expired(id: id)], now: rig.clock.now())
+    try rig.start()
+    try rig.store("OH7LZB-9", ["A message meanwhile"])
+    #expect(try rig.fake.wait("fcm", count: 2, status: 200))
+    let requests = try rig.fake.requests("fcm")
+    let notices = requests.filter { $0.string(at: ["body", "message", "data", "kind"]) == "sendFailed" }
+    #expect(requests.count == 2 && notices.count == 1)
+    let notice = try #require(notices.first)
+    let data = try object(notice.value(at: ["body", "message", "data"]))
+    #expect(data.keys == ["kind", "to", "seqId", "state", "fromCall"])
+    #expect(
+      string(data["to"]) == "KJ7ABC-7" && string(data["seqId"]) == "1" && string(data["state"]) == "expired")
+    #expect(notice.string(at: ["body", "message", "notification", "title"]) == "No answer from KJ7ABC-7")
+    #expect(notice.string(at: ["body", "message", "android", "collapse_key"]) == "aprs-OH7LZB-9-sent")
+    let message = try #require(requests.first { $0.string(at: ["body", "message", "data", "kind"]) == nil })
+    #expect(message.string(at: ["body", "message", "data", "count"]) == "1", "a sent message is not counted")
+    #expect(message.string(at: ["body", "message", "android", "collapse_key"]) == "aprs-OH7LZB-9")
+    #expect(try rig.eventuallyEmpty())
+  }
+}
