@@ -26,6 +26,13 @@ public struct APIConfig: Sendable {
   public var maxAvatarsAnswerBytes = 262_144
   /// Whether `/v1/sync` may report outgoing (`"sent"`) messages.
   public var includeSent = true
+  /// Whether `POST /v1/send` is on (`[send] enabled`); `/v1/info` lists `send` in `features` when it is.
+  /// Sending also needs the listener's verified login: without it `/v1/send` answers 503.
+  public var send = true
+  /// Sends accepted per station per minute (`[send] perMinute`); past it, 429.
+  public var sendsPerMinute = 10
+  /// Sends of one station waiting for an answer at once (`[send] inFlight`); past it, 429.
+  public var sendsInFlight = 20
 
   public init() {}
 }

@@ -73,6 +73,7 @@ extension APIHandler {
       let push = try database.pushStatus()
       let maintenance = try database.maintenanceStatus()
       let limits = try database.limitStatus()
+      let sends = try database.sendStatus()
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "1"
       )
@@ -80,6 +81,7 @@ extension APIHandler {
       writeLimitMetrics(limits, to: &out)
       writeListenerMetrics(listener, lease: stats.lease, now: now, to: &out)
       writePushMetrics(push, to: &out)
+      writeSendMetrics(sends, to: &out)
     } catch {
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "0"

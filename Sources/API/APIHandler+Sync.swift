@@ -26,22 +26,36 @@ extension APIHandler {
     writer.key("messages")
     writer.beginArray()
     for message in messages where config.includeSent || message.direction == .received {
-      writer.beginObject()
-      writer.key("direction")
-      writer.string(message.direction.rawValue)
-      writer.key("type")
-      writer.string("message")
-      writer.key("peer")
-      writer.string(message.peer)
-      writer.key("text")
-      writer.string(message.text)
-      writer.key("timestamp")
-      writer.int(message.timestamp)
-      writer.key("seqId")
-      writer.stringOrNull(message.msgno)
-      writer.endObject()
+      writeMessage(message, to: &writer)
     }
     writer.endArray()
+  }
+
+  /// One `messages` entry. A message sent through `/v1/send` also carries `state` and, when given, `clientId`
+  /// (PROTOCOL.md "Sending messages"); received entries never do.
+  func writeMessage(_ message: StoredMessage, to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.key("direction")
+    writer.string(message.direction.rawValue)
+    writer.key("type")
+    writer.string("message")
+    writer.key("peer")
+    writer.string(message.peer)
+    writer.key("text")
+    writer.string(message.text)
+    writer.key("timestamp")
+    writer.int(message.timestamp)
+    writer.key("seqId")
+    writer.stringOrNull(message.msgno)
+    if message.direction == .sent, let state = message.state {
+      writer.key("state")
+      writer.string(state.rawValue)
+      if let clientId = message.clientId {
+        writer.key("clientId")
+        writer.string(clientId)
+      }
+    }
+    writer.endObject()
   }
 
   /// `avatars`: peer → avatar hash, sorted by peer so answers are stable.

@@ -63,5 +63,5 @@ public struct ConfigSchema: Sendable {
 
   /// Every setting of every aprs-cloud program.
   public static let all = ServerConfig.schema.merging(ListenerConfig.schema).merging(PushConfig.schema)
-    .merging(ReplicationConfig.schema)
+    .merging(ReplicationConfig.schema).merging(SendConfig.schema)
 }

@@ -1,6 +1,7 @@
 import Logging
 
-/// The responder's settings (`aprs-cloud-fcgi`), from `[server]`, `[ratelimit]` and `[limits]`.
+/// The responder's settings (`aprs-cloud-fcgi`), from `[server]`, `[ratelimit]` and `[limits]`, and `[send]`
+/// (``SendConfig``, which the listener reads from here too).
 ///
 /// ```ini
 /// [server]
@@ -58,6 +59,8 @@ public struct ServerConfig: Sendable, Equatable {
   public var devicesPerStation = 10
   /// Bytes of avatar images stored at most, all stations together.
   public var avatarBytesTotal = 268_435_456
+  /// `[send]`: `/v1/send`, its limits and the listener's schedule (``SendConfig``).
+  public var send = SendConfig()
 
   /// The defaults.
   public init() {}
@@ -101,6 +104,7 @@ public struct ServerConfig: Sendable, Equatable {
       "limits", "devicesPerStation", default: defaults.devicesPerStation, range: 1...1000)
     avatarBytesTotal = try config.int(
       "limits", "avatarBytesTotal", default: defaults.avatarBytesTotal, range: 0...1 << 40)
+    send = try SendConfig(config)
   }
 
   /// The keys this struct reads.

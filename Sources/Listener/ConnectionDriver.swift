@@ -41,6 +41,8 @@ final class ConnectionDriver: @unchecked Sendable {
 
   private let stopFlag = Atomic<Bool>(false)
   private let inbox = Mutex(Inbox())
+  /// Lines of messages sent through `/v1/send` (``OutboundSender``), already recorded as transmitted.
+  private let pendingTransmissions = Mutex<[[UInt8]]>([])
 
   // Owned by the connection thread.
   private var socket: TCPSocket?
@@ -148,6 +150,14 @@ final class ConnectionDriver: @unchecked Sendable {
     if dropped < acks.count { wake.wake() }
   }
 
+  /// Copies of messages sent through `/v1/send`, recorded as transmitted: written after what waits now, on the
+  /// current verified login only. With none up they are dropped and logged (the schedule's next copy follows).
+  func submit(transmissions lines: [[UInt8]]) {
+    guard !lines.isEmpty else { return }
+    pendingTransmissions.withLock { $0 += lines }
+    wake.wake()
+  }
+
   // MARK: The thread
 
   func run() {
@@ -179,6 +189,7 @@ final class ConnectionDriver: @unchecked Sendable {
         if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
       }
       takeAcks()
+      takeTransmissions()
       flush()
       perform(machine.handle(.tick(now: monotonicMilliseconds())))
     }
@@ -362,6 +373,20 @@ final class ConnectionDriver: @unchecked Sendable {
       }
     }
     counters.add(counters.acksSuppressed, suppressed)
+  }
+
+  /// Moves the copies of sent messages to the socket's buffer while a verified login is up; drops them otherwise.
+  private func takeTransmissions() {
+    let lines = pendingTransmissions.withLock { lines -> [[UInt8]] in
+      defer { lines.removeAll() }
+      return lines
+    }
+    guard !lines.isEmpty else { return }
+    guard socket != nil, transmitting else {
+      logger.warn("sent messages not written: no verified login up", ["lines": String(lines.count)])
+      return
+    }
+    for line in lines { outgoing.append((line, false)) }
   }
 
   private func flush() {

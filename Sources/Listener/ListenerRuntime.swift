@@ -182,9 +182,20 @@ public final class ListenerRuntime: Sendable {
     guard let connectionDone = try? startThread(name: "connection", { connection.run() }) else {
       return failStart(database, "connection")
     }
+    let senderStopped = Latch()
+    guard
+      let senderDone = try? startThread(
+        name: "sender",
+        { [self, writerOptions] in
+          runSender(
+            storeOptions: writerOptions, connection: connection, shared: shared, stopped: senderStopped)
+        })
+    else { return failStart(database, "sender") }
 
     stopRequested.wait(timeoutMs: .max / 4)
     logger.info("stopping: closing the connection and committing what is queued")
+    senderStopped.set()
+    senderDone.wait(timeoutMs: 10_000)
     connection.stop()
     if !connectionDone.wait(timeoutMs: 10_000) {
       logger.warn("the connection thread did not stop within 10 s (a DNS lookup?); going on")
@@ -206,6 +217,28 @@ public final class ListenerRuntime: Sendable {
         "acksSent": String(counters.acksSent.load(ordering: .relaxed)),
       ])
     return status
+  }
+
+  /// The sender thread (``OutboundSender``): messages sent through `/v1/send`, on a connection of its own that
+  /// syncs every commit (a copy is on disk as transmitted before its line is written).
+  private func runSender(
+    storeOptions: StoreOptions, connection: ConnectionDriver, shared: SharedState, stopped: Latch
+  ) {
+    let send = options.config.server.send
+    let database: Database
+    do {
+      database = try Database(path: options.config.server.database, options: storeOptions)
+    } catch {
+      logger.error("sender: cannot open the database", ["error": error.description])
+      return
+    }
+    defer { database.close() }
+    let sender = OutboundSender(
+      database: database, scheduler: SendScheduler(offsetsMs: send.scheduleMs, ackWaitMs: send.ackWaitMs),
+      pollMs: send.pollMs, logger: logger, canTransmit: { shared.status.canTransmit },
+      transmit: { connection.submit(transmissions: $0) },
+      pushesQueued: { [notifier] in notifier?.messagesStored(stations: $0) })
+    sender.run(stopped: stopped)
   }
 
   /// A thread could not be started: give the lease back (through a connection of its own: threads already

@@ -17,8 +17,11 @@ public struct BatchResult: Sendable, Equatable {
   public var acksSuppressed = 0
   /// Lines that led to nothing, by reason.
   public var skipped: [SkipReason: Int] = [:]
-  /// The stations that got new messages (for the push sender), upper case, without repeats.
+  /// The stations that got new pushes queued (for the push sender), upper case, without repeats: new messages,
+  /// and sends of theirs an addressee rejected.
   public var storedStations: [String] = []
+  /// Sends of served stations that an ack, rej or reply-ack in this batch ended.
+  public var sendsAnswered: [FinishedSend] = []
 
   public init() {}
 }
@@ -88,6 +91,13 @@ public struct MessageWriter {
       }
       if !receipts.isEmpty {
         result.receipts = try database.recordReceipts(receipts, now: now)
+      }
+      // Acks, rejs and reply-acks stop the stations' sends in flight (`/v1/send`), in this same transaction.
+      let answers = receipts.map(SendAnswer.init) + planned.compactMap { SendAnswer(replyAckIn: $0.incoming) }
+      result.sendsAnswered = try database.answerSends(answers, now: now)
+      for send in result.sendsAnswered where send.state == .rejected && !stations.contains(send.station) {
+        stations.insert(send.station)
+        result.storedStations.append(send.station)
       }
       if !candidates.isEmpty {
         // The router planned ACKs for stations that may want them; the database says which do.

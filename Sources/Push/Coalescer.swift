@@ -57,12 +57,14 @@ public struct Coalescer: Sendable {
         plan.expired.append(entry)
         continue
       }
-      if groups[entry.station] == nil { order.append(entry.station) }
-      groups[entry.station, default: []].append(entry)
+      // A `sendFailed` notice (the push of a sent message) is a burst of its own, never merged with messages.
+      let group = entry.message.direction == .sent ? entry.station + "\u{1F}sent" : entry.station
+      if groups[group] == nil { order.append(group) }
+      groups[group, default: []].append(entry)
     }
-    for station in order {
-      let entries = groups[station] ?? []
-      let batch = PushBatch(station: station, entries: entries)
+    for group in order {
+      let entries = groups[group] ?? []
+      let batch = PushBatch(station: entries[0].station, entries: entries)
       let readyAt = batch.createdAt + windowMs
       if now >= readyAt {
         plan.batches.append(batch)

@@ -17,10 +17,13 @@ public struct PushContent: Sendable, Equatable {
   public var senders: [String]
   /// The sender's avatar.
   public var avatar: PushAvatar
+  /// What the push announces: new messages, or (for `sendFailed`) that a message the station sent through
+  /// `/v1/send` ended `rejected` or `expired`.
+  public var kind: PushKind
 
   public init(
     station: String, fromCall: String, seqId: String?, text: String, count: Int, senders: [String] = [],
-    avatar: PushAvatar = .none
+    avatar: PushAvatar = .none, kind: PushKind = .messages
   ) {
     self.station = station
     self.fromCall = fromCall
@@ -29,7 +32,32 @@ public struct PushContent: Sendable, Equatable {
     self.count = count
     self.senders = senders
     self.avatar = avatar
+    self.kind = kind
   }
+
+  /// The notice that the station's message `seqId` to `to` ended `state` (`rejected` or `expired`).
+  public static func sendFailed(station: String, to: String, seqId: String?, text: String, state: SendState)
+    -> PushContent
+  {
+    PushContent(station: station, fromCall: to, seqId: seqId, text: text, count: 0, kind: .sendFailed(state))
+  }
+
+  /// The collapse id of this push: one per station for messages (the OS replaces the previous banner), another
+  /// for `sendFailed` notices, so one never hides the other. At most 64 bytes.
+  public var collapseID: String {
+    switch kind {
+    case .messages: PushPayload.collapseID(station: station)
+    case .sendFailed: PushPayload.collapseID(station: station + "-sent")
+    }
+  }
+}
+
+/// What a push announces.
+public enum PushKind: Sendable, Equatable {
+  /// New messages for the station (the usual push).
+  case messages
+  /// A message the station sent ended `rejected` or `expired` (PROTOCOL.md: `kind:"sendFailed"`).
+  case sendFailed(SendState)
 }
 
 /// The banner of a notification.
@@ -45,6 +73,15 @@ public struct NotificationText: Sendable, Equatable {
   /// PROTOCOL.md's rules: one message shows its sender and text; several show "N new APRS
   /// messages" and who sent them. Without previews no message text appears at all.
   public static func make(_ content: PushContent, preview: Bool) -> NotificationText {
+    if case .sendFailed(let state) = content.kind {
+      let title =
+        state == .rejected
+        ? "\(content.fromCall) rejected your message" : "No answer from \(content.fromCall)"
+      let reason =
+        state == .rejected
+        ? "The message was refused." : "The message was sent several times and never acknowledged."
+      return NotificationText(title: title, body: preview ? content.text : reason)
+    }
     if content.count <= 1 {
       return NotificationText(title: content.fromCall, body: preview ? content.text : "New APRS message")
     }

@@ -277,10 +277,15 @@ final class PushEngine {
         let avatar = devices.isEmpty ? .none : try database.pushAvatar(of: newest.message.peer)
         // `count` never under-counts the banner it replaces: at least this burst, even when
         // another device of the station synced it already.
-        let content = PushContent(
+        var content = PushContent(
           station: batch.station, fromCall: newest.message.peer, seqId: newest.message.msgno,
           text: newest.message.text, count: max(unpulled, batch.entries.count), senders: senders,
           avatar: avatar)
+        if newest.message.direction == .sent {  // a message the station sent ended rejected or expired
+          content = .sendFailed(
+            station: batch.station, to: newest.message.peer, seqId: newest.message.msgno,
+            text: newest.message.text, state: newest.message.state ?? .expired)
+        }
         return (devices, content)
       }
     } catch {
@@ -314,7 +319,8 @@ final class PushEngine {
         // Each push its own `gcm.message_id` (FlutterFire hands only such pushes to the app).
         built = PushPayload.apns(content, preview: options.push.preview, messageID: messageIDs.next())
         headers = PushPayload.apnsHeaders(
-          station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
+          station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000,
+          collapseID: content.collapseID)
       }
       switch built {
       case .failure(let error):

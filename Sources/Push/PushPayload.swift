@@ -63,6 +63,14 @@ public enum PushPayload {
   /// and `includeImage`; the tombstone only for a known station that cleared its avatar.
   public static func data(_ content: PushContent, includeImage: Bool = true) -> [(key: String, value: String)]
   {
+    if case .sendFailed(let state) = content.kind {
+      // PROTOCOL.md "Sending messages": `kind`, `to` (the addressee) and `seqId`; `fromCall` names the same
+      // conversation for clients that open it on a tap, `state` says rejected or expired.
+      return [
+        ("kind", "sendFailed"), ("to", content.fromCall), ("seqId", content.seqId ?? ""),
+        ("state", state.rawValue), ("fromCall", content.fromCall),
+      ]
+    }
     var pairs: [(key: String, value: String)] = [
       ("fromCall", content.fromCall), ("to", content.station), ("seqId", content.seqId ?? ""),
       ("count", String(content.count)),
@@ -96,7 +104,7 @@ public enum PushPayload {
   public static func fcm(
     _ content: PushContent, token: String, preview: Bool, ttlSeconds: Int64
   ) -> Result<BuiltPayload, PayloadTooLarge> {
-    let collapse = collapseID(station: content.station)
+    let collapse = content.collapseID
     return fit(content, preview: preview) { text, includeImage in
       var writer = JSONWriter(capacity: 1024)
       writer.beginObject()
@@ -175,10 +183,14 @@ public enum PushPayload {
 
   /// The APNs request headers (without `authorization`, which the sender adds).
   /// `expiration` is epoch seconds after which APNs stops trying.
-  public static func apnsHeaders(station: String, bundleId: String, expiration: Int64) -> [(String, String)] {
+  /// `collapseID` defaults to the station's (``PushContent/collapseID`` gives a push's own).
+  public static func apnsHeaders(
+    station: String, bundleId: String, expiration: Int64, collapseID: String? = nil
+  ) -> [(String, String)] {
     [
       ("apns-topic", bundleId), ("apns-push-type", "alert"), ("apns-priority", "10"),
-      ("apns-expiration", String(max(0, expiration))), ("apns-collapse-id", collapseID(station: station)),
+      ("apns-expiration", String(max(0, expiration))),
+      ("apns-collapse-id", collapseID ?? Self.collapseID(station: station)),
       ("content-type", "application/json"),
     ]
   }

@@ -135,7 +135,7 @@ extension Database {
     return lastInsertRowID
   }
 
-  private func queuePush(station: String, messageID: Int64, now: Int64) throws(StoreError) {
+  func queuePush(station: String, messageID: Int64, now: Int64) throws(StoreError) {
     let statement = try prepared(
       """
       INSERT INTO outbox (station, message_id, created_at, state, attempts, next_attempt_at)
@@ -148,12 +148,14 @@ extension Database {
     try statement.run()
   }
 
-  /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade).
-  private func trimRing(_ station: String) throws(StoreError) {
+  /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade), except its sends
+  /// still in flight: those stay until they end (and then, re-stamped, are among the newest).
+  func trimRing(_ station: String) throws(StoreError) {
     let statement = try prepared(
       """
       DELETE FROM messages WHERE station = ?1 AND timestamp < (
         SELECT timestamp FROM messages WHERE station = ?1 ORDER BY timestamp DESC LIMIT 1 OFFSET ?2)
+        AND NOT EXISTS (SELECT 1 FROM sends WHERE sends.message_id = messages.id AND sends.state = 'pending')
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -175,20 +177,17 @@ extension Database {
     let (result, storedCursor) = try readTransaction { () throws(StoreError) in
       let select = try prepared(
         """
-        SELECT direction, peer, text, msgno, timestamp FROM messages
-        WHERE station = ?1 AND timestamp > ?2 ORDER BY timestamp
+        SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
+               sends.state, sends.client_id
+        FROM messages LEFT JOIN sends ON sends.message_id = messages.id
+        WHERE messages.station = ?1 AND messages.timestamp > ?2 ORDER BY messages.timestamp
         """)
       var messages: [StoredMessage] = []
       do {
         defer { select.reset() }
         try select.bind(1, address)
         try select.bind(2, since)
-        while try select.step() {
-          messages.append(
-            StoredMessage(
-              direction: try select.value(0), peer: select.text(1), text: select.text(2),
-              msgno: select.optionalText(3), timestamp: select.int64(4)))
-        }
+        while try select.step() { messages.append(try Self.storedMessage(select)) }
       }
       afterSyncMessagesRead?()
       let last = try lastMessageTimestamp()
@@ -246,13 +245,14 @@ extension Database {
     return hashes
   }
 
-  /// How many of the station's stored messages are newer than its last sync cursor (the
-  /// `count` a push carries).
+  /// How many of the station's received messages are newer than its last sync cursor (the
+  /// `count` a push carries; sent messages, re-stamped as their state changes, are not news).
   public func unpulledCount(station: String) throws(StoreError) -> Int {
     let statement = try prepared(
       """
       SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
+        AND messages.direction = 'received'
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
@@ -284,21 +284,28 @@ extension Database {
     guard limit > 0 else { return [] }
     let statement = try prepared(
       """
-      SELECT direction, peer, text, msgno, timestamp FROM (
-        SELECT direction, peer, text, msgno, timestamp FROM messages
-        WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2)
-      ORDER BY timestamp
+      SELECT recent.direction, recent.peer, recent.text, recent.msgno, recent.timestamp, sends.state,
+             sends.client_id
+      FROM (
+        SELECT id, direction, peer, text, msgno, timestamp FROM messages
+        WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2) AS recent
+      LEFT JOIN sends ON sends.message_id = recent.id
+      ORDER BY recent.timestamp
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
     try statement.bind(2, limit)
     var messages: [StoredMessage] = []
-    while try statement.step() {
-      messages.append(
-        StoredMessage(
-          direction: try statement.value(0), peer: statement.text(1), text: statement.text(2),
-          msgno: statement.optionalText(3), timestamp: statement.int64(4)))
-    }
+    while try statement.step() { messages.append(try Self.storedMessage(statement)) }
     return messages
+  }
+
+  /// A message from a row of `direction, peer, text, msgno, timestamp, sends.state, sends.client_id`.
+  static func storedMessage(_ row: Statement) throws(StoreError) -> StoredMessage {
+    var state: SendState?
+    if !row.isNull(5) { state = try row.value(5) }
+    return StoredMessage(
+      direction: try row.value(0), peer: row.text(1), text: row.text(2), msgno: row.optionalText(3),
+      timestamp: row.int64(4), state: state, clientId: row.optionalText(6))
   }
 }

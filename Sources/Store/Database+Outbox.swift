@@ -8,8 +8,9 @@ extension Database {
       """
       SELECT outbox.id, outbox.station, outbox.message_id, outbox.created_at, outbox.attempts,
              outbox.next_attempt_at, messages.direction, messages.peer, messages.text,
-             messages.msgno, messages.timestamp
+             messages.msgno, messages.timestamp, sends.state
       FROM outbox JOIN messages ON messages.id = outbox.message_id
+      LEFT JOIN sends ON sends.message_id = outbox.message_id
       WHERE outbox.state = 'pending' AND outbox.next_attempt_at <= ?1
       ORDER BY outbox.id LIMIT ?2
       """)
@@ -18,12 +19,14 @@ extension Database {
     try statement.bind(2, limit)
     var entries: [OutboxEntry] = []
     while try statement.step() {
+      // A `sent` message's push is its `sendFailed` notice: it carries the send's state.
+      let state: SendState? = statement.optionalValue(11)
       entries.append(
         OutboxEntry(
           id: statement.int64(0), station: statement.text(1), messageID: statement.int64(2),
           message: StoredMessage(
             direction: try statement.value(6), peer: statement.text(7), text: statement.text(8),
-            msgno: statement.optionalText(9), timestamp: statement.int64(10)),
+            msgno: statement.optionalText(9), timestamp: statement.int64(10), state: state),
           createdAt: statement.int64(3), attempts: statement.int(4), nextAttemptAt: statement.int64(5)))
     }
     return entries

@@ -17,16 +17,27 @@ public struct StoredMessage: Sendable, Equatable {
   public var text: String
   /// The message number (`seqId`), or nil for an unnumbered message.
   public var msgno: String?
-  /// When the server stored it, epoch ms; unique and the sync cursor.
+  /// When the server stored it, epoch ms; unique and the sync cursor. A sent message gets a new one with each
+  /// state change.
   public var timestamp: Int64
+  /// For a message sent through `/v1/send`: where it stands. Nil for every other message (received ones, and sent
+  /// ones seen by outgoing tracking).
+  public var state: SendState?
+  /// For a message sent through `/v1/send`: the caller's `clientId`, if it gave one.
+  public var clientId: String?
 
   /// A stored message; see the properties.
-  public init(direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64) {
+  public init(
+    direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64,
+    state: SendState? = nil, clientId: String? = nil
+  ) {
     self.direction = direction
     self.peer = peer
     self.text = text
     self.msgno = msgno
     self.timestamp = timestamp
+    self.state = state
+    self.clientId = clientId
   }
 }
 

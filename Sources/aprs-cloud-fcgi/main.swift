@@ -101,6 +101,9 @@ let apiConfig: APIConfig = {
   config.maxStations = settings.maxStations
   config.devicesPerStation = settings.devicesPerStation
   config.avatarBytesTotal = Int64(settings.avatarBytesTotal)
+  config.send = settings.send.enabled
+  config.sendsPerMinute = settings.send.perMinute
+  config.sendsInFlight = settings.send.inFlight
   return config
 }()
 

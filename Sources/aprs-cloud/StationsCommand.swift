@@ -83,8 +83,11 @@ enum MessagesCommand: Command {
     Prints the newest N (default 50) messages stored for STATION (CALL or
     CALL-SSID), oldest first, one per line: when the server stored it (UTC),
     `from PEER` for a received message or `to PEER` for a sent one, the
-    message number in braces when it has one, and the text (control
-    characters shown as \\xNN).
+    message number in braces when it has one, for a message sent through
+    /v1/send its state in brackets ([pending] while it is being
+    transmitted, then [acked], [rejected] or [expired]), and the text
+    (control characters shown as \\xNN). A sent message's time is that of
+    its last state change.
 
     Reads the database read-only: the station's sync cursor is not moved, so
     its phone still gets these messages.
@@ -134,8 +137,10 @@ enum MessagesCommand: Command {
     for message in messages {
       let peer = (message.direction == .sent ? "to " : "from ") + Format.printable(message.peer)
       let number = message.msgno.map { "  {" + Format.printable($0) + "}" } ?? ""
+      let state = message.state.map { "  [" + $0.rawValue + "]" } ?? ""
       text +=
-        Format.time(message.timestamp) + "  " + peer + number + "  " + Format.printable(message.text) + "\n"
+        Format.time(message.timestamp) + "  " + peer + number + state + "  " + Format.printable(message.text)
+        + "\n"
     }
     return text
   }

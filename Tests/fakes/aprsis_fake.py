@@ -70,9 +70,13 @@ Client ports (user-filter port `port`, full feed `full_feed_port`)
       it never truncates;
     from an unverified login            -> dropped silently (`dropped_unverified`: true);
     not `SRC>DST[,PATH]:INFO`            -> dropped (`dropped`: "invalid");
+    source `N0CALL`, `NOCALL` or `SERVER` -> dropped (`dropped`: "disallowed source"): aprsc's built-in
+      `disallow_srccall` list, matched against the whole source call (`N0CALL-7` passes), for every client,
+      the login's own packets included;
     otherwise the source is remembered for the 3 h rule, the q construct is appended
-      (`,qAC,SERVER` when source == login, `,qAS,LOGIN` otherwise; a path that already holds `qA?` is left as
-      it is) and the duplicate filter applies: same source, destination without SSID and info field within
+      (`,qAC,SERVER` when source == login, `,qAS,LOGIN` otherwise, as aprsc's q algorithm does for a verified
+      client's packet with another source call, hessu/aprsc src/parse_qc.c; a path that already holds `qA?` is
+      left as it is) and the duplicate filter applies: same source, destination without SSID and info field within
       --dup-window seconds of fake time of its first sighting -> dropped (`duplicate`: true). Accepted packets
       are delivered to the *other* clients like injected ones. The dup cache is shared with `inject`.
 - Slow readers: after every write the transport's write buffer is checked; above --max-output bytes the
@@ -106,7 +110,8 @@ seconds (the wall clock until "advance" moves it).
       "refused", "connection error".
   {"cmd":"transmitted"} -> {"ok":true,"transmitted":[{"client","login","line","line_hex","forwarded",
       "duplicate","dropped_unverified","dropped","at"}]}   (dropped: null, "unverified", "duplicate",
-      "too long", "invalid"; forwarded: the line with its q construct, null when not forwarded)
+      "too long", "invalid", "disallowed source"; forwarded: the line with its q construct, null when not
+      forwarded)
   {"cmd":"clear"} -> empties the transmitted record.
   {"cmd":"wait","what":W,"count":N,"timeout":5} -> {"ok":true,"what":W,"count":C} once C >= N, else
       {"ok":false,"error":"timeout","count":C}. W: "login" (logresps sent), "filter" (#filter answers sent),
@@ -164,6 +169,9 @@ KNOWN_FILTER_TYPES = frozenset(bytes([c]) for c in b"abdefgmopqrstu")
 LINE_END = re.compile(rb"[\r\n]")
 LOGIN_RE = re.compile(rb"^[A-Za-z0-9]+(-[A-Za-z0-9]+)?$")
 Q_RE = re.compile(rb"^qA[A-Za-z]$")
+# aprsc's built-in list of source calls it never passes (hessu/aprsc src/incoming.c, `disallow_srccall`;
+# whole-call matches, so `N0CALL-7` is not on it). Such a call can receive but never send.
+DISALLOWED_SOURCES = frozenset((b"N0CALL", b"NOCALL", b"SERVER"))
 
 
 def passcode(call: bytes | str) -> int:
@@ -622,6 +630,10 @@ class Client(asyncio.Protocol):
             if pkt is None:
                 rec["dropped"] = "invalid"
                 server.count("dropped_invalid")
+            elif pkt.src in DISALLOWED_SOURCES:
+                rec["dropped"] = "disallowed source"
+                server.count("dropped_disallowed_source")
+                pkt = None
         if pkt is not None:
             self.heard[pkt.src.upper()] = server.now()
             header, info = line.split(b":", 1)

@@ -20,6 +20,7 @@ import unittest
 FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "aprsis_fake.py")
 READ_TIMEOUT = 3.0
 BANNER = b"# aprsc 2.1.21-gfake"
+W1AW_PASSCODE = b"25988"
 
 
 class Conn:
@@ -503,10 +504,52 @@ class TransmitTests(FakeTestCase):
         self.assertEqual(self.ok(cmd="transmitted")["transmitted"], [])
 
     def test_q_construct_for_login_source(self):
-        conn = self.logged_in()
-        conn.send(b"N0CALL>APZ001,TCPIP*:>status\r\n")
+        conn = self.logged_in(b"W1AW", W1AW_PASSCODE)
+        conn.send(b"W1AW>APZ001,TCPIP*:>status\r\n")
         self.ok(cmd="wait", what="forwarded", count=1, timeout=2)
-        self.assertEqual(self.ok(cmd="transmitted")["transmitted"][0]["forwarded"], "N0CALL>APZ001,TCPIP*,qAC,T2FAKE:>status")
+        self.assertEqual(self.ok(cmd="transmitted")["transmitted"][0]["forwarded"], "W1AW>APZ001,TCPIP*,qAC,T2FAKE:>status")
+
+    def test_verified_client_passes_other_sources_with_qAS_like_aprsc(self):
+        # A message a server sends for a registered station: source the station, not the login.
+        watcher = self.logged_in(b"WATCH", b"-1", full=True)
+        filtered = self.logged_in(b"OTHER", b"-1", extra=b" filter g/OH7LZB")
+        addressee = self.logged_in(b"OH7LZB", b"-1")  # messages to the login call reach it whatever the filter
+        conn = self.logged_in(b"W1AW", W1AW_PASSCODE)
+        line = b"N0CALL-7>APRS,TCPIP*::OH7LZB   :hello there{12"
+        conn.send(line + b"\r\n")
+        self.ok(cmd="wait", what="forwarded", count=1, timeout=2)
+        forwarded = b"N0CALL-7>APRS,TCPIP*,qAS,W1AW::OH7LZB   :hello there{12"
+        record = self.ok(cmd="transmitted")["transmitted"][0]
+        self.assertEqual((record["dropped"], record["forwarded"]), (None, forwarded.decode()))
+        for other in (watcher, filtered, addressee):
+            self.assertEqual(other.next_non_keepalive(), forwarded)
+        self.assertTrue(conn.expect_silence(0.2), "never echoed to the client that sent it")
+        # The answer comes back to the sending connection by the 3 h rule (it transmitted for N0CALL-7).
+        self.inject("OH7LZB>APRS,TCPIP*,qAC,T2FAKE::N0CALL-7 :ack12", 2)  # the full feed and the sender
+        self.assertEqual(conn.next_non_keepalive(), b"OH7LZB>APRS,TCPIP*,qAC,T2FAKE::N0CALL-7 :ack12")
+        # An unverified client's packet for another source is dropped.
+        addressee.send(b"N0CALL-8>APRS,TCPIP*::W1AW     :x{1\r\n")
+        self.ok(cmd="wait", what="transmitted", count=2, timeout=2)
+        self.assertEqual(self.ok(cmd="transmitted")["transmitted"][1]["dropped"], "unverified")
+
+    def test_disallowed_source_calls_are_dropped_like_aprsc(self):
+        watcher = self.logged_in(b"WATCH", b"-1", full=True)
+        conn = self.logged_in(b"W1AW", W1AW_PASSCODE)
+        for source in (b"N0CALL", b"NOCALL", b"SERVER", b"N0CALL-7"):
+            conn.send(source + b">APRS,TCPIP*::OH7LZB   :hi{1\r\n")
+        self.ok(cmd="wait", what="transmitted", count=4, timeout=2)
+        records = self.ok(cmd="transmitted")["transmitted"]
+        self.assertEqual(
+            [r["dropped"] for r in records], ["disallowed source", "disallowed source", "disallowed source", None]
+        )
+        self.assertEqual(watcher.next_non_keepalive(), b"N0CALL-7>APRS,TCPIP*,qAS,W1AW::OH7LZB   :hi{1")
+        self.assertTrue(watcher.expect_silence(0.2))
+        self.assertEqual(self.ok(cmd="stats")["stats"]["dropped_disallowed_source"], 3)
+        # Its own login's packets too: a station logged in as N0CALL can receive but never send.
+        own = self.logged_in(b"N0CALL", b"13023")
+        own.send(b"N0CALL>APRS,TCPIP*:>status\r\n")
+        self.ok(cmd="wait", what="transmitted", count=5, timeout=2)
+        self.assertEqual(self.ok(cmd="transmitted")["transmitted"][4]["dropped"], "disallowed source")
 
     def test_inject_duplicate(self):
         self.logged_in(b"SVC", b"-1", extra=b" filter g/N0CALL")
@@ -517,17 +560,17 @@ class TransmitTests(FakeTestCase):
         self.assertFalse(self.inject(line, 1)["duplicate"])
 
     def test_long_and_invalid_packets_dropped(self):
-        conn = self.logged_in()
-        conn.send(b"N0CALL>APZ001:>" + b"x" * (513 - 2 - 15) + b"\r\n")  # 513 with CR LF
+        conn = self.logged_in(b"OH7LZB", b"20900")
+        conn.send(b"OH7LZB>APZ001:>" + b"x" * (513 - 2 - 15) + b"\r\n")  # 513 with CR LF
         conn.send(b"not a packet\r\n")
-        conn.send(b"N0CALL>APZ001:>" + b"y" * (512 - 2 - 15) + b"\r\n")  # 512: fine
+        conn.send(b"OH7LZB>APZ001:>" + b"y" * (512 - 2 - 15) + b"\r\n")  # 512: fine
         self.ok(cmd="wait", what="transmitted", count=3, timeout=2)
         self.assertEqual([r["dropped"] for r in self.ok(cmd="transmitted")["transmitted"]], ["too long", "invalid", None])
 
     def test_bytes_are_forwarded_untouched(self):
         watcher = self.logged_in(b"WATCH", b"-1", full=True)
-        conn = self.logged_in()
-        raw = b"N0CALL>APZ001::OH7LZB   :\xe4\xf6 \xff\x80{1"
+        conn = self.logged_in(b"W1AW", W1AW_PASSCODE)
+        raw = b"W1AW>APZ001::OH7LZB   :\xe4\xf6 \xff\x80{1"
         conn.send(raw + b"\r\n")
         self.assertEqual(watcher.next_non_keepalive(), raw.replace(b"APZ001", b"APZ001,qAC,T2FAKE"))
         self.ok(cmd="inject", hex=raw.replace(b"{1", b"{2").hex())

@@ -1,0 +1,315 @@
+/// Outbound messages (`/v1/send`, `sql/007_sends.sql`): the responder creates them, the listener schedules,
+/// records and ends them. Every state change re-stamps the message with `max(now, last + 1)`, as a new message
+/// would be stamped, so a client following the sync cursor sees it again and a long poll wakes on it.
+extension Database {
+  /// The `rate_limits` window of the per-minute send limit.
+  public static let sendRateWindowMs: Int64 = 60_000
+  /// The largest message number this server gives (numbers are decimal, 1–99999, wrapping).
+  public static let maximumSendNumber = 99_999
+
+  // MARK: The responder
+
+  /// Creates a send in ONE write transaction, in this order: the station must be registered; a `clientId` the
+  /// station used before returns that message (nothing new, no limit counted); the station's sends in flight
+  /// must stay below `limits.inFlight`, and its sends this minute within `limits.perMinute`; then the message
+  /// gets the station's next free message number (unique among its sends in flight), is stored as a `sent`
+  /// message with the cursor's next timestamp (the ring is trimmed, sparing sends in flight), and its `sends`
+  /// row waits for the listener to schedule it.
+  public func createSend(_ send: NewSend, limits: SendLimits, now: Int64) throws(StoreError) -> SendCreation {
+    let station = send.station.canonicalAddress
+    let addressee = send.addressee.canonicalAddress
+    guard !station.isEmpty, !addressee.isEmpty, !send.text.isEmpty else {
+      throw .invalidArgument("a send needs a station, an addressee and a text")
+    }
+    return try writeBatch { () throws(StoreError) -> SendCreation in
+      guard try hasStation(station) else { return .unknownStation }
+      if let clientId = send.clientId, let id = try sendID(station: station, clientId: clientId) {
+        guard let message = try sentMessage(id: id) else { throw .corrupt("send \(id) has no message") }
+        return .replayed(message, serverTime: try lastMessageTimestamp())
+      }
+      guard try sendsInFlight(station: station) < limits.inFlight else { return .tooManyInFlight }
+      let rate = try consumeRate(
+        key: "sends:\(station)", limit: limits.perMinute, windowMs: Self.sendRateWindowMs, now: now)
+      if case .limited(let retryAfterMs) = rate { return .tooManyPerMinute(retryAfterMs: retryAfterMs) }
+      let msgno = try nextSendNumber(station: station)
+      let timestamp = try nextMessageTimestamp(now: now)
+      let insert = try prepared(
+        """
+        INSERT INTO messages (station, direction, peer, text, msgno, timestamp)
+        VALUES (?1, 'sent', ?2, ?3, ?4, ?5)
+        """)
+      do {
+        defer { insert.reset() }
+        try insert.bind(1, station)
+        try insert.bind(2, addressee)
+        try insert.bind(3, send.text)
+        try insert.bind(4, msgno)
+        try insert.bind(5, timestamp)
+        try insert.run()
+      }
+      let id = lastInsertRowID
+      let row = try prepared(
+        """
+        INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at)
+        VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6)
+        """)
+      do {
+        defer { row.reset() }
+        try row.bind(1, id)
+        try row.bind(2, station)
+        try row.bind(3, addressee)
+        try row.bind(4, msgno)
+        try row.bind(5, send.clientId)
+        try row.bind(6, now)
+        try row.run()
+      }
+      try trimRing(station)
+      try addToMetaCounter(SendStatus.acceptedKey, 1)
+      let message = StoredMessage(
+        direction: .sent, peer: addressee, text: send.text, msgno: msgno, timestamp: timestamp,
+        state: .pending, clientId: send.clientId)
+      return .created(message, serverTime: timestamp)
+    }
+  }
+
+  /// The message with this id as sync shows it, nil when there is none.
+  public func sentMessage(id: Int64) throws(StoreError) -> StoredMessage? {
+    let statement = try prepared(
+      """
+      SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
+             sends.state, sends.client_id
+      FROM messages LEFT JOIN sends ON sends.message_id = messages.id WHERE messages.id = ?1
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, id)
+    return try statement.step() ? try Self.storedMessage(statement) : nil
+  }
+
+  /// The id of the station's send with this `clientId`, nil when there is none.
+  private func sendID(station: String, clientId: String) throws(StoreError) -> Int64? {
+    let statement = try prepared("SELECT message_id FROM sends WHERE station = ?1 AND client_id = ?2")
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, clientId)
+    return try statement.step() ? statement.int64(0) : nil
+  }
+
+  /// How many of the station's (canonical) sends are in flight.
+  func sendsInFlight(station: String) throws(StoreError) -> Int {
+    let statement = try prepared("SELECT count(*) FROM sends WHERE station = ?1 AND state = 'pending'")
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    return try statement.step() ? statement.int(0) : 0
+  }
+
+  /// The station's next message number: one past the last it was given (99999 wraps to 1), skipping numbers
+  /// of its sends in flight; remembered in `send_numbers`. Inside the caller's write transaction.
+  private func nextSendNumber(station: String) throws(StoreError) -> String {
+    let select = try prepared("SELECT last FROM send_numbers WHERE station = ?1")
+    var last = 0
+    do {
+      defer { select.reset() }
+      try select.bind(1, station)
+      if try select.step() { last = select.int(0) }
+    }
+    let taken = try prepared("SELECT 1 FROM sends WHERE station = ?1 AND msgno = ?2 AND state = 'pending'")
+    var candidate = last
+    for _ in 0..<Self.maximumSendNumber {
+      candidate = candidate % Self.maximumSendNumber + 1
+      defer { taken.reset() }
+      try taken.bind(1, station)
+      try taken.bind(2, String(candidate))
+      if try !taken.step() { break }
+    }
+    let upsert = try prepared(
+      """
+      INSERT INTO send_numbers (station, last) VALUES (?1, ?2)
+      ON CONFLICT (station) DO UPDATE SET last = excluded.last
+      """)
+    defer { upsert.reset() }
+    try upsert.bind(1, station)
+    try upsert.bind(2, candidate)
+    try upsert.run()
+    return String(candidate)
+  }
+
+  /// The next message timestamp, `max(now, last + 1)`, recorded as the newest (inside the caller's write
+  /// transaction): the cursor rule of `storeMessages`, for a new sent message and for a re-stamp.
+  func nextMessageTimestamp(now: Int64) throws(StoreError) -> Int64 {
+    let timestamp = max(now, try lastMessageTimestamp() + 1)
+    try setMetaValue(Self.lastMessageTimestampKey, String(timestamp))
+    return timestamp
+  }
+
+  // MARK: The listener
+
+  /// The sends in flight that need the scheduler at `now`, oldest first: those never scheduled, those past their
+  /// expiry, and (when `canTransmit`) those whose next copy is due.
+  public func dueSends(now: Int64, canTransmit: Bool, limit: Int = 500) throws(StoreError) -> [InFlightSend] {
+    let statement = try prepared(
+      """
+      SELECT sends.message_id, sends.station, sends.addressee, messages.text, sends.msgno, sends.created_at,
+             sends.transmissions, sends.last_sent_at, sends.next_at, sends.expires_at
+      FROM sends JOIN messages ON messages.id = sends.message_id
+      WHERE sends.state = 'pending'
+        AND (sends.expires_at IS NULL OR sends.expires_at <= ?1 OR (?2 AND sends.next_at <= ?1))
+      ORDER BY sends.created_at, sends.message_id LIMIT ?3
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, now)
+    try statement.bind(2, canTransmit)
+    try statement.bind(3, limit)
+    var sends: [InFlightSend] = []
+    while try statement.step() {
+      sends.append(
+        InFlightSend(
+          id: statement.int64(0), station: statement.text(1), addressee: statement.text(2),
+          text: statement.text(3), msgno: statement.text(4), createdAt: statement.int64(5),
+          transmissions: statement.int(6), lastSentAt: statement.optionalInt64(7),
+          nextAt: statement.optionalInt64(8), expiresAt: statement.optionalInt64(9)))
+    }
+    return sends
+  }
+
+  /// When the scheduler next has something to do (epoch ms; nil: nothing in flight): the earliest expiry, the
+  /// earliest next copy when `canTransmit`, or `now` for a send never scheduled.
+  public func nextSendEvent(now: Int64, canTransmit: Bool) throws(StoreError) -> Int64? {
+    let statement = try prepared(
+      """
+      SELECT min(expires_at), min(next_at), max(expires_at IS NULL) FROM sends WHERE state = 'pending'
+      """)
+    defer { statement.reset() }
+    guard try statement.step() else { return nil }
+    if statement.int(2) == 1 { return now }
+    var next = statement.optionalInt64(0)
+    if canTransmit, let copy = statement.optionalInt64(1) { next = min(next ?? copy, copy) }
+    return next
+  }
+
+  /// Records the scheduler's decisions in ONE write transaction: copies about to be written (counted, with their
+  /// next copy and expiry), new schedules, and expiries (each re-stamped, with a `sendFailed` push queued).
+  /// Only rows still `pending` change (an answer may have ended one since it was read). Returns the sends that
+  /// ended, and the ids of the copies that were recorded (write only those).
+  public func recordSendSchedule(_ decisions: [SendScheduleChange], now: Int64) throws(StoreError)
+    -> (transmitted: [Int64], finished: [FinishedSend])
+  {
+    guard !decisions.isEmpty else { return ([], []) }
+    return try writeBatch { () throws(StoreError) in
+      var transmitted: [Int64] = []
+      var finished: [FinishedSend] = []
+      for decision in decisions {
+        switch decision {
+        case .transmitted(let id, let at, let nextAt, let expiresAt):
+          let statement = try prepared(
+            """
+            UPDATE sends SET transmissions = transmissions + 1, last_sent_at = ?2, next_at = ?3, expires_at = ?4
+            WHERE message_id = ?1 AND state = 'pending'
+            """)
+          defer { statement.reset() }
+          try statement.bind(1, id)
+          try statement.bind(2, at)
+          try statement.bind(3, nextAt)
+          try statement.bind(4, expiresAt)
+          try statement.run()
+          if changes > 0 { transmitted.append(id) }
+        case .scheduled(let id, let nextAt, let expiresAt):
+          let statement = try prepared(
+            "UPDATE sends SET next_at = ?2, expires_at = ?3 WHERE message_id = ?1 AND state = 'pending'")
+          defer { statement.reset() }
+          try statement.bind(1, id)
+          try statement.bind(2, nextAt)
+          try statement.bind(3, expiresAt)
+          try statement.run()
+        case .expired(let id):
+          if let done = try finishSend(id: id, state: .expired, now: now) { finished.append(done) }
+        }
+      }
+      try addToMetaCounter(SendStatus.transmissionsKey, transmitted.count)
+      return (transmitted, finished)
+    }
+  }
+
+  /// Ends the sends in flight these answers stop (inside the caller's `writeBatch`, or in a transaction of its
+  /// own): an `ack` or a reply-ack makes the station's send with that number to that peer `acked`, a `rej`
+  /// makes it `rejected` (with a `sendFailed` push queued). The peer must be the send's addressee (compared
+  /// case-insensitively); answers that match nothing in flight are ignored. Returns the sends that ended.
+  public func answerSends(_ answers: [SendAnswer], now: Int64) throws(StoreError) -> [FinishedSend] {
+    guard !answers.isEmpty else { return [] }
+    return try writeBatch { () throws(StoreError) in
+      let select = try prepared(
+        """
+        SELECT message_id FROM sends
+        WHERE station = ?1 AND msgno = ?2 AND addressee = ?3 AND state = 'pending'
+        """)
+      var finished: [FinishedSend] = []
+      for answer in answers {
+        var id: Int64?
+        do {
+          defer { select.reset() }
+          try select.bind(1, answer.station.canonicalAddress)
+          try select.bind(2, answer.msgno)
+          try select.bind(3, answer.peer.canonicalAddress)
+          if try select.step() { id = select.int64(0) }
+        }
+        if let id, let done = try finishSend(id: id, state: answer.kind.state, now: now) {
+          finished.append(done)
+        }
+      }
+      return finished
+    }
+  }
+
+  /// Moves a pending send to `state` (inside the caller's write transaction): the schedule cleared, the message
+  /// re-stamped, the outcome counted, and for `rejected` and `expired` a push queued. Nil when it was not
+  /// pending (or is gone).
+  private func finishSend(id: Int64, state: SendState, now: Int64) throws(StoreError) -> FinishedSend? {
+    let select = try prepared(
+      "SELECT station, addressee, msgno FROM sends WHERE message_id = ?1 AND state = 'pending'")
+    var found: (station: String, addressee: String, msgno: String)?
+    do {
+      defer { select.reset() }
+      try select.bind(1, id)
+      if try select.step() { found = (select.text(0), select.text(1), select.text(2)) }
+    }
+    guard let found, state != .pending else { return nil }
+    let update = try prepared(
+      """
+      UPDATE sends SET state = ?2, finished_at = ?3, next_at = NULL, expires_at = NULL
+      WHERE message_id = ?1 AND state = 'pending'
+      """)
+    do {
+      defer { update.reset() }
+      try update.bind(1, id)
+      try update.bind(2, state)
+      try update.bind(3, now)
+      try update.run()
+    }
+    let timestamp = try nextMessageTimestamp(now: now)
+    let restamp = try prepared("UPDATE messages SET timestamp = ?2 WHERE id = ?1")
+    do {
+      defer { restamp.reset() }
+      try restamp.bind(1, id)
+      try restamp.bind(2, timestamp)
+      try restamp.run()
+    }
+    try addToMetaCounter(SendStatus.key(state), 1)
+    if state == .rejected || state == .expired {
+      try queuePush(station: found.station, messageID: id, now: now)
+    }
+    return FinishedSend(
+      id: id, station: found.station, addressee: found.addressee, msgno: found.msgno, state: state,
+      timestamp: timestamp)
+  }
+
+  // MARK: Metrics
+
+  /// The sends counters and the in-flight gauge, from one snapshot. Never writes.
+  public func sendStatus() throws(StoreError) -> SendStatus {
+    try readTransaction { () throws(StoreError) in
+      let statement = try prepared("SELECT count(*) FROM sends WHERE state = 'pending'")
+      defer { statement.reset() }
+      let inFlight = try statement.step() ? statement.int(0) : 0
+      return SendStatus(metaRows: try metaValues(prefix: SendStatus.keyPrefix), inFlight: inFlight)
+    }
+  }
+}

@@ -1,0 +1,199 @@
+/// Where a message sent through `/v1/send` stands; stored as its raw value (`sends.state`) and shown as such by
+/// `/v1/sync` (`state`), `/metrics` and `aprs-cloud messages`.
+public enum SendState: String, Sendable, CaseIterable {
+  /// Being transmitted on its schedule; no answer yet.
+  case pending
+  /// The addressee acknowledged it (`ack<msgno>`, or a reply-ack `}<msgno>` in a message of its own).
+  case acked
+  /// The addressee refused it (`rej<msgno>`).
+  case rejected
+  /// No answer after the last copy of the schedule.
+  case expired
+
+  /// Whether the message is still in flight.
+  public var isPending: Bool { self == .pending }
+}
+
+/// A send the responder asks the store to create (`Database.createSend`): every field already validated.
+public struct NewSend: Sendable, Equatable {
+  /// The sending station (a registered station address, any case).
+  public var station: String
+  /// The addressee (a station address; stored upper case).
+  public var addressee: String
+  /// The text, without any `{msgno` (1–67 printable characters).
+  public var text: String
+  /// The caller's idempotency key, if any (at most 64 characters).
+  public var clientId: String?
+
+  public init(station: String, addressee: String, text: String, clientId: String?) {
+    self.station = station
+    self.addressee = addressee
+    self.text = text
+    self.clientId = clientId
+  }
+}
+
+/// The per-station limits `createSend` holds (PROTOCOL.md "Sending messages": past them, 429).
+public struct SendLimits: Sendable, Equatable {
+  /// Sends accepted per station per minute (a fixed 60 s window in `rate_limits`).
+  public var perMinute: Int
+  /// Sends of one station in flight (`pending`) at once.
+  public var inFlight: Int
+
+  public init(perMinute: Int = 10, inFlight: Int = 20) {
+    self.perMinute = perMinute
+    self.inFlight = inFlight
+  }
+}
+
+/// What `createSend` did.
+public enum SendCreation: Sendable, Equatable {
+  /// Stored and queued for the listener: the message as sync shows it, and the newest timestamp in the database
+  /// at the commit (the message's own).
+  case created(StoredMessage, serverTime: Int64)
+  /// The station already sent a message with this `clientId`: that message (as sync shows it now) and the newest
+  /// timestamp at the read; nothing new was stored.
+  case replayed(StoredMessage, serverTime: Int64)
+  /// The station is not registered.
+  case unknownStation
+  /// Past the per-minute limit; retry after this many ms.
+  case tooManyPerMinute(retryAfterMs: Int64)
+  /// Past the in-flight limit (the station's pending sends).
+  case tooManyInFlight
+}
+
+/// A send in flight as the listener's scheduler sees it (`Database.dueSends`).
+public struct InFlightSend: Sendable, Equatable {
+  /// The message's id (`messages.id`, also `sends.message_id`).
+  public var id: Int64
+  /// The sending station, upper case: the source of the line on the wire.
+  public var station: String
+  /// The addressee, upper case.
+  public var addressee: String
+  /// The text.
+  public var text: String
+  /// The message number.
+  public var msgno: String
+  /// When it was accepted, epoch ms (the schedule counts from here).
+  public var createdAt: Int64
+  /// Copies recorded so far.
+  public var transmissions: Int
+  /// When the last copy was recorded, epoch ms; nil before the first.
+  public var lastSentAt: Int64?
+  /// When the next copy is due, epoch ms; nil when none is left or the row was never scheduled.
+  public var nextAt: Int64?
+  /// When it expires without an answer, epoch ms; nil until the listener first scheduled it.
+  public var expiresAt: Int64?
+
+  public init(
+    id: Int64, station: String, addressee: String, text: String, msgno: String, createdAt: Int64,
+    transmissions: Int = 0, lastSentAt: Int64? = nil, nextAt: Int64? = nil, expiresAt: Int64? = nil
+  ) {
+    self.id = id
+    self.station = station
+    self.addressee = addressee
+    self.text = text
+    self.msgno = msgno
+    self.createdAt = createdAt
+    self.transmissions = transmissions
+    self.lastSentAt = lastSentAt
+    self.nextAt = nextAt
+    self.expiresAt = expiresAt
+  }
+}
+
+/// One scheduling change the listener records (`Database.recordSendSchedule`).
+public enum SendScheduleChange: Sendable, Equatable {
+  /// A copy is written now (`at`, epoch ms): count it, and set the next copy and the expiry.
+  case transmitted(id: Int64, at: Int64, nextAt: Int64?, expiresAt: Int64)
+  /// A new row gets its schedule (no copy written).
+  case scheduled(id: Int64, nextAt: Int64?, expiresAt: Int64)
+  /// No answer came: the message ends `expired` (re-stamped, with a `sendFailed` push).
+  case expired(id: Int64)
+}
+
+/// An answer from an addressee that may stop a send in flight.
+public struct SendAnswer: Sendable, Equatable, Hashable {
+  /// How the addressee answered.
+  public enum Kind: String, Sendable, CaseIterable {
+    /// `ack<msgno>`.
+    case ack
+    /// `rej<msgno>`.
+    case rej
+    /// A message of its own carrying `}<msgno>` (the reply-ack of APRS 1.1).
+    case replyAck
+
+    /// The state the answered message ends in.
+    public var state: SendState { self == .rej ? .rejected : .acked }
+  }
+
+  /// The station the answer is addressed to (the sender of the message; any case).
+  public var station: String
+  /// Who answered (the message's addressee; any case).
+  public var peer: String
+  /// The message number answered.
+  public var msgno: String
+  public var kind: Kind
+
+  public init(station: String, peer: String, msgno: String, kind: Kind) {
+    self.station = station
+    self.peer = peer
+    self.msgno = msgno
+    self.kind = kind
+  }
+}
+
+/// A send that left `pending` (answered or expired).
+public struct FinishedSend: Sendable, Equatable {
+  /// The message's id.
+  public var id: Int64
+  /// The sending station, upper case.
+  public var station: String
+  /// The addressee, upper case.
+  public var addressee: String
+  /// The message number.
+  public var msgno: String
+  /// The new state (never `pending`).
+  public var state: SendState
+  /// The message's new timestamp (the cursor rule).
+  public var timestamp: Int64
+}
+
+/// The sends counters kept in `meta` since the database was created (`sends.*` rows), and the in-flight gauge,
+/// for `/metrics`.
+public struct SendStatus: Sendable, Equatable {
+  /// Sends accepted (created; replays not counted).
+  public var accepted = 0
+  /// Copies recorded as transmitted.
+  public var transmissions = 0
+  /// Sends that ended in each final state.
+  public var finished: [SendState: Int] = [:]
+  /// Sends in flight now.
+  public var inFlight = 0
+
+  public init() {}
+
+  /// Sends that ended in `state` (0 for `pending`).
+  public subscript(state: SendState) -> Int { finished[state] ?? 0 }
+}
+
+extension SendStatus {
+  /// Every counter's key starts with this.
+  static let keyPrefix = "sends."
+  static let acceptedKey = keyPrefix + "accepted"
+  static let transmissionsKey = keyPrefix + "transmissions"
+
+  /// The key counting sends that ended in `state`.
+  static func key(_ state: SendState) -> String { keyPrefix + state.rawValue }
+
+  /// Decodes the `sends.*` rows; garbled counts read as 0.
+  init(metaRows rows: [String: String], inFlight: Int) {
+    self.init()
+    accepted = StatusText.count(rows[Self.acceptedKey])
+    transmissions = StatusText.count(rows[Self.transmissionsKey])
+    for state in SendState.allCases where state != .pending {
+      finished[state] = StatusText.count(rows[Self.key(state)])
+    }
+    self.inFlight = inFlight
+  }
+}

@@ -1,0 +1,213 @@
+import APRS
+import Logging
+import Store
+import Synchronization
+import Testing
+
+@testable import Listener
+
+/// The sender shell (`OutboundSender`) on a real database, with a clock the test moves and a fake connection
+/// that records the lines it is handed.
+@Suite struct OutboundSenderTests {
+  static let t0: Int64 = 1_800_000_000_000
+  static let line = "OH7LZB-9>APRS,TCPIP*::KJ7ABC-7 :Hello{1\r\n"
+
+  final class Rig: Sendable {
+    let clock = Atomic<Int64>(OutboundSenderTests.t0)
+    let online = Atomic<Bool>(true)
+    let lines = Mutex<[String]>([])
+    let pushes = Mutex<[String]>([])
+
+    var now: Int64 { clock.load(ordering: .relaxed) }
+    func advance(to offsetMs: Int64) { clock.store(OutboundSenderTests.t0 + offsetMs, ordering: .relaxed) }
+    var written: [String] { lines.withLock { $0 } }
+
+    /// A sender on its own connection to `path` (as the listener's sender thread has).
+    func sender(_ path: String, schedule: [Int64] = [0, 31, 62, 124], ackWaitMs: Int64 = 60_000) throws
+      -> OutboundSender
+    {
+      OutboundSender(
+        database: try Database(path: path),
+        scheduler: SendScheduler(offsetsMs: schedule.map { $0 * 1000 }, ackWaitMs: ackWaitMs), pollMs: 50,
+        logger: Logger(level: .error), canTransmit: { self.online.load(ordering: .relaxed) },
+        transmit: { lines in self.lines.withLock { $0 += lines.map { String(decoding: $0, as: UTF8.self) } }
+        },
+        pushesQueued: { stations in self.pushes.withLock { $0 += stations } },
+        clock: { self.clock.load(ordering: .relaxed) })
+    }
+  }
+
+  private func send(_ test: TestDatabase, _ text: String = "Hello", clientId: String? = nil, now: Int64)
+    throws
+  {
+    let creation = try test.database.createSend(
+      NewSend(station: "OH7LZB-9", addressee: "KJ7ABC-7", text: text, clientId: clientId),
+      limits: SendLimits(), now: now)
+    guard case .created = creation else { throw TestError("not created: \(creation)") }
+  }
+
+  private func state(_ test: TestDatabase) throws -> SendState? {
+    try test.database.sync(station: "OH7LZB-9", since: 0, now: Self.t0).messages.last {
+      $0.direction == .sent
+    }?
+    .state
+  }
+
+  @Test func theFirstCopyGoesAtOnceTheSecondAfter31SecondsAndAnAckStopsThem() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let sender = try rig.sender(test.path)
+    defer { sender.database.close() }
+    try send(test, now: Self.t0)
+    try sender.check()
+    #expect(rig.written == [Self.line])
+    rig.advance(to: 30_999)
+    try sender.check()
+    #expect(rig.written.count == 1)
+    rig.advance(to: 31_000)
+    try sender.check()
+    #expect(rig.written == [Self.line, Self.line])
+    // The addressee's ack arrives through the writer: the schedule stops at once.
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let result = try writer.process(
+      [bytes("KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :ack1")], stations: try test.stations(),
+      canTransmit: true, now: Self.t0 + 40_000)
+    #expect(result.sendsAnswered.map(\.state) == [.acked])
+    #expect(result.receipts == 1)
+    #expect(try state(test) == .acked)
+    for offset: Int64 in [62_000, 124_000, 500_000] {
+      rig.advance(to: offset)
+      try sender.check()
+    }
+    #expect(rig.written.count == 2)
+    #expect(rig.pushes.withLock { $0 }.isEmpty)
+  }
+
+  @Test(arguments: [SendAnswer.Kind.rej, .replyAck])
+  func aRejOrAReplyAckStopsThemToo(kind: SendAnswer.Kind) throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let sender = try rig.sender(test.path)
+    defer { sender.database.close() }
+    try send(test, now: Self.t0)
+    try sender.check()
+    let answer =
+      kind == .rej
+      ? "KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :rej1"
+      : "KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :Got it{AB}1"
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let result = try writer.process(
+      [bytes(answer)], stations: try test.stations(), canTransmit: true, now: Self.t0 + 10_000)
+    #expect(result.sendsAnswered.map(\.state) == [kind == .rej ? .rejected : .acked])
+    // A rejection queues a sendFailed push and wakes the push sender; the reply is stored as a message.
+    #expect(result.storedStations == ["OH7LZB-9"])
+    #expect(try test.database.dueOutbox(now: Self.t0 + 20_000).count == 1)
+    rig.advance(to: 31_000)
+    try sender.check()
+    #expect(rig.written.count == 1)
+    // Someone else's ack of that number stops nothing.
+    if kind == .rej {
+      try send(test, "Second", now: Self.t0 + 32_000)
+      rig.advance(to: 32_000)
+      try sender.check()
+      _ = try writer.process(
+        [bytes("W1AW>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :ack2")], stations: try test.stations(),
+        canTransmit: true,
+        now: Self.t0 + 33_000)
+      #expect(try state(test) == .pending)
+    }
+  }
+
+  @Test func expiryAfterTheLastCopyQueuesAPushAndWakesThePushSender() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let sender = try rig.sender(test.path, schedule: [0, 31], ackWaitMs: 5_000)
+    defer { sender.database.close() }
+    try send(test, now: Self.t0)
+    try sender.check()
+    rig.advance(to: 31_000)
+    try sender.check()
+    rig.advance(to: 35_999)
+    try sender.check()
+    #expect(try state(test) == .pending)
+    rig.advance(to: 36_000)
+    try sender.check()
+    #expect(try state(test) == .expired)
+    #expect(rig.written.count == 2)
+    #expect(rig.pushes.withLock { $0 } == ["OH7LZB-9"])
+    let push = try #require(try test.database.dueOutbox(now: Self.t0 + 40_000).first)
+    #expect(push.message.state == .expired && push.message.direction == .sent)
+  }
+
+  /// A listener killed after the first copy: the next one (another sender, another connection) sends nothing
+  /// until the second copy is due, then exactly one copy; a long outage collapses the missed copies into one.
+  @Test func aRestartResumesTheScheduleWithoutABurst() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let first = try rig.sender(test.path)
+    try send(test, now: Self.t0)
+    try first.check()
+    first.database.close()
+    #expect(rig.written.count == 1)
+
+    rig.advance(to: 5_000)
+    let second = try rig.sender(test.path)
+    defer { second.database.close() }
+    try second.check()
+    #expect(rig.written.count == 1, "no copy before the second is due")
+    rig.advance(to: 31_000)
+    try second.check()
+    #expect(rig.written.count == 2)
+    // Down from 40 s to 130 s: the copies due at 62 and 124 s become one.
+    second.database.close()
+    rig.advance(to: 130_000)
+    let third = try rig.sender(test.path)
+    defer { third.database.close() }
+    try third.check()
+    try third.check()
+    #expect(rig.written.count == 3)
+    let row = try #require(try test.database.dueSends(now: Self.t0 + 1_000_000, canTransmit: true).first)
+    #expect(row.transmissions == 3 && row.lastSentAt == Self.t0 + 130_000)
+    #expect(row.nextAt == nil, "the schedule has no copy left")
+    #expect(row.expiresAt == Self.t0 + 190_000)
+  }
+
+  @Test func copiesWaitForAVerifiedLoginAndANewSendIsNoticedOnTheNextCheck() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    rig.online.store(false, ordering: .relaxed)
+    let sender = try rig.sender(test.path)
+    defer { sender.database.close() }
+    try sender.check()
+    try send(test, now: Self.t0)
+    rig.advance(to: 100)
+    try sender.check()
+    #expect(rig.written.isEmpty)
+    rig.online.store(true, ordering: .relaxed)
+    rig.advance(to: 200)
+    try sender.check()
+    #expect(rig.written == [Self.line])
+    // A replayed clientId is no new send: nothing more goes out.
+    try send(test, "Again", clientId: "c", now: Self.t0 + 300)
+    rig.advance(to: 400)
+    try sender.check()
+    #expect(rig.written.count == 2)
+    let replay = try test.database.createSend(
+      NewSend(station: "OH7LZB-9", addressee: "KJ7ABC-7", text: "Again", clientId: "c"), limits: SendLimits(),
+      now: Self.t0 + 500)
+    guard case .replayed = replay else { throw TestError("not a replay: \(replay)") }
+    rig.advance(to: 600)
+    try sender.check()
+    #expect(rig.written.count == 2)
+  }
+}
