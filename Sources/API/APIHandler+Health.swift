@@ -16,9 +16,10 @@ extension APIHandler {
   /// `listener`: `running` (its lease is held), `connected` (logged in to APRS-IS, as last published by a running
   /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
   /// `receiveOnly` (nothing it sends gets through: no login, or an unverified one; ACKs are off), `server`,
-  /// `login`, `filterMode` (`live`, `login` or `fullFeed`), `filterSize` (stations in the filter), `lineRate`
-  /// (lines per second over the last minute), `updatedAgeSeconds`, and `counters` since it started (each
-  /// `ListenerCounter`, by name).
+  /// `login`, `filterSize` (registered stations the filter covers), `filterBytes` (its one `#filter` line's
+  /// length, CR LF included), `filterEntries` (entries on that line), `filterExactStations` (stations matched
+  /// by an exact entry rather than a prefix), `lineRate` (lines per second over the last minute),
+  /// `updatedAgeSeconds`, and `counters` since it started (each `ListenerCounter`, by name).
   func health() -> APIResponse {
     let now = clock()
     do {
@@ -79,15 +80,17 @@ extension APIHandler {
         writer.bool(listener.verified)
         writer.key("receiveOnly")
         writer.bool(listener.receiveOnly)
-        for (key, value) in [
-          ("server", listener.server), ("login", listener.login),
-          ("filterMode", listener.filterMode?.rawValue),
-        ] {
+        for (key, value) in [("server", listener.server), ("login", listener.login)] {
           writer.key(key)
           if let value { writer.string(value) } else { writer.null() }
         }
-        writer.key("filterSize")
-        writer.int(listener.filterSize)
+        for (key, value) in [
+          ("filterSize", listener.filterSize), ("filterBytes", listener.filterBytes),
+          ("filterEntries", listener.filterEntries), ("filterExactStations", listener.filterExactStations),
+        ] {
+          writer.key(key)
+          writer.int(value)
+        }
         writer.key("lineRate")
         writer.value(.number(JSONNumber(literal: ListenerStatus.decimal(listener.lineRate))))
         writer.key("updatedAgeSeconds")

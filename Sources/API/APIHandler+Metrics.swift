@@ -48,6 +48,12 @@ extension APIHandler {
         "aprs_cloud_listener_skipped_lines_total",
         "Packets that led to nothing: not a message for a registered station, bulletins, ..."
       )
+    case .notForUs:
+      (
+        "aprs_cloud_listener_not_for_us_total",
+        "Messages, acks and rejs for addressees that are not registered (let through by the filter's prefixes"
+          + " or APRS-IS's own rules), dropped; also in skipped_lines_total."
+      )
     case .reconnects:
       ("aprs_cloud_listener_reconnects_total", "APRS-IS connections that ended and were made again.")
     }
@@ -257,21 +263,21 @@ extension APIHandler {
       "aprs_cloud_listener_receive_only", "gauge",
       "1 while nothing the listener sends gets through (no login, or an unverified one): no ACKs.",
       flag(listener.receiveOnly))
-    out.family(
-      "aprs_cloud_listener_filter_mode", "gauge",
-      "1 for where the listener's filter goes: live (#filter line), login (the login line), fullFeed (the full"
-        + " feed, filtered locally).")
-    for candidate in [FilterMode.live, .login, .fullFeed] {
-      out.sample(
-        "aprs_cloud_listener_filter_mode", [("mode", candidate.rawValue)],
-        listener.filterMode == candidate ? "1" : "0")
-    }
     out.single(
-      "aprs_cloud_listener_filter_stations", "gauge", "Stations in the listener's APRS-IS filter.",
+      "aprs_cloud_listener_filter_stations", "gauge",
+      "Registered stations the listener's APRS-IS filter covers.",
       String(listener.filterSize))
     out.single(
-      "aprs_cloud_listener_filter_bytes", "gauge", "Length of the listener's filter in bytes.",
+      "aprs_cloud_listener_filter_bytes", "gauge",
+      "Length of the listener's one #filter line in bytes, CR LF included (at most 510).",
       String(listener.filterBytes))
+    out.single(
+      "aprs_cloud_listener_filter_entries", "gauge",
+      "Entries on the listener's #filter line: exact stations and prefixes.", String(listener.filterEntries))
+    out.single(
+      "aprs_cloud_listener_filter_exact_stations", "gauge",
+      "Stations matched by an exact entry of the filter rather than a prefix.",
+      String(listener.filterExactStations))
     out.single(
       "aprs_cloud_listener_line_rate", "gauge", "Lines per second read from APRS-IS over the last minute.",
       PrometheusText.number(listener.lineRate))

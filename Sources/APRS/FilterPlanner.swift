@@ -25,6 +25,10 @@ public struct FilterPlanner: Sendable {
 
   /// The longest `#filter` line APRS-IS takes, CR LF included; a longer one is dropped silently.
   public static let maximumLineLength = 510
+  /// The longest `#filter` line whose answer, `# filter SPEC active` (8 bytes longer), still fits one APRS-IS
+  /// line (512 bytes with CR LF), so that a reader that skips longer lines can check it: the budget the listener
+  /// plans with.
+  public static let answerableLineLength = 504
   /// The shortest line budget ``plan(maximumLineLength:)`` accepts: room for the widest plan of both
   /// parts (36 one-character prefixes each).
   public static let minimumLineLength = 240
@@ -73,9 +77,74 @@ public struct FilterPlanner: Sendable {
     tries[part.rawValue].contains(PackedCall.pack(station))
   }
 
+  /// Adds a station given by its address as the store keeps it (upper case `CALL` or `CALL-SSID`): nil when
+  /// the text is not an address (1–9 of `-`, `0`–`9`, `A`–`Z`), else false when it was already there.
+  @discardableResult
+  public mutating func insert(address: some StringProtocol, into part: Part = .addressees) -> Bool? {
+    guard let key = PackedCall.pack(address.utf8) else { return nil }
+    return tries[part.rawValue].insert(key)
+  }
+
+  /// Removes a station given by its address (upper case): nil when the text is not an address, else false
+  /// when it was not there.
+  @discardableResult
+  public mutating func remove(address: some StringProtocol, from part: Part = .addressees) -> Bool? {
+    guard let key = PackedCall.pack(address.utf8) else { return nil }
+    return tries[part.rawValue].remove(key)
+  }
+
+  /// Whether a part holds the station with this address (upper case, SSID included: the form APRS-IS
+  /// names addressees and senders in once upper-cased); false for text that is not an address.
+  public func contains(address: some StringProtocol, in part: Part = .addressees) -> Bool {
+    guard let key = PackedCall.pack(address.utf8) else { return false }
+    return tries[part.rawValue].contains(key)
+  }
+
   /// The number of stations in a part.
   public func count(of part: Part) -> Int { tries[part.rawValue].count }
 
   /// The stations of a part, sorted by their address bytes.
   public func stations(of part: Part) -> [String] { tries[part.rawValue].keys.map(PackedCall.string) }
+}
+
+extension FilterPlanner {
+  /// Builds a planner from many addresses at once, e.g. every live station as the store reads them at
+  /// start: each address costs 8 bytes while loading (no `String` or `StationAddress` is kept), and the
+  /// planner is built in one pass over the sorted keys instead of one insert per station.
+  public struct Loader: Sendable {
+    private var keys: [UInt64] = []
+    /// Addresses refused by ``add(address:)`` (not 1–9 of `-`, `0`–`9`, `A`–`Z`).
+    public private(set) var rejected = 0
+
+    /// An empty loader; `capacity`: the number of addresses expected, if known.
+    public init(capacity: Int = 0) { keys.reserveCapacity(capacity) }
+
+    /// Adds an address (upper case); false when it is not one (and counted in ``rejected``).
+    @discardableResult
+    public mutating func add(address: some StringProtocol) -> Bool {
+      guard let key = PackedCall.pack(address.utf8) else {
+        rejected += 1
+        return false
+      }
+      keys.append(key)
+      return true
+    }
+
+    /// The addresses added so far (duplicates counted).
+    public var count: Int { keys.count }
+
+    /// A planner holding every address added as addressees (`g/`), and also as senders (`b/`) when
+    /// `trackingSenders`; both parts share their storage until one of them changes.
+    public consuming func planner(
+      trackingSenders: Bool, model: AddresseeModel = .callsigns, senderWeight: Double = 20
+    ) -> FilterPlanner {
+      var planner = FilterPlanner(model: model, senderWeight: senderWeight)
+      keys.sort()  // in place: the trie below then reads them in order without a copy
+      let trie = PrefixTrie(keys: keys)
+      keys = []
+      planner.tries[Part.addressees.rawValue] = trie
+      if trackingSenders { planner.tries[Part.senders.rawValue] = trie }
+      return planner
+    }
+  }
 }

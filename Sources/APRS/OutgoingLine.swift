@@ -72,7 +72,7 @@ public enum OutgoingLine {
   }
 
   /// `#filter SPEC` + CR LF: replaces the connection's whole filter. APRS-IS drops it silently when longer
-  /// than ``FilterPlan/maximumLiveLineLength`` bytes; ``FilterPlan`` knows whether a spec fits.
+  /// than ``FilterPlanner/maximumLineLength`` bytes; ``FilterPlanner`` plans a spec that fits.
   public static func filter(_ spec: some StringProtocol) -> [UInt8] {
     var line: [UInt8] = []
     line.reserveCapacity(10 + spec.utf8.count)

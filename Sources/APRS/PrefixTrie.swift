@@ -23,26 +23,38 @@ struct PrefixTrie: Sendable {
   /// An empty set.
   init() {}
 
-  /// A set holding `keys` (any order, duplicates allowed).
+  /// The keys a chunk gets when the set is built in key order: room for inserts before it splits.
+  static let loadFill = chunkCapacity * 3 / 4
+
+  /// A set holding `keys` (any order, duplicates allowed). Keys already in order are not sorted again,
+  /// and no copy of them is made besides the chunks.
   init(keys: some Sequence<UInt64>) {
     var sorted = Array(keys)
-    sorted.sort()
-    var unique: [UInt64] = []
-    unique.reserveCapacity(sorted.count)
-    for key in sorted where unique.last != key { unique.append(key) }
-    let fill = Self.chunkCapacity * 3 / 4
-    var start = 0
-    while start < unique.count {
-      let end = min(start + fill, unique.count)
+    if !Self.isSorted(sorted) { sorted.sort() }
+    for key in sorted where key != chunks.last?.last { appendInOrder(key) }
+  }
+
+  private static func isSorted(_ keys: [UInt64]) -> Bool {
+    var index = 1
+    while index < keys.count {
+      if keys[index - 1] > keys[index] { return false }
+      index += 1
+    }
+    return true
+  }
+
+  /// Adds a key larger than every key in the set, filling chunks to ``loadFill``.
+  private mutating func appendInOrder(_ key: UInt64) {
+    if let last = chunks.indices.last, chunks[last].count < Self.loadFill {
+      chunks[last].append(key)
+    } else {
       var chunk: [UInt64] = []
       chunk.reserveCapacity(Self.chunkCapacity + 1)
-      chunk.append(contentsOf: unique[start..<end])
+      chunk.append(key)
       chunks.append(chunk)
-      firsts.append(chunk[0])
-      start = end
+      firsts.append(key)
     }
-    count = unique.count
-    exactBytes = unique.reduce(0) { $0 + PackedCall.length($1) + 1 }
+    added(key)
   }
 
   /// True when the set has no station.
@@ -79,6 +91,11 @@ struct PrefixTrie: Sendable {
       chunks = [chunk]
       firsts = [key]
       added(key)
+      return true
+    }
+    if let last = chunks.last?.last, key > last {
+      // Past the end (a set built in key order): fill the last chunk, then start a new one.
+      appendInOrder(key)
       return true
     }
     let index = chunkIndex(for: key)

@@ -363,12 +363,27 @@ public struct ConfigFile: Sendable {
       }
       let entries = sections[section, default: [:]].sorted { $0.value.line < $1.value.line }
       for (key, entry) in entries where !schema.knows(section: section, key: key) {
-        result.append("\(name) line \(entry.line): unknown key \(key) in [\(section)] is ignored")
+        if let replacement = schema.retirement(section: section, key: key) {
+          result.append(
+            "\(name) line \(entry.line): \(key) in [\(section)] is no longer used: \(replacement)")
+        } else {
+          result.append("\(name) line \(entry.line): unknown key \(key) in [\(section)] is ignored")
+        }
       }
     }
     let known = schema.environmentNames()
+    var retired: [String: String] = [:]
+    for (section, keys) in schema.retiredKeys {
+      for (key, replacement) in keys {
+        retired[ConfigFile.environmentName(section: section, key: key)] = replacement
+      }
+    }
     for variable in environment.keys.sorted() where variable.hasPrefix(ConfigFile.environmentPrefix) {
       if variable == ConfigFile.configPathVariable || known.contains(variable) { continue }
+      if let replacement = retired[variable] {
+        result.append("environment \(variable) is no longer used: \(replacement)")
+        continue
+      }
       if schema.uncheckedSections.contains(where: {
         variable.hasPrefix(ConfigFile.environmentName(section: $0, key: ""))
       }) {

@@ -9,10 +9,17 @@ public struct ConfigSchema: Sendable {
   public var sections: [String: Set<String>]
   /// Sections (and their subsections) accepted with any key.
   public var uncheckedSections: [String]
+  /// Keys earlier versions read and this one ignores, by section, each with what replaced it: a file that
+  /// still sets one loads with that sentence as a warning (not as an unknown key).
+  public var retiredKeys: [String: [String: String]]
 
-  public init(sections: [String: Set<String>], uncheckedSections: [String] = []) {
+  public init(
+    sections: [String: Set<String>], uncheckedSections: [String] = [],
+    retiredKeys: [String: [String: String]] = [:]
+  ) {
     self.sections = sections
     self.uncheckedSections = uncheckedSections
+    self.retiredKeys = retiredKeys
   }
 
   /// Both schemas' sections and keys.
@@ -22,6 +29,9 @@ public struct ConfigSchema: Sendable {
     for section in other.uncheckedSections where !merged.uncheckedSections.contains(section) {
       merged.uncheckedSections.append(section)
     }
+    for (section, keys) in other.retiredKeys {
+      merged.retiredKeys[section, default: [:]].merge(keys) { current, _ in current }
+    }
     return merged
   }
 
@@ -29,6 +39,9 @@ public struct ConfigSchema: Sendable {
   public func knowsSection(_ section: String) -> Bool {
     sections[section] != nil || isUnchecked(section)
   }
+
+  /// What replaced `key` in `[section]` when it is a retired key, else nil.
+  public func retirement(section: String, key: String) -> String? { retiredKeys[section]?[key] }
 
   /// Whether `key` in `[section]` means something to some program.
   public func knows(section: String, key: String) -> Bool {

@@ -43,7 +43,6 @@ public struct APRSISServer: Sendable, Hashable, CustomStringConvertible {
 /// ```ini
 /// [aprsis]
 /// servers = rotate.aprs2.net:14580            ; comma-separated HOST:PORT, tried in turn
-/// fullFeedServers = rotate.aprs2.net:10152    ; default: the same hosts on port 10152
 /// login = N0CALL-10       ; the operator's service call; without login and passcode: receive-only
 /// passcode = 13023
 /// trackOutgoing = false   ; also store what registered stations send (b/ filter), direction "sent"
@@ -55,17 +54,14 @@ public struct APRSISServer: Sendable, Hashable, CustomStringConvertible {
 /// ```
 ///
 /// Tuning keys with safe defaults, mainly for tests: `[aprsis] watchdog` (60s), `reconnectDelay` (5s, the first
-/// backoff step), `maxReconnectDelay` (5m), `connectTimeout` (10s), `filterReconnectSpacing` (10s, the least time
-/// between two reconnects made for filter changes); `[listener] queueSize` (10000 lines),
-/// `leaseTtl` (30s, renewed every third of it), `publishInterval` (5s), `registrationPoll` (1s),
+/// backoff step), `maxReconnectDelay` (5m), `connectTimeout` (10s); `[listener] queueSize` (10000 lines),
+/// `queueBytes` (4 MiB: the same queue's bound in memory), `leaseTtl` (30s, renewed every third of it), `publishInterval` (5s), `registrationPoll` (1s),
 /// `ackInterval` (30s: APRS-IS drops an identical packet repeated within 30 s, so only tests lower it).
 public struct ListenerConfig: Sendable, Equatable {
   /// The shared `[server]` settings (database, stationExpiry, logLevel, busyTimeout, ringSize).
   public var server = ServerConfig()
   /// User-filter port servers (14580), tried in turn.
   public var servers = [APRSISServer(host: "rotate.aprs2.net", port: 14580)]
-  /// Full-feed servers (10152), used when the filter is too long for a login line.
-  public var fullFeedServers = [APRSISServer(host: "rotate.aprs2.net", port: 10152)]
   /// The login call; nil: receive-only with a generated name.
   public var login: String?
   /// The passcode of ``login``; -1 (or nil) logs in unverified.
@@ -78,12 +74,13 @@ public struct ListenerConfig: Sendable, Equatable {
   public var reconnectDelayMs: Int64 = 5_000
   /// The longest reconnect delay (ms).
   public var maxReconnectDelayMs: Int64 = 300_000
-  /// The least time between two reconnects made to change the filter (ms).
-  public var filterReconnectSpacingMs: Int64 = 10_000
   /// How long one TCP connect may take (ms).
   public var connectTimeoutMs: Int64 = 10_000
   /// Lines the reader may queue for the writer; beyond it lines are dropped (and counted).
   public var queueSize = 10_000
+  /// The memory those queued lines may take, bytes (each line counts its length plus
+  /// `LineQueue.perLineOverhead`); beyond it lines are dropped (and counted), so a burst costs at most this.
+  public var queueBytes = 4 << 20
   /// How long the listener lease lasts unless renewed (ms); renewed every third of it.
   public var leaseTtlMs: Int64 = 30_000
   /// How often the listener's state is written to the database for /health (ms).
@@ -111,14 +108,6 @@ public struct ListenerConfig: Sendable, Equatable {
       servers = try Self.serverList(config, section, "servers")
     } else if config.value(section, "server") != nil {
       servers = try Self.serverList(config, section, "server")
-    }
-    if config.value(section, "fullFeedServers") != nil {
-      fullFeedServers = try Self.serverList(config, section, "fullFeedServers")
-    } else {
-      var seen = Set<String>()
-      fullFeedServers = servers.compactMap { server in
-        seen.insert(server.host).inserted ? APRSISServer(host: server.host, port: 10152) : nil
-      }
     }
     login = try config.string(section, "login").flatMap { $0.isEmpty ? nil : $0 }
     if let login, let value = config.value(section, "login"), !Self.isValidLogin(login) {
@@ -149,11 +138,11 @@ public struct ListenerConfig: Sendable, Equatable {
       range: reconnectDelayMs...3_600_000)
     connectTimeoutMs = try config.duration(
       section, "connectTimeout", default: defaults.connectTimeoutMs, range: 100...120_000)
-    filterReconnectSpacingMs = try config.duration(
-      section, "filterReconnectSpacing", default: defaults.filterReconnectSpacingMs, range: 0...600_000)
 
     let listener = "listener"
     queueSize = try config.int(listener, "queueSize", default: defaults.queueSize, range: 10...1_000_000)
+    queueBytes = try config.int(
+      listener, "queueBytes", default: defaults.queueBytes, range: 65_536...1_073_741_824)
     leaseTtlMs = try config.duration(listener, "leaseTtl", default: defaults.leaseTtlMs, range: 300...600_000)
     publishIntervalMs = try config.duration(
       listener, "publishInterval", default: defaults.publishIntervalMs, range: 50...300_000)
@@ -201,13 +190,26 @@ public struct ListenerConfig: Sendable, Equatable {
   }
 
   /// The keys this struct reads (besides `[server]`, which ``ServerConfig`` reads).
-  public static let schema = ConfigSchema(sections: [
-    "aprsis": [
-      "servers", "server", "fullFeedServers", "login", "passcode", "trackOutgoing", "watchdog",
-      "reconnectDelay", "maxReconnectDelay", "connectTimeout", "filterReconnectSpacing",
+  public static let schema = ConfigSchema(
+    sections: [
+      "aprsis": [
+        "servers", "server", "login", "passcode", "trackOutgoing", "watchdog", "reconnectDelay",
+        "maxReconnectDelay", "connectTimeout",
+      ],
+      "listener": [
+        "queueSize", "queueBytes", "leaseTtl", "publishInterval", "registrationPoll", "ackInterval",
+      ],
     ],
-    "listener": ["queueSize", "leaseTtl", "publishInterval", "registrationPoll", "ackInterval"],
-  ])
+    retiredKeys: [
+      "aprsis": [
+        "fullFeedServers":
+          "the listener never takes the full feed any more: it keeps one live #filter line at any number of"
+          + " stations; remove the key",
+        "filterReconnectSpacing":
+          "the listener never reconnects to change its filter any more (one #filter line per change);"
+          + " remove the key",
+      ]
+    ])
 }
 
 extension Substring {

@@ -61,7 +61,7 @@ final class ConnectionDriver: @unchecked Sendable {
 
   /// What other threads hand to the connection thread.
   private struct Inbox {
-    var plan: FilterPlan?
+    var filter: FilterLine?
     /// ACK lines due, oldest first, waiting to be written (now, or after the next verified login).
     var acks: [[UInt8]] = []
     var ackBytes = 0
@@ -121,9 +121,9 @@ final class ConnectionDriver: @unchecked Sendable {
 
   private var stopping: Bool { stopFlag.load(ordering: .sequentiallyConsistent) }
 
-  /// A new wanted filter (from the registration watcher); only the newest one counts.
-  func submit(plan: FilterPlan) {
-    inbox.withLock { $0.plan = plan }
+  /// A new wanted filter line (from the registration watcher); only the newest one counts.
+  func submit(filter: FilterLine) {
+    inbox.withLock { $0.filter = filter }
     wake.wake()
   }
 
@@ -168,11 +168,11 @@ final class ConnectionDriver: @unchecked Sendable {
       }
       if fds[0].revents != 0 { wake.drain() }
       if stopping { break }
-      if let plan = inbox.withLock({ inbox -> FilterPlan? in
-        defer { inbox.plan = nil }
-        return inbox.plan
+      if let filter = inbox.withLock({ inbox -> FilterLine? in
+        defer { inbox.filter = nil }
+        return inbox.filter
       }) {
-        perform(machine.handle(.filterPlanChanged(plan, now: monotonicMilliseconds())))
+        perform(machine.handle(.filterChanged(filter, now: monotonicMilliseconds())))
       }
       if fds.count > 1, socket != nil {
         let revents = fds[1].revents
@@ -196,7 +196,7 @@ final class ConnectionDriver: @unchecked Sendable {
   private func perform(_ actions: [ConnectionAction]) {
     for action in actions {
       switch action {
-      case .connect(let server, _):
+      case .connect(let server):
         connect(server)
       case .send(let bytes):
         // Login and #filter lines go before any ACK still waiting (after a partly written one).

@@ -14,8 +14,11 @@ import Logging
 /// - Reconnects back off: ``Backoff`` steps (5 s doubling to 5 min) with jitter from the injected source, reset
 ///   when the connection that ended had been online for ``Backoff/stableMs`` (10 min). When several servers are
 ///   configured, a failed connect tries the next one at once until each failed in this round.
-/// - Filter: ``FilterManager`` decides; a live change is a `#filter` line (its answer checked), anything else a
-///   reconnect (at most one per ``ConnectionSettings/filterReconnectSpacingMs``), with no backoff.
+/// - Filter: ``FilterManager`` decides; the login line carries the wanted filter, and every change of it on an
+///   open connection is one `#filter` line (its answer checked), never a reconnect: the line is at most 510 bytes
+///   at any number of stations. Only a `#filter` line APRS-IS lost (no answer within
+///   ``ConnectionSettings/filterAnswerTimeoutMs``) or answered with another spec re-makes the connection, so that
+///   the login line puts the filter in effect for sure.
 public struct ConnectionStateMachine: Sendable {
   public let settings: ConnectionSettings
   public private(set) var state: ConnectionState = .idle
@@ -25,15 +28,12 @@ public struct ConnectionStateMachine: Sendable {
   public private(set) var status = ConnectionStatus()
 
   private let jitter: @Sendable () -> Double
-  private var serverIndex: [PortKind: Int] = [.user: 0, .fullFeed: 0]
+  private var serverIndex = 0
   private var failuresThisRound = 0
   private var currentServer: APRSISServer?
-  private var currentPort: PortKind?
   private var connectedAt: Int64 = 0
   private var onlineSince: Int64?
   private var lastLineAt: Int64 = 0
-  private var lastFilterReconnectAt: Int64?
-  private var deferredReconnectAt: Int64?
   private var reported: ConnectionStatus?
 
   /// A machine in state idle. `jitter` returns a random number in `[0, 1)` for each backoff delay.
@@ -58,7 +58,6 @@ public struct ConnectionStateMachine: Sendable {
       if let answer = filter.answerDeadline(timeoutMs: settings.filterAnswerTimeoutMs) {
         deadline = min(deadline, answer)
       }
-      if let deferred = deferredReconnectAt { deadline = min(deadline, deferred) }
       return deadline
     }
   }
@@ -84,7 +83,7 @@ public struct ConnectionStateMachine: Sendable {
         ("error", reason))
       failuresThisRound += 1
       advanceServer()
-      if failuresThisRound < serverList(for: currentPort ?? .user).count {
+      if failuresThisRound < settings.servers.count {
         connect(now: now, &actions)
       } else {
         failuresThisRound = 0
@@ -102,13 +101,13 @@ public struct ConnectionStateMachine: Sendable {
       guard isConnected else { break }
       endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
       backOff(now: now, &actions)
-    case .filterPlanChanged(let plan, let now):
-      guard filter.setDesired(plan) else { break }
+    case .filterChanged(let line, let now):
+      guard filter.setDesired(line) else { break }
       updateFilterStatus()
       log(
-        &actions, .info, "filter changed", ("mode", plan.mode.rawValue),
-        ("stations", String(plan.addressees.count)),
-        ("bytes", String(plan.spec.utf8.count)))
+        &actions, .info, "filter changed", ("stations", String(status.filterStations)),
+        ("bytes", String(status.filterBytes)), ("entries", String(status.filterEntries)),
+        ("exactStations", String(status.filterExactStations)))
       if case .online = state { reconcileFilter(now: now, &actions) }
     case .stop(let now):
       if isConnected {
@@ -130,47 +129,35 @@ public struct ConnectionStateMachine: Sendable {
     }
   }
 
-  private func serverList(for port: PortKind) -> [APRSISServer] {
-    port == .fullFeed ? settings.fullFeedServers : settings.servers
-  }
-
   private mutating func advanceServer() {
-    let port = currentPort ?? .user
-    let count = max(1, serverList(for: port).count)
-    serverIndex[port] = ((serverIndex[port] ?? 0) + 1) % count
+    serverIndex = (serverIndex + 1) % max(1, settings.servers.count)
   }
 
   private mutating func connect(now: Int64, _ actions: inout [ConnectionAction]) {
-    let port = filter.desiredPort
-    let list = serverList(for: port)
+    let list = settings.servers
     guard !list.isEmpty else {
-      log(&actions, .error, "no APRS-IS server configured for this port", ("port", port.rawValue))
+      log(&actions, .error, "no APRS-IS server configured")
       state = .backingOff(until: now + settings.backoff.maximumMs)
       return
     }
-    let server = list[(serverIndex[port] ?? 0) % list.count]
+    let server = list[serverIndex % list.count]
     currentServer = server
-    currentPort = port
-    state = .connecting(server: server, port: port)
+    state = .connecting(server: server)
     status.server = server.description
-    status.port = port
     status.address = nil
-    deferredReconnectAt = nil
-    actions.append(.connect(server: server, port: port))
+    actions.append(.connect(server: server))
   }
 
   private mutating func sendLogin(now: Int64, _ actions: inout [ConnectionAction]) {
-    let port = currentPort ?? .user
-    let spec = filter.loginFilter(port: port)
+    let spec = filter.loginFilter()
     let line = OutgoingLine.login(
       user: settings.login, passcode: settings.passcode, softwareName: settings.softwareName,
       softwareVersion: settings.softwareVersion, filter: spec)
     state = .awaitingLogresp
     actions.append(.send(line))
     log(
-      &actions, .info, "login sent", ("login", settings.login), ("port", port.rawValue),
-      ("filterMode", filter.desired.mode.rawValue),
-      ("filterStations", String(filter.desired.addressees.count)),
+      &actions, .info, "login sent", ("login", settings.login),
+      ("filterStations", String(status.filterStations)), ("filterBytes", String(status.filterBytes)),
       ("bytes", String(line.count)))
   }
 
@@ -189,7 +176,7 @@ public struct ConnectionStateMachine: Sendable {
         status.receiveOnly = settings.isReceiveOnly || !verified
         var fields = [("login", login), ("verified", String(verified))]
         if let server { fields.append(("serverName", server)) }
-        fields.append(("filterMode", filter.desired.mode.rawValue))
+        fields.append(("filterStations", String(status.filterStations)))
         actions.append(.log(LogEntry(.info, "logged in", fields.map { LogField($0.0, $0.1) })))
         if settings.isReceiveOnly {
           log(&actions, .warn, "receive-only: logged in with pass -1, messages are stored but never ACKed")
@@ -211,8 +198,8 @@ public struct ConnectionStateMachine: Sendable {
         switch filter.answer(spec: spec) {
         case .confirmed:
           log(
-            &actions, .info, "filter active", ("mode", FilterMode.live.rawValue),
-            ("stations", String(filter.desired.addressees.count)), ("bytes", String(spec.utf8.count)))
+            &actions, .info, "filter active", ("stations", String(status.filterStations)),
+            ("bytes", String(spec.utf8.count + 10)))
           reconcileFilter(now: now, &actions)
         case .mismatch(let expected, let received):
           log(
@@ -248,10 +235,7 @@ public struct ConnectionStateMachine: Sendable {
         log(
           &actions, .warn, "no answer to #filter; reconnecting with the filter in the login line",
           ("waitedMs", String(settings.filterAnswerTimeoutMs)))
-        filterReconnect(now: now, reason: "no answer to #filter", force: true, &actions)
-      } else if let deferred = deferredReconnectAt, now >= deferred {
-        deferredReconnectAt = nil
-        reconcileFilter(now: now, &actions)
+        filterReconnect(now: now, reason: "no answer to #filter", &actions)
       }
     default:
       break
@@ -266,29 +250,21 @@ public struct ConnectionStateMachine: Sendable {
   }
 
   private mutating func reconcileFilter(now: Int64, _ actions: inout [ConnectionAction]) {
-    guard case .online = state, let port = currentPort else { return }
-    switch filter.reconcile(port: port, now: now) {
+    guard case .online = state else { return }
+    switch filter.reconcile(now: now) {
     case .none:
       break
-    case .sendLive(let line, let spec):
+    case .send(let line, _):
       actions.append(.send(line))
       log(
-        &actions, .info, "filter update sent", ("mode", FilterMode.live.rawValue),
-        ("stations", String(filter.desired.addressees.count)), ("bytes", String(spec.utf8.count)))
-    case .reconnect(let reason):
-      filterReconnect(now: now, reason: reason, &actions)
+        &actions, .info, "filter update sent", ("stations", String(status.filterStations)),
+        ("bytes", String(line.count)), ("entries", String(status.filterEntries)))
     }
   }
 
-  /// Re-makes the connection for the filter at once, or when the spacing since the last such reconnect allows.
-  private mutating func filterReconnect(
-    now: Int64, reason: String, force: Bool = false, _ actions: inout [ConnectionAction]
-  ) {
-    if !force, let last = lastFilterReconnectAt, now - last < settings.filterReconnectSpacingMs {
-      deferredReconnectAt = last + settings.filterReconnectSpacingMs
-      return
-    }
-    lastFilterReconnectAt = now
+  /// Re-makes the connection at once because the `#filter` line in effect is unknown (lost, or answered with
+  /// another spec); the new login line carries the wanted filter. Never for a change of the station set.
+  private mutating func filterReconnect(now: Int64, reason: String, _ actions: inout [ConnectionAction]) {
     endConnection(now: now, reason: reason, level: .info, &actions, closeSocket: true)
     connect(now: now, &actions)
   }
@@ -304,7 +280,6 @@ public struct ConnectionStateMachine: Sendable {
     actions.append(.log(LogEntry(level, "disconnected", fields)))
     onlineSince = nil
     filter.disconnected()
-    deferredReconnectAt = nil
     status.connected = false
     status.verified = false
     status.receiveOnly = settings.isReceiveOnly
@@ -317,14 +292,15 @@ public struct ConnectionStateMachine: Sendable {
     let delay = backoff.nextDelay(unit: jitter())
     state = .backingOff(until: now + delay)
     status.server = nil
-    status.port = nil
     log(&actions, .info, "reconnecting later", ("delayMs", String(delay)))
   }
 
   private mutating func updateFilterStatus() {
-    status.filterMode = filter.desired.mode
-    status.filterStations = filter.desired.addressees.count
-    status.filterBytes = filter.desired.spec.utf8.count
+    let line = filter.desired
+    status.filterStations = line.addressees.exactStations + line.addressees.prefixStations
+    status.filterBytes = filter.desiredLineBytes
+    status.filterEntries = line.entryCount
+    status.filterExactStations = line.exactStationCount
   }
 
   private mutating func reportIfChanged(_ actions: inout [ConnectionAction]) {

@@ -6,8 +6,6 @@ import Logging
 public struct ConnectionSettings: Sendable, Equatable {
   /// User-filter port servers, tried in turn.
   public var servers: [APRSISServer]
-  /// Full-feed servers, for a filter too long for a login line.
-  public var fullFeedServers: [APRSISServer]
   /// The login name: the operator's service call, or a generated receive-only name.
   public var login: String
   /// The passcode; -1 logs in unverified (receive-only).
@@ -19,20 +17,17 @@ public struct ConnectionSettings: Sendable, Equatable {
   public var watchdogMs: Int64 = 60_000
   /// No logresp this long after connecting: give up on this connection (ms). aprsc itself waits 30 s.
   public var loginTimeoutMs: Int64 = 30_000
-  /// A `#filter` line without its `active` answer after this long was dropped (ms).
+  /// A `#filter` line without its `active` answer after this long was lost (ms).
   public var filterAnswerTimeoutMs: Int64 = 15_000
-  /// The least time between two reconnects made to change the filter (ms).
-  public var filterReconnectSpacingMs: Int64 = 10_000
   /// Reconnect delays.
   public var backoff = Backoff()
 
   /// Settings; see the properties.
   public init(
-    servers: [APRSISServer], fullFeedServers: [APRSISServer], login: String, passcode: Int,
-    watchdogMs: Int64 = 60_000, backoff: Backoff = Backoff()
+    servers: [APRSISServer], login: String, passcode: Int, watchdogMs: Int64 = 60_000,
+    backoff: Backoff = Backoff()
   ) {
     self.servers = servers
-    self.fullFeedServers = fullFeedServers
     self.login = login
     self.passcode = passcode
     self.watchdogMs = watchdogMs
@@ -50,7 +45,7 @@ public enum ConnectionState: Equatable, Sendable {
   /// Waiting before the next connect (monotonic ms).
   case backingOff(until: Int64)
   /// A connect to this server is under way (DNS, TCP).
-  case connecting(server: APRSISServer, port: PortKind)
+  case connecting(server: APRSISServer)
   /// Connected; the server speaks first.
   case awaitingBanner
   /// The login line was sent; waiting for `# logresp`.
@@ -78,7 +73,7 @@ public enum ConnectionState: Equatable, Sendable {
 public enum ConnectionEvent: Equatable, Sendable {
   /// Start connecting.
   case start(now: Int64)
-  /// The TCP connection asked for by ``ConnectionAction/connect(server:port:)`` is up.
+  /// The TCP connection asked for by ``ConnectionAction/connect(server:)`` is up.
   case connected(now: Int64, address: String)
   /// It could not be made (every address of the server failed).
   case connectFailed(now: Int64, reason: String)
@@ -91,7 +86,7 @@ public enum ConnectionEvent: Equatable, Sendable {
   /// The connection ended without being asked to (closed by the server, a read or write error).
   case closed(now: Int64, reason: String)
   /// The wanted filter changed.
-  case filterPlanChanged(FilterPlan, now: Int64)
+  case filterChanged(FilterLine, now: Int64)
   /// Stop for good.
   case stop(now: Int64)
 }
@@ -122,7 +117,7 @@ public struct LogEntry: Equatable, Sendable {
 public enum ConnectionAction: Equatable, Sendable {
   /// Look the server up afresh, try each address in turn, then report ``ConnectionEvent/connected(now:address:)``
   /// or ``ConnectionEvent/connectFailed(now:reason:)``.
-  case connect(server: APRSISServer, port: PortKind)
+  case connect(server: APRSISServer)
   /// Write these bytes (a login or `#filter` line).
   case send([UInt8])
   /// Close the connection (and drop whatever waits to be sent on it). No ``ConnectionEvent/closed(now:reason:)``
@@ -148,14 +143,14 @@ public struct ConnectionStatus: Equatable, Sendable {
   public var server: String?
   /// The address actually connected to.
   public var address: String?
-  /// The port of the current connection.
-  public var port: PortKind?
-  /// Where the wanted filter goes.
-  public var filterMode: FilterMode = .live
-  /// Stations (`g/` entries) in the wanted filter.
+  /// Registered stations the wanted filter covers (its `g/` part).
   public var filterStations = 0
-  /// Length of the wanted filter spec in bytes.
+  /// Length of the wanted filter's `#filter` line, CR LF included (at most 510).
   public var filterBytes = 0
+  /// Entries on that line (exact stations and prefixes, both parts).
+  public var filterEntries = 0
+  /// Stations matched by an exact entry rather than a prefix (both parts).
+  public var filterExactStations = 0
   /// Connections that ended (and were re-made or are being re-made).
   public var reconnects = 0
 

@@ -1,22 +1,11 @@
 import APRS
-import Store
 
-/// Which APRS-IS port a connection is on.
-public enum PortKind: String, Sendable, Equatable {
-  /// The user-defined filter port (14580): the filter travels in the login line or a `#filter` line.
-  case user
-  /// The full feed (10152): everything arrives and the listener filters locally.
-  case fullFeed
-}
-
-/// What ``FilterManager/reconcile(port:now:)`` asks the connection to do.
+/// What ``FilterManager/reconcile(now:)`` asks the connection to do.
 public enum FilterStep: Equatable, Sendable {
   /// The filter in effect is the one wanted (or an answer is still awaited).
   case none
   /// Send this `#filter` line and wait for its `# filter … active` answer.
-  case sendLive(line: [UInt8], spec: String)
-  /// The wanted filter cannot be set on this connection: reconnect (login line or other port).
-  case reconnect(reason: String)
+  case send(line: [UInt8], spec: String)
 }
 
 /// What an answer to `#filter` meant.
@@ -29,14 +18,13 @@ public enum FilterAnswer: Equatable, Sendable {
   case unexpected(spec: String)
 }
 
-/// The listener's APRS-IS filter: which stations it should hold, which one the connection has, and how to get from
-/// one to the other (APRS-IS.md "Filters").
+/// The listener's APRS-IS filter: the one line it wants, the one the connection has, and how to get from one to
+/// the other (DESIGN.md "The filter at any scale").
 ///
-/// - The wanted filter is a ``FilterPlan`` of the live stations (plus `b/` entries with outgoing tracking).
-/// - Up to what one `#filter` line holds (510 bytes) it is changed live on the open connection, and the
-///   `# filter … active` answer is checked; no answer in time means the line was dropped.
-/// - Beyond that, the connection is re-made with the filter in the login line.
-/// - Beyond what a login line holds, the listener takes the full feed and filters locally.
+/// - The wanted filter is a ``FilterLine`` (``FilterPlanner/plan(maximumLineLength:)``): at most 510 bytes with
+///   CR LF at any number of stations, so it always goes out as one `#filter` line on the open connection, and a
+///   change of the station set never needs a reconnect. A new connection carries it in its login line.
+/// - A `#filter` line's `# filter … active` answer is checked; no answer in time means the line was lost.
 /// - A set without stations still sends a filter, `g/LOGIN`, which passes nothing beyond what APRS-IS delivers to
 ///   the login call anyway, so a `#filter` line always has a spec to replace the previous one with.
 ///
@@ -45,11 +33,11 @@ public struct FilterManager: Sendable, Equatable {
   /// The login call (for the empty set's spec).
   public let login: String
   /// The filter wanted now.
-  public private(set) var desired: FilterPlan
-  /// The spec in effect on the current user-port connection (from its login line or a confirmed `#filter`); nil
-  /// when not logged in on the user port.
+  public private(set) var desired = FilterLine.empty
+  /// The spec in effect on the current connection (from its login line or a confirmed `#filter`); nil when not
+  /// logged in.
   public private(set) var applied: String?
-  /// The `#filter` spec sent and not yet confirmed, with the time it was sent.
+  /// The `#filter` spec sent and not yet confirmed.
   public private(set) var pendingSpec: String?
   /// When ``pendingSpec`` was sent (ms).
   public private(set) var pendingSince: Int64 = 0
@@ -59,45 +47,31 @@ public struct FilterManager: Sendable, Equatable {
   /// A manager wanting no stations yet.
   public init(login: String) {
     self.login = login.uppercased()
-    self.desired = FilterPlan(stations: [StationAddress]())
   }
 
-  /// The plan for these live stations: `g/` entries for all, and `b/` entries too when `trackOutgoing` is on.
-  /// Addresses that are not valid station addresses are left out.
-  public static func plan(for stations: [LiveStation], trackOutgoing: Bool) -> FilterPlan {
-    var addresses: [StationAddress] = []
-    addresses.reserveCapacity(stations.count)
-    for station in stations {
-      if let address = try? StationAddress(parsing: station.address) { addresses.append(address) }
-    }
-    return FilterPlan(stations: addresses, tracking: trackOutgoing ? addresses : [])
+  /// The spec a line is sent as: its ``FilterLine/spec``, or `g/LOGIN` for a line without entries.
+  public func effectiveSpec(_ line: FilterLine) -> String {
+    line.entryCount == 0 ? "g/" + login : line.spec
   }
 
-  /// The port the wanted filter needs.
-  public var desiredPort: PortKind { desired.mode == .fullFeed ? .fullFeed : .user }
-
-  /// The spec a plan is sent as (``FilterPlan/spec``, or `g/LOGIN` for an empty plan).
-  public func effectiveSpec(_ plan: FilterPlan) -> String { plan.spec.isEmpty ? "g/" + login : plan.spec }
+  /// The length of the `#filter` line actually sent for the wanted filter, CR LF included.
+  public var desiredLineBytes: Int { effectiveSpec(desired).utf8.count + 10 }
 
   /// Sets the wanted filter; false when it is the one already wanted.
   @discardableResult
-  public mutating func setDesired(_ plan: FilterPlan) -> Bool {
-    guard plan != desired else { return false }
-    desired = plan
+  public mutating func setDesired(_ line: FilterLine) -> Bool {
+    guard line != desired else { return false }
+    desired = line
     return true
   }
 
-  /// The filter for the login line of a new connection on `port` (nil: none, the full feed takes no filter),
-  /// remembered until ``loggedIn()``.
-  public mutating func loginFilter(port: PortKind) -> String? {
+  /// The filter for the login line of a new connection, remembered until ``loggedIn()``.
+  public mutating func loginFilter() -> String {
     applied = nil
     pendingSpec = nil
-    guard port == .user, desired.mode != .fullFeed else {
-      loginSpec = nil
-      return nil
-    }
-    loginSpec = effectiveSpec(desired)
-    return loginSpec
+    let spec = effectiveSpec(desired)
+    loginSpec = spec
+    return spec
   }
 
   /// The logresp arrived: the login line's filter is in effect.
@@ -113,28 +87,15 @@ public struct FilterManager: Sendable, Equatable {
     loginSpec = nil
   }
 
-  /// What to do so that the connection on `port` (logged in) carries the wanted filter.
-  public mutating func reconcile(port: PortKind, now: Int64) -> FilterStep {
+  /// What to do so that the connection (logged in) carries the wanted filter: at most one `#filter` line
+  /// waits for its answer at a time, and a line is sent only when the wanted spec differs from the one in effect.
+  public mutating func reconcile(now: Int64) -> FilterStep {
     guard pendingSpec == nil else { return .none }
-    switch (port, desired.mode) {
-    case (.fullFeed, .fullFeed):
-      return .none
-    case (.fullFeed, _):
-      return .reconnect(reason: "the filter fits a login line again: leaving the full feed")
-    case (.user, .fullFeed):
-      return .reconnect(reason: "the filter is too long for a login line: switching to the full feed")
-    case (.user, .live):
-      let spec = effectiveSpec(desired)
-      guard spec != applied else { return .none }
-      pendingSpec = spec
-      pendingSince = now
-      return .sendLive(line: OutgoingLine.filter(spec), spec: spec)
-    case (.user, .login):
-      let spec = effectiveSpec(desired)
-      guard spec != applied else { return .none }
-      return .reconnect(
-        reason: "the filter is too long for a #filter line: reconnecting with it in the login line")
-    }
+    let spec = effectiveSpec(desired)
+    guard spec != applied else { return .none }
+    pendingSpec = spec
+    pendingSince = now
+    return .send(line: OutgoingLine.filter(spec), spec: spec)
   }
 
   /// Checks a `# filter SPEC active` answer against the `#filter` line sent.
@@ -149,7 +110,7 @@ public struct FilterManager: Sendable, Equatable {
     return .confirmed(spec: spec)
   }
 
-  /// True when a `#filter` line has waited for its answer for `timeoutMs` or longer: APRS-IS dropped it.
+  /// True when a `#filter` line has waited for its answer for `timeoutMs` or longer: APRS-IS lost it.
   public func answerOverdue(now: Int64, timeoutMs: Int64) -> Bool {
     pendingSpec != nil && now - pendingSince >= timeoutMs
   }

@@ -148,6 +148,7 @@ final class Housekeeper: @unchecked Sendable {
     counts[.invalidLines] = counters.invalid.load(ordering: .relaxed) + tooLong
     counts[.tooLong] = tooLong
     counts[.skipped] = counters.skipped.load(ordering: .relaxed)
+    counts[.notForUs] = counters.notForUs.load(ordering: .relaxed)
     counts[.reconnects] = status.reconnects
     return ListenerStatus(
       connection: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,

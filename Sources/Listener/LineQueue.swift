@@ -2,25 +2,40 @@ import Platform
 
 /// The bounded queue between the reader (socket → lines) and the writer (lines → database).
 ///
-/// ``push(_:)`` never waits: when the queue is full the line is refused and the caller counts the drop, so the
-/// socket is always read. ``popBatch(maximum:until:)`` waits for lines (or the close) with a deadline.
+/// ``push(_:)`` never waits: when the queue holds ``capacity`` lines, or the lines would take more than
+/// ``byteCapacity`` bytes of memory, the line is refused and the caller counts the drop, so the socket is always
+/// read and a burst costs at most ``byteCapacity`` bytes however long it lasts. ``popBatch(maximum:until:)``
+/// waits for lines (or the close) with a deadline.
 final class LineQueue: @unchecked Sendable {
+  /// What one queued line costs beside its bytes: its array's header and allocation, and its slot here.
+  static let perLineOverhead = 64
+
+  /// The most lines queued at once.
   let capacity: Int
+  /// The most memory queued lines may take, bytes (each counts its length plus ``perLineOverhead``).
+  let byteCapacity: Int
   private let condition = Condition()
   private var lines: [[UInt8]] = []
   private var head = 0
+  private var bytes = 0
   private var closed = false
 
-  init(capacity: Int) {
+  init(capacity: Int, byteCapacity: Int = .max) {
     self.capacity = max(1, capacity)
+    self.byteCapacity = max(1, byteCapacity)
   }
 
-  /// Adds a line; false (nothing added) when the queue is full or closed.
+  /// The memory `line` counts for.
+  static func cost(_ line: [UInt8]) -> Int { line.count + perLineOverhead }
+
+  /// Adds a line; false (nothing added) when the queue is full (lines or bytes) or closed.
   func push(_ line: [UInt8]) -> Bool {
-    condition.locked {
-      guard !closed, lines.count - head < capacity else { return false }
+    let cost = Self.cost(line)
+    return condition.locked {
+      guard !closed, lines.count - head < capacity, bytes + cost <= byteCapacity else { return false }
       let wasEmpty = lines.count == head
       lines.append(line)
+      bytes += cost
       if wasEmpty { condition.broadcast() }
       return true
     }
@@ -28,6 +43,9 @@ final class LineQueue: @unchecked Sendable {
 
   /// Lines waiting.
   var count: Int { condition.locked { lines.count - head } }
+
+  /// The memory the waiting lines count for, bytes.
+  var byteCount: Int { condition.locked { bytes } }
 
   /// No more lines will be pushed; the writer takes what is left and then gets empty batches at once.
   func close() {
@@ -63,6 +81,7 @@ final class LineQueue: @unchecked Sendable {
           head = 0
         }
       }
+      for line in batch { bytes -= Self.cost(line) }
       return (batch, closed && lines.count == head)
     }
   }

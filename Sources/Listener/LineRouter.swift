@@ -1,8 +1,8 @@
 import APRS
 import Store
 
-/// The registered stations the listener serves right now (heard from within the expiry window), by upper-case
-/// address, with whether each wants its messages ACKed. A value: the writer takes a snapshot per batch.
+/// Registered stations by upper-case address, with whether each wants its messages ACKed: a plain value for
+/// tests and tools. The listener itself asks a ``StationRegistry`` (no `String` per station) and the database.
 public struct LiveStationSet: Sendable, Equatable {
   /// `ackMessages` by upper-case station address (`CALL` or `CALL-SSID`).
   public let ackMessages: [String: Bool]
@@ -31,7 +31,8 @@ public enum SkipReason: String, Sendable, CaseIterable {
   case invalid
   /// A packet, but not a message (positions, status, objects, courtesy positions, empty messages).
   case notMessage
-  /// A message for nobody the listener serves (login-call deliveries, the 3 h rule, the full feed).
+  /// A message for nobody the listener serves (what the filter's prefixes let through, login-call deliveries,
+  /// the 3 h rule).
   case notForUs
   /// A bulletin or announcement.
   case bulletin
@@ -72,14 +73,16 @@ public struct RoutedLine: Sendable, Equatable {
   static func skipped(_ reason: SkipReason) -> RoutedLine { RoutedLine(skip: reason) }
 }
 
-/// Decides locally what a line from APRS-IS is: whatever the filter, APRS-IS also delivers messages to the login
-/// call, to stations this connection transmitted for, and courtesy positions, and the full feed delivers
-/// everything. Pure.
+/// Decides locally what a line from APRS-IS is: the filter's prefixes let messages to other addressees through,
+/// and whatever the filter, APRS-IS also delivers messages to the login call, to stations this connection
+/// transmitted for, and courtesy positions. Only an exact match with a served station counts. Pure: what it
+/// knows about stations comes in as ``ServedStations``.
 ///
 /// - A message (``PacketKind/message``, third-party ones unwrapped) to a served station (its addressee matched
 ///   case-insensitively, exact SSID) is stored as received, peer = the sender (upper case). It earns an ACK when it
-///   is numbered, the station has `ackMessages`, and the connection may transmit (verified, not receive-only):
-///   source the addressee as sent, the echo everything after `{` (reply-ack `ackMM}AA`).
+///   is numbered, the station may want ACKs (``ServedStations/mayAck(_:)``: `ackMessages`), and the connection may
+///   transmit (verified, not receive-only): source the addressee as sent, the echo everything after `{`
+///   (reply-ack `ackMM}AA`).
 /// - With outgoing tracking, a message sent BY a served station is stored for that station as sent, peer = the
 ///   addressee (its key is distinct from the received copy's, so a message between two served stations is kept
 ///   by both). Never ACKed.
@@ -100,8 +103,9 @@ public struct LineRouter: Sendable {
   public static let sentKeyPrefix = "sent" + String(DedupKey.separator)
 
   /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
-  public func route(_ line: some Collection<UInt8>, stations: LiveStationSet, canTransmit: Bool) -> RoutedLine
-  {
+  public func route(
+    _ line: some Collection<UInt8>, stations: some ServedStations, canTransmit: Bool
+  ) -> RoutedLine {
     switch TNC2Packet.parse(line) {
     case .failure:
       return .skipped(.invalid)
@@ -113,13 +117,13 @@ public struct LineRouter: Sendable {
   }
 
   /// Routes one parsed packet.
-  public func route(_ packet: TNC2Packet, stations: LiveStationSet, canTransmit: Bool) -> RoutedLine {
+  public func route(_ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool) -> RoutedLine {
     guard case .addressed(let message) = AddressedPacket.classify(packet) else {
       return .skipped(.notMessage)
     }
     switch message.kind {
     case .ack, .rej:
-      guard stations.contains(message.addressee), let number = message.ackedMsgno else {
+      guard stations.serves(message.addressee), let number = message.ackedMsgno else {
         return .skipped(.notForUs)
       }
       return RoutedLine(
@@ -139,9 +143,11 @@ public struct LineRouter: Sendable {
     let windowMs = Int64(key.window) * 1000
     let sender = message.source.uppercased()
     var routed = RoutedLine()
-    if let wantsAcks = stations.ackMessages[message.addressee] {
+    if stations.serves(message.addressee) {
       var ack: PlannedAck?
-      if wantsAcks && canTransmit, let line = OutgoingLine.ack(for: message, toCall: toCall) {
+      if canTransmit && stations.mayAck(message.addressee),
+        let line = OutgoingLine.ack(for: message, toCall: toCall)
+      {
         ack = PlannedAck(key: key.digest, line: line)
       }
       routed.messages.append(
@@ -151,7 +157,7 @@ public struct LineRouter: Sendable {
             msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
           ack: ack))
     }
-    if trackOutgoing, stations.contains(sender) {
+    if trackOutgoing, stations.serves(sender) {
       routed.messages.append(
         PlannedMessage(
           incoming: IncomingMessage(

@@ -16,7 +16,8 @@ import Synchronization
 /// - connection (``ConnectionDriver``): the socket, the state machine, ACK and filter writes;
 /// - writer (``WriterWorker``): batches of lines → one `storeMessages` transaction → ACK decisions → ACK lines back
 ///   to the connection, and the ``OutboxNotifier``;
-/// - registration watcher (``RegistrationWatcher``): `PRAGMA data_version`, debounced, → live stations and filter;
+/// - registration watcher (``RegistrationWatcher``): `PRAGMA data_version`, debounced, → the station change log →
+///   the live stations (``StationRegistry``) and the one `#filter` line;
 /// - housekeeper (``Housekeeper``): lease renewal, state published to `meta`, pruning.
 ///
 /// Stopping (``requestStop(status:)``, from a signal or a lost lease): the connection closes (no more reading), the
@@ -91,7 +92,7 @@ public final class ListenerRuntime: Sendable {
 
     // Everything the threads share.
     let shared = SharedState()
-    let queue = LineQueue(capacity: config.queueSize)
+    let queue = LineQueue(capacity: config.queueSize, byteCapacity: config.queueBytes)
     guard let wake = WakePipe() else {
       logger.error("cannot create a pipe")
       try? database.releaseLease(holder: options.holder)
@@ -100,16 +101,15 @@ public final class ListenerRuntime: Sendable {
     let watcherStopped = Latch()
     let watcher = RegistrationWatcher(
       database: database, expiryMs: config.server.stationExpiryMs, trackOutgoing: config.trackOutgoing,
-      pollMs: config.registrationPollMs, shared: shared, logger: logger, stopped: watcherStopped)
+      pollMs: config.registrationPollMs, registry: shared.stations, logger: logger, stopped: watcherStopped)
     var settings = ConnectionSettings(
-      servers: config.servers, fullFeedServers: config.fullFeedServers, login: options.login,
+      servers: config.servers, login: options.login,
       passcode: config.isReceiveOnly ? -1 : (config.passcode ?? -1), watchdogMs: config.watchdogMs,
       backoff: Backoff(initialMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs))
     settings.loginTimeoutMs = min(30_000, max(2_000, config.watchdogMs / 2))
-    settings.filterReconnectSpacingMs = config.filterReconnectSpacingMs
     var machine = ConnectionStateMachine(settings: settings, jitter: { Double.random(in: 0..<1) })
     do throws(StoreError) {
-      if let plan = try watcher.check(force: true) { _ = machine.handle(.filterPlanChanged(plan, now: 0)) }
+      if let line = try watcher.check(force: true) { _ = machine.handle(.filterChanged(line, now: 0)) }
     } catch {
       logger.error("cannot read the registered stations", ["error": error.description])
       try? database.releaseLease(holder: options.holder)
@@ -148,7 +148,7 @@ public final class ListenerRuntime: Sendable {
         "database": config.server.database, "login": options.login,
         "receiveOnly": String(config.isReceiveOnly),
         "servers": config.servers.map(\.description).joined(separator: ","),
-        "stations": String(shared.stations.count), "filterMode": machine.filter.desired.mode.rawValue,
+        "stations": String(shared.stations.count), "filterBytes": String(machine.status.filterBytes),
         "trackOutgoing": String(config.trackOutgoing), "pid": String(getpid()),
       ])
     if config.isReceiveOnly {
@@ -170,7 +170,7 @@ public final class ListenerRuntime: Sendable {
     guard
       let watcherDone = try? startThread(
         name: "registrations",
-        { [connection] in watcherBox.value.run(deliver: { connection.submit(plan: $0) }) })
+        { [connection] in watcherBox.value.run(deliver: { connection.submit(filter: $0) }) })
     else { return failStart(database, "registration watcher") }
     guard
       let writerDone = try? startThread(

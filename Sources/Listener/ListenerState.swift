@@ -26,6 +26,9 @@ public final class ListenerCounters: Sendable {
   public let acksDropped = Atomic<Int>(0)
   /// Lines that led to nothing, other than invalid ones: not messages, not for us, bulletins, … .
   public let skipped = Atomic<Int>(0)
+  /// Among ``skipped``: messages, acks and rejs for addressees that are not registered (the filter's prefixes
+  /// let them through, or APRS-IS's own delivery rules), dropped by the exact match.
+  public let notForUs = Atomic<Int>(0)
   /// Messages for served stations that were not registered any more at commit time.
   public let unknownStation = Atomic<Int>(0)
   /// Batches whose transaction failed.
@@ -44,15 +47,15 @@ public final class ListenerCounters: Sendable {
 /// now" request for the housekeeper.
 final class SharedState: Sendable {
   private let state = Mutex(Snapshot())
+  /// The live registered stations: changed by the registration watcher, asked by the writer.
+  let stations = StationRegistry()
 
   struct Snapshot {
     var status = ConnectionStatus()
-    var stations = LiveStationSet.empty
     var statusVersion = 0
   }
 
   var status: ConnectionStatus { state.withLock { $0.status } }
-  var stations: LiveStationSet { state.withLock { $0.stations } }
   /// Grows with every status change (the housekeeper publishes when it moved).
   var statusVersion: Int { state.withLock { $0.statusVersion } }
 
@@ -61,9 +64,5 @@ final class SharedState: Sendable {
       $0.status = status
       $0.statusVersion += 1
     }
-  }
-
-  func setStations(_ stations: LiveStationSet) {
-    state.withLock { $0.stations = stations }
   }
 }

@@ -11,8 +11,9 @@ extension ListenerStatus {
   ) {
     self.init(
       state: status.state, connected: status.connected, verified: status.verified,
-      receiveOnly: status.receiveOnly, server: status.server, login: login, filterMode: status.filterMode,
-      filterSize: status.filterStations, filterBytes: status.filterBytes, lastLineAt: lastLineAt,
+      receiveOnly: status.receiveOnly, server: status.server, login: login, filterSize: status.filterStations,
+      filterBytes: status.filterBytes, filterEntries: status.filterEntries,
+      filterExactStations: status.filterExactStations, lastLineAt: lastLineAt,
       lineRate: lineRate, updatedAt: updatedAt, startedAt: startedAt, counts: counts)
   }
 }

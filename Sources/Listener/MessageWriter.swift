@@ -24,9 +24,10 @@ public struct BatchResult: Sendable, Equatable {
 }
 
 /// The writer's work on one batch: route every line, then in ONE write transaction (`writeBatch`) store the
-/// messages (dedup, message, outbox row, ring trim: `storeMessages`), record the receipts, and decide the ACKs
-/// (`ackDue`). The ACK lines are returned only once that transaction committed, and a failure returns none at
-/// all (nothing of the batch is kept, not even the ACK send times): ACK only after commit.
+/// messages (dedup, message, outbox row, ring trim: `storeMessages`), record the receipts, read which of the
+/// batch's stations want ACKs (`stationsWantingAcks`: the stations are few, and the answer holds at the commit)
+/// and decide the ACKs (`ackDue`). The ACK lines are returned only once that transaction committed, and a failure
+/// returns none at all (nothing of the batch is kept, not even the ACK send times): ACK only after commit.
 ///
 /// Owns nothing but the `Database` it is given (one per thread); the time is passed in.
 public struct MessageWriter {
@@ -43,7 +44,7 @@ public struct MessageWriter {
 
   /// Processes `lines` (without line endings). `now`: epoch ms (the stored timestamp's floor and the ACK clock).
   public func process(
-    _ lines: [[UInt8]], stations: LiveStationSet, canTransmit: Bool, now: Int64
+    _ lines: [[UInt8]], stations: some ServedStations, canTransmit: Bool, now: Int64
   ) throws(StoreError) -> BatchResult {
     var result = BatchResult()
     var planned: [PlannedMessage] = []
@@ -69,7 +70,7 @@ public struct MessageWriter {
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
       let outcomes = try database.storeMessages(planned.map(\.incoming), now: now)
       var stations = Set<String>()
-      var candidates: [PlannedAck] = []
+      var candidates: [(station: String, ack: PlannedAck)] = []
       for (message, outcome) in zip(planned, outcomes) {
         switch outcome {
         case .stored:
@@ -83,13 +84,18 @@ public struct MessageWriter {
           result.unknownStation += 1
           continue
         }
-        if let ack = message.ack { candidates.append(ack) }
+        if let ack = message.ack { candidates.append((message.incoming.station, ack)) }
       }
       if !receipts.isEmpty {
         result.receipts = try database.recordReceipts(receipts, now: now)
       }
-      let due = try database.ackDue(keys: candidates.map(\.key), now: now, minIntervalMs: ackIntervalMs)
-      return (candidates, due)
+      if !candidates.isEmpty {
+        // The router planned ACKs for stations that may want them; the database says which do.
+        let wanting = try database.stationsWantingAcks(Set(candidates.map(\.station)))
+        candidates.removeAll { !wanting.contains($0.station) }
+      }
+      let due = try database.ackDue(keys: candidates.map(\.ack.key), now: now, minIntervalMs: ackIntervalMs)
+      return (candidates.map(\.ack), due)
     }
     // After the commit above: every ACK below is for a message that is durably stored.
     for (ack, isDue) in zip(candidates, due) {

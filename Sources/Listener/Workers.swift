@@ -96,6 +96,9 @@ final class WriterWorker: @unchecked Sendable {
       switch reason {
       case .invalid: counters.add(counters.invalid, count)
       case .comment: break
+      case .notForUs:
+        counters.add(counters.notForUs, count)
+        skipped += count
       default: skipped += count
       }
     }
@@ -107,78 +110,6 @@ final class WriterWorker: @unchecked Sendable {
           "stored": String(result.stored), "duplicates": String(result.duplicates),
           "receipts": String(result.receipts), "acks": String(result.acks.count),
         ])
-    }
-  }
-}
-
-/// The registration watcher: polls `PRAGMA data_version` (the poll interval is the debounce), and when the
-/// database changed (or a minute passed, for expiry) reads the live stations; only when that set changed does it
-/// publish it to the writer and hand a new filter plan to the connection.
-final class RegistrationWatcher: @unchecked Sendable {
-  static let expiryRecheckMs: Int64 = 60_000
-
-  let database: Database
-  let expiryMs: Int64
-  let trackOutgoing: Bool
-  let pollMs: Int64
-  let shared: SharedState
-  let logger: Logger
-  let stopped: Latch
-  private var version: Int64?
-  private var lastCheck: Int64 = 0
-  private(set) var current: LiveStationSet?
-  private var plan: FilterPlan?
-
-  init(
-    database: Database, expiryMs: Int64, trackOutgoing: Bool, pollMs: Int64, shared: SharedState,
-    logger: Logger,
-    stopped: Latch
-  ) {
-    self.database = database
-    self.expiryMs = expiryMs
-    self.trackOutgoing = trackOutgoing
-    self.pollMs = pollMs
-    self.shared = shared
-    self.logger = logger
-    self.stopped = stopped
-  }
-
-  /// Reads the stations now; returns the new plan when the station set changed (nil otherwise).
-  func check(force: Bool = false) throws(StoreError) -> FilterPlan? {
-    let now = monotonicMilliseconds()
-    let dataVersion = try database.dataVersion()
-    guard force || dataVersion != version || now - lastCheck >= Self.expiryRecheckMs else { return nil }
-    version = dataVersion
-    lastCheck = now
-    let stations = try database.liveStations(now: epochMilliseconds(), expiryMs: expiryMs)
-    let set = LiveStationSet(stations)
-    guard set != current else { return nil }
-    let previousCount = current?.count
-    current = set
-    shared.setStations(set)
-    let newPlan = FilterManager.plan(for: stations, trackOutgoing: trackOutgoing)
-    guard newPlan != plan else { return nil }
-    plan = newPlan
-    logger.info(
-      "registered stations changed",
-      [
-        "stations": String(set.count), "before": previousCount.map { String($0) } ?? "-",
-        "filterMode": newPlan.mode.rawValue,
-      ])
-    return newPlan
-  }
-
-  /// Polls until stopped, handing plans to `deliver`.
-  func run(deliver: (FilterPlan) -> Void) {
-    var failing = false
-    while !stopped.wait(timeoutMs: pollMs) {
-      do throws(StoreError) {
-        if let plan = try check() { deliver(plan) }
-        failing = false
-      } catch {
-        if !failing { logger.warn("cannot read registrations; retrying", ["error": error.description]) }
-        failing = true
-      }
     }
   }
 }

@@ -1,5 +1,3 @@
-import APRS
-
 // The records the listener, the push sender and the store's own maintenance publish in `meta`, which
 // `/health`, `/metrics` and `aprs-cloud status` read: each a typed value with its one encoding beside it.
 // These are the only places that know the `listener.*`, `push.*` and `maintenance.*` key names.
@@ -26,12 +24,14 @@ public struct ListenerStatus: Sendable, Equatable {
   public var server: String?
   /// The login name in use, nil when unknown.
   public var login: String?
-  /// Where the wanted filter goes, nil when unknown.
-  public var filterMode: FilterMode?
-  /// Stations (`g/` entries) in the wanted filter.
+  /// Registered stations the filter covers (`g/` part).
   public var filterSize: Int
-  /// Length of the wanted filter spec, bytes.
+  /// Length of the filter's one `#filter` line, CR LF included, bytes (at most 510).
   public var filterBytes: Int
+  /// Entries on the filter line (exact stations and prefixes, `g/` and `b/` parts).
+  public var filterEntries: Int
+  /// Stations matched by an exact entry rather than a prefix (both parts).
+  public var filterExactStations: Int
   /// When the last line was read, epoch ms; nil before the first.
   public var lastLineAt: Int64?
   /// Lines per second over the last minute (published with two decimals, see `decimal(_:)`).
@@ -46,9 +46,9 @@ public struct ListenerStatus: Sendable, Equatable {
   /// A status; every field defaults to what a reader assumes when nothing was published.
   public init(
     state: String? = nil, connected: Bool = false, verified: Bool = false, receiveOnly: Bool = true,
-    server: String? = nil, login: String? = nil, filterMode: FilterMode? = nil, filterSize: Int = 0,
-    filterBytes: Int = 0, lastLineAt: Int64? = nil, lineRate: Double = 0, updatedAt: Int64? = nil,
-    startedAt: Int64? = nil, counts: ListenerCounts = ListenerCounts()
+    server: String? = nil, login: String? = nil, filterSize: Int = 0, filterBytes: Int = 0,
+    filterEntries: Int = 0, filterExactStations: Int = 0, lastLineAt: Int64? = nil, lineRate: Double = 0,
+    updatedAt: Int64? = nil, startedAt: Int64? = nil, counts: ListenerCounts = ListenerCounts()
   ) {
     self.state = state
     self.connected = connected
@@ -56,9 +56,10 @@ public struct ListenerStatus: Sendable, Equatable {
     self.receiveOnly = receiveOnly
     self.server = server
     self.login = login
-    self.filterMode = filterMode
     self.filterSize = filterSize
     self.filterBytes = filterBytes
+    self.filterEntries = filterEntries
+    self.filterExactStations = filterExactStations
     self.lastLineAt = lastLineAt
     self.lineRate = lineRate
     self.updatedAt = updatedAt
@@ -101,6 +102,9 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
   case tooLong
   /// Packets that led to nothing: not a message for a registered station, bulletins, ….
   case skipped
+  /// Messages, acks and rejs for addressees that are not registered (the filter's prefixes let them
+  /// through, or APRS-IS's own delivery rules): dropped after the exact match. Also counted in `skipped`.
+  case notForUs
   /// APRS-IS connections that ended and were made again.
   case reconnects
 }
@@ -126,8 +130,8 @@ public struct ListenerCounts: Sendable, Equatable {
 extension ListenerStatus {
   /// The fields as stored: `listener.<rawValue>`, in the order they are written.
   enum Field: String, CaseIterable {
-    case state, connected, verified, receiveOnly, server, login, filterMode, filterSize, filterBytes
-    case lastLineAt, lineRate, updatedAt, startedAt
+    case state, connected, verified, receiveOnly, server, login, filterSize, filterBytes, filterEntries
+    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt
   }
 
   /// Every key of the record starts with this.
@@ -154,9 +158,10 @@ extension ListenerStatus {
     case .receiveOnly: receiveOnly ? "1" : "0"
     case .server: server ?? ""
     case .login: login ?? ""
-    case .filterMode: filterMode?.rawValue ?? ""
     case .filterSize: String(filterSize)
     case .filterBytes: String(filterBytes)
+    case .filterEntries: String(filterEntries)
+    case .filterExactStations: String(filterExactStations)
     case .lastLineAt: lastLineAt.map { String($0) } ?? ""
     case .lineRate: Self.decimal(lineRate)
     case .updatedAt: updatedAt.map { String($0) } ?? ""
@@ -171,8 +176,9 @@ extension ListenerStatus {
     self.init(
       state: text(.state), connected: text(.connected) == "1", verified: text(.verified) == "1",
       receiveOnly: text(.receiveOnly) != "0", server: text(.server), login: text(.login),
-      filterMode: text(.filterMode).flatMap(FilterMode.init(rawValue:)),
       filterSize: StatusText.count(text(.filterSize)), filterBytes: StatusText.count(text(.filterBytes)),
+      filterEntries: StatusText.count(text(.filterEntries)),
+      filterExactStations: StatusText.count(text(.filterExactStations)),
       lastLineAt: StatusText.time(text(.lastLineAt)), lineRate: StatusText.rate(text(.lineRate)),
       updatedAt: StatusText.time(text(.updatedAt)), startedAt: StatusText.time(text(.startedAt)))
     for counter in ListenerCounter.allCases {

@@ -12,7 +12,7 @@ enum StatusCommand: Command {
     Prints what /health and /metrics say, from the database both processes
     share: whether the listener runs (its lease) and since when, its APRS-IS
     connection (server, login verified or receive-only, last line, line
-    rate), its filter (mode and size) and counters, each push provider's
+    rate), its filter (stations, bytes, entries) and counters, each push provider's
     state, the outbox depth, stations live and registered, devices by
     platform, and messages stored. The first line, health, says ok, or
     degraded: and what needs attention (listener not running or not
@@ -166,8 +166,8 @@ enum StatusCommand: Command {
       traffic += "; \(ListenerStatus.decimal(listener.lineRate)) lines/s over the last minute"
       lines.append(traffic)
       lines.append(
-        "filter \(listener.filterMode?.rawValue ?? "?"): \(listener.filterSize) stations, "
-          + "\(listener.filterBytes) bytes")
+        "filter: \(listener.filterSize) stations, \(listener.filterBytes) bytes, "
+          + "\(listener.filterEntries) entries, \(listener.filterExactStations) stations exact")
       let counters: [(ListenerCounter, String)] = [
         (.linesRead, "lines"), (.messagesStored, "messages stored"), (.duplicates, "duplicates"),
         (.acksSent, "ACKs sent"), (.reconnects, "reconnects"), (.drops, "lines dropped"),

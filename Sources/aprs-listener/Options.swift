@@ -25,7 +25,7 @@ struct Options: Equatable {
       --log-level LEVEL  debug, info, warn or error (default info); logs go to stderr
       --help             show this help
 
-    Settings ([aprsis] servers, fullFeedServers, login, passcode, trackOutgoing; [server] database,
+    Settings ([aprsis] servers, login, passcode, trackOutgoing; [server] database,
     stationExpiry, logLevel, busyTimeout, ringSize) come from the config file or the environment
     (APRS_CLOUD_APRSIS_LOGIN, APRS_CLOUD_APRSIS_PASSCODE, ...). Flags win over both, the environment over the
     file. Without [aprsis] login and passcode the listener logs in receive-only (pass -1, a generated login):

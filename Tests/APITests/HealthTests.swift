@@ -68,6 +68,32 @@ import Testing
     #expect(reasons.contains { $0.contains("push for ios is stopped: InvalidProviderToken") })
   }
 
+  @Test func theListenersFilterIsShownAsItsLineEntriesAndExactStations() throws {
+    let api = try APIFixture()
+    #expect(try api.database.acquireLease(holder: "test", now: api.clock.now, ttlMs: 30_000))
+    var counts = ListenerCounts()
+    counts[.notForUs] = 6
+    try api.database.publishListenerStatus(
+      ListenerStatus(
+        state: "online", connected: true, receiveOnly: false, filterSize: 2_000, filterBytes: 509,
+        filterEntries: 71, filterExactStations: 12, counts: counts))
+    let reply = health(api)
+    guard case .object(let listener)? = reply["listener"] else {
+      Issue.record("no listener object: \(reply.text)")
+      return
+    }
+    #expect(listener["filterSize"] == .number(JSONNumber(literal: "2000")))
+    #expect(listener["filterBytes"] == .number(JSONNumber(literal: "509")))
+    #expect(listener["filterEntries"] == .number(JSONNumber(literal: "71")))
+    #expect(listener["filterExactStations"] == .number(JSONNumber(literal: "12")))
+    #expect(listener["filterMode"] == nil)
+    guard case .object(let counters)? = listener["counters"] else {
+      Issue.record("no counters")
+      return
+    }
+    #expect(counters["notForUs"] == .number(JSONNumber(literal: "6")))
+  }
+
   @Test func aPushProviderThatSendsDespiteAWrongSettingIsDegradedWithItsWarning() throws {
     let api = try APIFixture()
     try api.database.publishPushState(.ok, for: .ios)

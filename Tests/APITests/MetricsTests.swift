@@ -60,7 +60,9 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
       "aprs_cloud_outbox_pending", "aprs_cloud_listener_connected", "aprs_cloud_listener_reconnects_total",
       "aprs_cloud_listener_duplicates_total", "aprs_cloud_listener_acks_sent_total",
       "aprs_cloud_listener_lines_read_total", "aprs_cloud_listener_filter_stations",
-      "aprs_cloud_listener_filter_mode", "aprs_cloud_pushes_total", "aprs_cloud_push_tokens_deleted_total",
+      "aprs_cloud_listener_filter_bytes", "aprs_cloud_listener_filter_entries",
+      "aprs_cloud_listener_filter_exact_stations", "aprs_cloud_listener_not_for_us_total",
+      "aprs_cloud_pushes_total", "aprs_cloud_push_tokens_deleted_total",
       "aprs_cloud_push_coalescing_ratio", "aprs_cloud_push_provider_state",
     ] {
       #expect(document.families[name] != nil, "\(name) missing")
@@ -133,10 +135,12 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     counts[.duplicates] = 3
     counts[.acksSent] = 4
     counts[.reconnects] = 2
+    counts[.notForUs] = 6
     try fixture.database.publishListenerStatus(
       ListenerStatus(
         state: "connected", connected: true, verified: true, receiveOnly: false,
-        server: "rotate.aprs2.net:14580", filterMode: .login, filterSize: 60, filterBytes: 700,
+        server: "rotate.aprs2.net:14580", filterSize: 60, filterBytes: 498, filterEntries: 41,
+        filterExactStations: 20,
         lastLineAt: now - 2_000, lineRate: 12.5, updatedAt: now - 1_000, startedAt: now - 60_000,
         counts: counts))
     try fixture.database.publishPushState(.ok, for: .android)
@@ -156,10 +160,11 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     #expect(document.value("aprs_cloud_listener_connected") == 1)
     #expect(document.value("aprs_cloud_listener_verified") == 1)
     #expect(document.value("aprs_cloud_listener_receive_only") == 0)
-    #expect(document.value("aprs_cloud_listener_filter_mode", ["mode": "login"]) == 1)
-    #expect(document.value("aprs_cloud_listener_filter_mode", ["mode": "live"]) == 0)
+    #expect(document.families["aprs_cloud_listener_filter_mode"] == nil)
     #expect(document.value("aprs_cloud_listener_filter_stations") == 60)
-    #expect(document.value("aprs_cloud_listener_filter_bytes") == 700)
+    #expect(document.value("aprs_cloud_listener_filter_bytes") == 498)
+    #expect(document.value("aprs_cloud_listener_filter_entries") == 41)
+    #expect(document.value("aprs_cloud_listener_filter_exact_stations") == 20)
     #expect(document.value("aprs_cloud_listener_line_rate") == 12.5)
     #expect(document.value("aprs_cloud_listener_last_line_age_seconds") == 2)
     #expect(document.value("aprs_cloud_listener_lines_read_total") == 1234)
@@ -167,6 +172,7 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     #expect(document.value("aprs_cloud_listener_duplicates_total") == 3)
     #expect(document.value("aprs_cloud_listener_acks_sent_total") == 4)
     #expect(document.value("aprs_cloud_listener_reconnects_total") == 2)
+    #expect(document.value("aprs_cloud_listener_not_for_us_total") == 6)
     #expect(document.value("aprs_cloud_push_provider_state", ["provider": "android", "state": "ok"]) == 1)
     #expect(document.value("aprs_cloud_push_provider_state", ["provider": "ios", "state": "stopped"]) == 1)
     #expect(document.value("aprs_cloud_push_provider_state", ["provider": "ios", "state": "ok"]) == 0)

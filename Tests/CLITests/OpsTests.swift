@@ -65,8 +65,8 @@ final class OpsDatabase {
     try database.publishListenerStatus(
       ListenerStatus(
         state: "connected", connected: true, verified: true, receiveOnly: false,
-        server: "rotate.aprs2.net:14580", login: "N0CALL-10", filterMode: .login, filterSize: 60,
-        filterBytes: 700, lastLineAt: now - 3_000, lineRate: 12.5, counts: counts))
+        server: "rotate.aprs2.net:14580", login: "N0CALL-10", filterSize: 60, filterBytes: 498,
+        filterEntries: 41, filterExactStations: 20, lastLineAt: now - 3_000, lineRate: 12.5, counts: counts))
     try database.publishPushState(.ok, for: .android)
     try database.publishPushState(.off, for: .ios)
   }
@@ -105,7 +105,8 @@ final class OpsDatabase {
       "database   \(fixture.path): schema \(Database.latestSchemaVersion), ",
       "listener   running as vps:4242 since ",
       "(2m ago); connected to rotate.aprs2.net:14580 as N0CALL-10, verified",
-      "s ago; 12.50 lines/s over the last minute", "filter login: 60 stations, 700 bytes",
+      "s ago; 12.50 lines/s over the last minute",
+      "filter: 60 stations, 498 bytes, 41 entries, 20 stations exact",
       "since start: 1234 lines, 3 messages stored, 0 duplicates, 0 ACKs sent, 1 reconnects",
       "push       android ok; ios off", "outbox     3 pending, 0 failed; oldest queued ",
       "stations   2 live of 3 registered (live: heard within 7d)",

@@ -13,13 +13,12 @@ final class FakeAPRSIS: @unchecked Sendable {
   let directory: String
   private(set) var port = 0
   private(set) var controlPort = 0
-  private(set) var fullFeedPort = 0
   private let process: Process
   private var control: Int32 = -1
   private var pending: [UInt8] = []
   private let lock = NSLock()
 
-  /// Starts the fake (user port, control port and a full-feed port) and waits (at most 15 s) until it is ready.
+  /// Starts the fake (user port and control port) and waits (at most 15 s) until it is ready.
   init(keepalive: Int = 20, arguments: [String] = []) throws {
     directory = try makeTemporaryDirectory("aprsis")
     let ready = directory + "/ready.json"
@@ -27,8 +26,7 @@ final class FakeAPRSIS: @unchecked Sendable {
       "/usr/bin/env",
       [
         "python3", TestPaths.packageRoot + "/Tests/fakes/aprsis_fake.py", "--port", "0", "--control-port",
-        "0",
-        "--full-feed-port", "0", "--keepalive", String(keepalive), "--ready-file", ready,
+        "0", "--keepalive", String(keepalive), "--ready-file", ready,
       ] + arguments, output: directory + "/fake.log")
     guard
       waitUntil(timeout: 15, { FileManager.default.fileExists(atPath: ready) || !process.isRunning }),
@@ -40,7 +38,6 @@ final class FakeAPRSIS: @unchecked Sendable {
     }
     port = object.int("port") ?? 0
     controlPort = object.int("control_port") ?? 0
-    fullFeedPort = object.int("full_feed_port") ?? 0
     try connectControl()
   }
 
@@ -160,6 +157,10 @@ extension JSONObject {
     guard case .array(let values)? = self[key] else { return [] }
     return values.compactMap { if case .object(let object) = $0 { object } else { nil } }
   }
+  func strings(_ key: String) -> [String] {
+    guard case .array(let values)? = self[key] else { return [] }
+    return values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+  }
 }
 
 /// One `aprs-listener` process on a database, with its config in a temporary folder and its log captured.
@@ -232,11 +233,10 @@ final class ListenerProcess: @unchecked Sendable {
     fake: FakeAPRSIS, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
     extraListener: String = ""
   ) -> String {
-    var text =
-      "[aprsis]\nservers = 127.0.0.1:\(fake.port)\nfullFeedServers = 127.0.0.1:\(fake.fullFeedPort)\n"
+    var text = "[aprsis]\nservers = 127.0.0.1:\(fake.port)\n"
     if let login { text += "login = \(login)\n" }
     if let passcode { text += "passcode = \(passcode)\n" }
-    text += "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\nfilterReconnectSpacing = 300ms\n" + extraAPRSIS
+    text += "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\n" + extraAPRSIS
     text += "\n[listener]\npublishInterval = 100ms\nregistrationPoll = 100ms\nleaseTtl = 2s\n" + extraListener
     return text + "\n[server]\nlogLevel = debug\n"
   }
@@ -323,6 +323,29 @@ func listenerStations(_ count: Int, prefix: String = "KJ", offset: Int = 0) -> [
     let number = String(index)
     return prefix + String(repeating: "0", count: max(0, 4 - number.count)) + number + "-\(index % 15 + 1)"
   }
+}
+
+/// `count` distinct random station addresses shaped like amateur calls (a one- or two-letter prefix, a digit, a
+/// suffix of one to three letters, SSID 0–15), as the world's registered stations might be.
+func realisticStations(_ count: Int, using generator: inout SplitMix64) -> [String] {
+  let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+  var seen = Set<String>()
+  var result: [String] = []
+  result.reserveCapacity(count)
+  while result.count < count {
+    var call = ""
+    for _ in 0...Int.random(in: 0...1, using: &generator) {
+      call.append(letters.randomElement(using: &generator)!)
+    }
+    call += String(Int.random(in: 0...9, using: &generator))
+    for _ in 0...Int.random(in: 0...2, using: &generator) {
+      call.append(letters.randomElement(using: &generator)!)
+    }
+    let ssid = Int.random(in: 0...15, using: &generator)
+    let address = ssid == 0 ? call : "\(call)-\(ssid)"
+    if seen.insert(address).inserted { result.append(address) }
+  }
+  return result
 }
 
 /// A message line as a sender would put it on APRS-IS.

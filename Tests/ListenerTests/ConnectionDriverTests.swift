@@ -118,19 +118,18 @@ struct DriverRig {
   let done: Latch
 
   init(
-    host: String = "127.0.0.1", queueCapacity: Int = 1_000, watchdogMs: Int64 = 60_000,
+    host: String = "127.0.0.1", queueCapacity: Int = 1_000, queueBytes: Int = .max,
+    watchdogMs: Int64 = 60_000,
     ackIntervalMs: Int64 = 30_000
   ) throws {
     server = try LoopbackServer()
-    queue = LineQueue(capacity: queueCapacity)
+    queue = LineQueue(capacity: queueCapacity, byteCapacity: queueBytes)
     var settings = ConnectionSettings(
-      servers: [APRSISServer(host: host, port: server.port)], fullFeedServers: [], login: "N0CALL-10",
-      passcode: 13023, watchdogMs: watchdogMs, backoff: Backoff(initialMs: 50, maximumMs: 100))
+      servers: [APRSISServer(host: host, port: server.port)], login: "N0CALL-10", passcode: 13023,
+      watchdogMs: watchdogMs, backoff: Backoff(initialMs: 50, maximumMs: 100))
     settings.loginTimeoutMs = 5_000
     var machine = ConnectionStateMachine(settings: settings, jitter: { 0.5 })
-    _ = machine.handle(
-      .filterPlanChanged(
-        FilterPlan(stations: [try StationAddress(parsing: "OH7LZB")]), now: monotonicMilliseconds()))
+    _ = machine.handle(.filterChanged(filterLine(["OH7LZB"]), now: monotonicMilliseconds()))
     driver = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared,
       logger: Logger(level: .error), connectTimeoutMs: 2_000, ackIntervalMs: ackIntervalMs, wake: WakePipe()!,
@@ -187,6 +186,24 @@ func waitFor(timeoutMs: Int64 = 5_000, _ condition: () -> Bool) -> Bool {
     #expect(rig.shared.status.connected)
   }
 
+  @Test func aQueueBoundedByBytesDropsAndCountsWhatWouldNotFit() throws {
+    // Room for about 10 lines of this size: the rest of a burst is dropped, not held in memory.
+    let line = "OH7AA-1>APRS::OH7LZB   :" + String(repeating: "x", count: 100)
+    let rig = try DriverRig(
+      queueCapacity: 100_000, queueBytes: 10 * (line.utf8.count + 3 + LineQueue.perLineOverhead))
+    defer { rig.stop() }
+    try rig.login()
+    var burst = ""
+    for index in 0..<100 { burst += line + "{\(index % 10)\r\n" }
+    rig.server.send(burst)
+    rig.server.send("# keepalive after the flood\r\n")
+    #expect(waitFor { rig.counters.linesRead.load(ordering: .relaxed) >= 101 })
+    #expect(rig.queue.count == 10)
+    #expect(rig.queue.byteCount <= rig.queue.byteCapacity)
+    #expect(rig.counters.drops.load(ordering: .relaxed) == 90)
+    #expect(rig.shared.status.connected)
+  }
+
   @Test func acksAreWrittenWhileVerifiedAndDroppedOtherwise() throws {
     let rig = try DriverRig()
     rig.driver.submit(acks: [bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack0\r\n")])  // not connected: dropped
@@ -199,11 +216,14 @@ func waitFor(timeoutMs: Int64 = 5_000, _ condition: () -> Bool) -> Bool {
     #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2")
     #expect(waitFor { rig.counters.acksSent.load(ordering: .relaxed) == 2 })
     // A live filter change goes out as #filter.
-    rig.driver.submit(
-      plan: FilterPlan(stations: [
-        try StationAddress(parsing: "OH7LZB"), try StationAddress(parsing: "N0CALL-7"),
-      ]))
+    rig.driver.submit(filter: filterLine(["OH7LZB", "N0CALL-7"]))
     #expect(rig.server.readLine() == "#filter g/N0CALL-7/OH7LZB")
+    // So does a change to 2,000 stations: one line of at most 510 bytes on the same connection.
+    let wide = filterLine(stationAddresses(2_000))
+    rig.server.send("# filter g/N0CALL-7/OH7LZB active\r\n")
+    rig.driver.submit(filter: wide)
+    #expect(rig.server.readLine() == "#filter " + wide.spec)
+    #expect(wide.byteCount <= 510 && rig.shared.status.reconnects == 0)
     rig.stop()
     #expect(rig.server.waitForClose())
   }

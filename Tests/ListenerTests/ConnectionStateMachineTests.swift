@@ -14,14 +14,12 @@ struct MachineHarness {
 
   static let user = APRSISServer(host: "rotate.example", port: 14580)
   static let backup = APRSISServer(host: "backup.example", port: 14580)
-  static let full = APRSISServer(host: "rotate.example", port: 10152)
 
   init(
     login: String = "N0CALL-10", passcode: Int = 13023, servers: [APRSISServer] = [Self.user],
     jitter: @escaping @Sendable () -> Double = { 0.5 }
   ) {
-    let settings = ConnectionSettings(
-      servers: servers, fullFeedServers: [Self.full], login: login, passcode: passcode)
+    let settings = ConnectionSettings(servers: servers, login: login, passcode: passcode)
     machine = ConnectionStateMachine(settings: settings, jitter: jitter)
   }
 
@@ -60,8 +58,8 @@ extension ConnectionAction {
     if case .send(let bytes) = self { return bytes }
     return nil
   }
-  var connectTarget: (APRSISServer, PortKind)? {
-    if case .connect(let server, let port) = self { return (server, port) }
+  var connectTarget: APRSISServer? {
+    if case .connect(let server) = self { return server }
     return nil
   }
   var isClose: Bool {
@@ -77,10 +75,10 @@ extension ConnectionAction {
 @Suite struct ConnectionStateMachineTests {
   @Test func bannerThenLoginLineWithVersAndFilterThenVerifiedLogresp() {
     var harness = MachineHarness()
-    harness.handle(.filterPlanChanged(FilterPlan(stations: [try! StationAddress(parsing: "oh7lzb")]), now: 0))
+    harness.handle(.filterChanged(filterLine(["oh7lzb"]), now: 0))
     let first = harness.handle(.start(now: harness.now))
-    #expect(first.compactMap(\.connectTarget).first?.0 == MachineHarness.user)
-    #expect(harness.machine.state == .connecting(server: MachineHarness.user, port: .user))
+    #expect(first.compactMap(\.connectTarget).first == MachineHarness.user)
+    #expect(harness.machine.state == .connecting(server: MachineHarness.user))
     harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
     #expect(harness.machine.state == .awaitingBanner)
     let login = harness.comment("# aprsc 2.1.21-g1234").compactMap(\.sent).map(text)
@@ -244,7 +242,7 @@ extension ConnectionAction {
     var harness = MachineHarness(servers: [MachineHarness.user, MachineHarness.backup])
     harness.handle(.start(now: harness.now))
     let second = harness.handle(.connectFailed(now: harness.now, reason: "timed out"))
-    #expect(second.compactMap(\.connectTarget).first?.0 == MachineHarness.backup)
+    #expect(second.compactMap(\.connectTarget).first == MachineHarness.backup)
     harness.handle(.connectFailed(now: harness.now, reason: "timed out"))
     guard case .backingOff = harness.machine.state else {
       Issue.record("expected a backoff after every server failed")
@@ -255,25 +253,23 @@ extension ConnectionAction {
   @Test func liveFilterChangeSendsFilterLineAndChecksTheAnswer() {
     var harness = MachineHarness()
     harness.online()
-    let plan = FilterPlan(stations: [
-      try! StationAddress(parsing: "OH7LZB"), try! StationAddress(parsing: "N0CALL-7"),
-    ])
-    let sent = harness.handle(.filterPlanChanged(plan, now: harness.now)).compactMap(\.sent).map(text)
+    let plan = filterLine(["OH7LZB", "N0CALL-7"])
+    let sent = harness.handle(.filterChanged(plan, now: harness.now)).compactMap(\.sent).map(text)
     #expect(sent == ["#filter g/N0CALL-7/OH7LZB\r\n"])
     // Same plan again: nothing is sent.
-    #expect(harness.handle(.filterPlanChanged(plan, now: harness.now)).compactMap(\.sent).isEmpty)
+    #expect(harness.handle(.filterChanged(plan, now: harness.now)).compactMap(\.sent).isEmpty)
     harness.comment("# filter g/N0CALL-7/OH7LZB active")
     #expect(harness.machine.filter.applied == "g/N0CALL-7/OH7LZB")
     #expect(harness.machine.filter.pendingSpec == nil)
     // No answer within the timeout: the line was dropped; reconnect with the filter in the login line.
-    let third = FilterPlan(stations: [try! StationAddress(parsing: "OH7LZB")])
-    harness.handle(.filterPlanChanged(third, now: harness.now))
+    let third = filterLine(["OH7LZB"])
+    harness.handle(.filterChanged(third, now: harness.now))
     harness.comment("# keepalive")
     #expect(!harness.advance(14_999).contains { $0.isClose })
     harness.comment("# keepalive")
     let overdue = harness.advance(1)
     #expect(overdue.contains { $0.isClose })
-    #expect(overdue.compactMap(\.connectTarget).first?.1 == .user)
+    #expect(overdue.compactMap(\.connectTarget).first == MachineHarness.user)
     harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
     let login = harness.comment("# aprsc").compactMap(\.sent).map(text)
     #expect(login.first?.hasSuffix(" filter g/OH7LZB\r\n") == true)
@@ -282,62 +278,59 @@ extension ConnectionAction {
   @Test func aMismatchedAnswerReconnects() {
     var harness = MachineHarness()
     harness.online()
-    harness.handle(
-      .filterPlanChanged(FilterPlan(stations: [try! StationAddress(parsing: "OH7LZB")]), now: harness.now))
+    harness.handle(.filterChanged(filterLine(["OH7LZB"]), now: harness.now))
     let actions = harness.comment("# filter g/SOMETHING active")
     #expect(actions.contains { $0.isClose })
     #expect(!actions.compactMap(\.connectTarget).isEmpty)
   }
 
-  @Test func aPlanTooLongForFilterLinesReconnectsWithItInTheLoginLine() {
+  @Test func anySetSizeIsOneFilterLineOnTheOpenConnectionNeverAReconnect() {
     var harness = MachineHarness()
     harness.online()
-    let plan = FilterManager.plan(for: manyStations(60), trackOutgoing: false)
-    #expect(plan.mode == .login)
-    let actions = harness.handle(.filterPlanChanged(plan, now: harness.now))
-    #expect(actions.contains { $0.isClose })
-    #expect(actions.compactMap(\.sent).isEmpty)
-    #expect(actions.compactMap(\.connectTarget).first?.1 == .user)
+    // 60 stations (once a login line), 2,000 and 100,000 (once the full feed): each change is one #filter line.
+    for count in [60, 2_000, 100_000, 61, 1] {
+      let line = filterLine(stationAddresses(count))
+      harness.comment("# keepalive")
+      let actions = harness.handle(.filterChanged(line, now: harness.now))
+      #expect(!actions.contains { $0.isClose } && actions.compactMap(\.connectTarget).isEmpty)
+      let sent = actions.compactMap(\.sent)
+      #expect(sent == [line.line], "\(count) stations")
+      #expect(sent.allSatisfy { $0.count <= FilterPlanner.maximumLineLength })
+      let status = harness.machine.status
+      #expect(status.filterStations == count && status.filterBytes == line.byteCount)
+      #expect(status.filterEntries == line.entryCount && status.filterExactStations == line.exactStationCount)
+      harness.comment("# filter \(line.spec) active")
+      #expect(harness.machine.filter.applied == line.spec)
+    }
+    #expect(harness.machine.status.reconnects == 0)
+    #expect(harness.machine.state == .online(verified: true))
+    // A new connection carries the wanted line in its login line: no #filter line follows the logresp.
+    let wide = filterLine(stationAddresses(2_000))
+    harness.handle(.filterChanged(wide, now: harness.now))
+    harness.comment("# filter \(wide.spec) active")
+    harness.handle(.closed(now: harness.now, reason: "reset"))
+    harness.now += 10_000
+    harness.advance(0)
     harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
     let login = try! #require(harness.comment("# aprsc").compactMap(\.sent).first)
-    #expect(text(login).hasSuffix(" filter \(plan.spec)\r\n"))
-    #expect(login.count <= FilterPlan.maximumLoginLineLength)
-    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
-    #expect(harness.machine.filter.applied == plan.spec)
-    #expect(harness.machine.status.filterMode == .login && harness.machine.status.filterStations == 60)
-
-    // Another login-mode change at once waits for the spacing, then reconnects.
-    let bigger = FilterManager.plan(for: manyStations(61), trackOutgoing: false)
-    #expect(!harness.handle(.filterPlanChanged(bigger, now: harness.now)).contains { $0.isClose })
-    harness.comment("# keepalive")
-    #expect(!harness.advance(9_999).contains { $0.isClose })
-    #expect(harness.advance(1).contains { $0.isClose })
+    #expect(text(login).hasSuffix(" filter \(wide.spec)\r\n"))
+    #expect(harness.comment("# logresp N0CALL-10 verified, server T2TEST").compactMap(\.sent).isEmpty)
   }
 
-  @Test func aPlanTooLongForALoginLineSwitchesToTheFullFeedAndBack() {
+  @Test func changesWhileAnAnswerIsAwaitedGoOutOneAtATimeNewestLast() {
     var harness = MachineHarness()
     harness.online()
-    let plan = FilterManager.plan(for: manyStations(2000), trackOutgoing: false)
-    #expect(plan.mode == .fullFeed)
-    let actions = harness.handle(.filterPlanChanged(plan, now: harness.now))
-    #expect(actions.contains { $0.isClose })
-    #expect(actions.compactMap(\.connectTarget).first?.0 == MachineHarness.full)
-    #expect(actions.compactMap(\.connectTarget).first?.1 == .fullFeed)
-    harness.handle(.connected(now: harness.now, address: "192.0.2.1:10152"))
-    let login = harness.comment("# aprsc").compactMap(\.sent).map(text)
-    #expect(login == ["user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current)\r\n"])
-    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
-    #expect(harness.machine.status.port == .fullFeed)
-    // More full-feed changes: nothing to send, local filtering only.
-    let more = FilterManager.plan(for: manyStations(2001), trackOutgoing: false)
-    #expect(harness.handle(.filterPlanChanged(more, now: harness.now)).compactMap(\.sent).isEmpty)
-    #expect(harness.machine.state == .online(verified: true))
-    // Back to one station: reconnect to the user port (after the spacing).
-    harness.now += 10_000
-    harness.comment("# keepalive")
-    let back = harness.handle(
-      .filterPlanChanged(FilterPlan(stations: [try! StationAddress(parsing: "OH7LZB")]), now: harness.now))
-    #expect(back.compactMap(\.connectTarget).first?.1 == .user)
+    let first = filterLine(["OH7LZB"])
+    let second = filterLine(["OH7LZB", "N0CALL-7"])
+    let third = filterLine(["N0CALL-7"])
+    #expect(harness.handle(.filterChanged(first, now: harness.now)).compactMap(\.sent) == [first.line])
+    // Two more changes before the answer: nothing is sent until it comes, then only the newest.
+    #expect(harness.handle(.filterChanged(second, now: harness.now)).compactMap(\.sent).isEmpty)
+    #expect(harness.handle(.filterChanged(third, now: harness.now)).compactMap(\.sent).isEmpty)
+    #expect(harness.comment("# filter \(first.spec) active").compactMap(\.sent) == [third.line])
+    harness.comment("# filter \(third.spec) active")
+    #expect(harness.machine.filter.applied == third.spec)
+    #expect(!harness.actions.contains { $0.isClose })
   }
 
   @Test func neverSendsACommentLineOtherThanFilter() {
@@ -346,20 +339,14 @@ extension ConnectionAction {
     for count in [1, 2, 0, 60, 3, 2000, 1] {
       harness.now += 20_000
       harness.comment("# keepalive")
-      harness.handle(
-        .filterPlanChanged(
-          FilterManager.plan(for: manyStations(count), trackOutgoing: false), now: harness.now))
-      if case .connecting = harness.machine.state {
-        harness.handle(.connected(now: harness.now, address: "192.0.2.1:1"))
-        harness.comment("# aprsc")
-        harness.comment("# logresp N0CALL-10 verified, server T2TEST")
-      }
+      harness.handle(.filterChanged(filterLine(manyStations(count).map(\.address)), now: harness.now))
       if let pending = harness.machine.filter.pendingSpec { harness.comment("# filter \(pending) active") }
     }
     for line in harness.actions.compactMap(\.sent) where line.first == 0x23 {
       #expect(text(line).hasPrefix("#filter "), "unexpected # line \(text(line))")
-      #expect(line.count <= FilterPlan.maximumLiveLineLength)
+      #expect(line.count <= FilterPlanner.maximumLineLength)
     }
+    #expect(harness.machine.status.reconnects == 0)
   }
 
   @Test func stopClosesAndStaysStopped() {

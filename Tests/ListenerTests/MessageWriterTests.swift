@@ -182,6 +182,39 @@ import Testing
   }
 }
 
+extension MessageWriterTests {
+  @Test func withTheListenersRegistryTheDatabaseSaysWhoWantsAcksInsideTheOneTransaction() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB", ackMessages: true)
+    try test.register("N0CALL-7", ackMessages: false)
+    try test.register("EXPIRED", ackMessages: true)  // registered, but not served (not in the registry)
+    var planner = FilterPlanner()
+    planner.insert(address: "OH7LZB")
+    planner.insert(address: "N0CALL-7")
+    let registry = StationRegistry(planner)
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let before = test.database.transactionCounts
+    let result = try writer.process(
+      [
+        bytes(Self.message), bytes("OH7AA-1>APRS::N0CALL-7 :no ack wanted{2"),
+        bytes("OH7AA-1>APRS::EXPIRED  :not served{3"), bytes("OH7AA-1>APRS::OH7LZ    :a neighbour{4"),
+        bytes("OH7AA-1>APRS::OH7LZB-1 :other ssid{5"),
+      ],
+      stations: registry, canTransmit: true, now: 7_000)
+    #expect(result.stored == 2)
+    #expect(result.acks.map(text) == ["OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack42\r\n"])
+    #expect(result.skipped == [.notForUs: 3])
+    #expect(
+      test.database.transactionCounts == TransactionCounts(writes: before.writes + 1, reads: before.reads))
+    // The station changes its mind: the next copy's ACK follows the database, not a snapshot.
+    try test.database.execute("UPDATE stations SET ack_messages = 1 WHERE address = 'N0CALL-7'")
+    let again = try writer.process(
+      [bytes("OH7AA-1>APRS::N0CALL-7 :now acked{6")], stations: registry, canTransmit: true, now: 8_000)
+    #expect(again.acks.map(text) == ["N0CALL-7>APZACL,TCPIP*::OH7AA-1  :ack6\r\n"])
+  }
+}
+
 /// Holds the write lock of a database from another connection (an open BEGIN IMMEDIATE).
 final class LockHolder {
   let database: Database

@@ -85,8 +85,10 @@ import Testing
     status.verified = true
     status.receiveOnly = false
     status.server = "rotate.aprs2.net:14580"
-    status.filterMode = .login
     status.filterStations = 60
+    status.filterBytes = 498
+    status.filterEntries = 41
+    status.filterExactStations = 20
     status.reconnects = 2
     var counts = ListenerCounts()
     counts[.linesRead] = 7
@@ -101,8 +103,10 @@ import Testing
     #expect(values[ListenerStatus.key(.verified)] == "1")
     #expect(values[ListenerStatus.key(.receiveOnly)] == "0")
     #expect(values[ListenerStatus.key(.server)] == "rotate.aprs2.net:14580")
-    #expect(values[ListenerStatus.key(.filterMode)] == "login")
     #expect(values[ListenerStatus.key(.filterSize)] == "60")
+    #expect(values[ListenerStatus.key(.filterBytes)] == "498")
+    #expect(values[ListenerStatus.key(.filterEntries)] == "41")
+    #expect(values[ListenerStatus.key(.filterExactStations)] == "20")
     #expect(values[ListenerStatus.key(.lastLineAt)] == "123")
     #expect(values[ListenerStatus.key(.lineRate)] == "12.35")
     #expect(values[ListenerStatus.key(ListenerCounter.linesRead)] == "7")
@@ -129,6 +133,22 @@ import Testing
     #expect(monotonicMilliseconds() - started < 1_000)  // closed: no wait
   }
 
+  @Test func theQueueIsBoundedByTheMemoryItsLinesTake() {
+    let line = [UInt8](repeating: 0x41, count: 100)
+    let cost = LineQueue.cost(line)
+    #expect(cost == 100 + LineQueue.perLineOverhead)
+    let queue = LineQueue(capacity: 1_000, byteCapacity: 3 * cost + cost / 2)
+    #expect(queue.push(line) && queue.push(line) && queue.push(line))
+    #expect(!queue.push(line))  // a fourth would pass the bytes, not the line count
+    #expect(queue.push([0x42]))  // a short one still fits
+    #expect(queue.byteCount == 3 * cost + LineQueue.cost([0x42]))
+    let batch = queue.popBatch(maximum: 2, until: monotonicMilliseconds() + 1000)
+    #expect(batch.lines.count == 2 && queue.byteCount == cost + LineQueue.cost([0x42]))
+    #expect(queue.push(line))  // room again
+    _ = queue.popBatch(maximum: 10, until: monotonicMilliseconds() + 1000)
+    #expect(queue.byteCount == 0 && queue.count == 0)
+  }
+
   @Test func anEmptyQueueWaitsOnlyUntilTheDeadline() {
     let queue = LineQueue(capacity: 3)
     let started = monotonicMilliseconds()
@@ -142,7 +162,7 @@ import Testing
   @Test func defaults() throws {
     let config = try ListenerConfig(ConfigFile())
     #expect(config.servers == [APRSISServer(host: "rotate.aprs2.net", port: 14580)])
-    #expect(config.fullFeedServers == [APRSISServer(host: "rotate.aprs2.net", port: 10152)])
+    #expect(config.queueBytes == 4 << 20)
     #expect(config.login == nil && config.passcode == nil && config.isReceiveOnly)
     #expect(!config.trackOutgoing)
     #expect(config.watchdogMs == 60_000 && config.ackIntervalMs == 30_000 && config.leaseTtlMs == 30_000)
@@ -162,6 +182,7 @@ import Testing
       connectTimeout = 3s
       [listener]
       queueSize = 100
+      queueBytes = 1048576
       leaseTtl = 3s
       publishInterval = 250ms
       registrationPoll = 100ms
@@ -176,16 +197,34 @@ import Testing
       config.servers == [
         APRSISServer(host: "euro.aprs2.net", port: 14580), APRSISServer(host: "2001:db8::1", port: 14581),
       ])
-    #expect(config.fullFeedServers.map(\.description) == ["euro.aprs2.net:10152", "[2001:db8::1]:10152"])
     #expect(config.login == "N0CALL-10" && config.passcode == 13023 && !config.isReceiveOnly)
     #expect(config.trackOutgoing)
     #expect(
       config.watchdogMs == 5_000 && config.reconnectDelayMs == 200 && config.maxReconnectDelayMs == 2_000)
     #expect(config.connectTimeoutMs == 3_000 && config.queueSize == 100 && config.leaseTtlMs == 3_000)
+    #expect(config.queueBytes == 1_048_576)
     #expect(
       config.publishIntervalMs == 250 && config.registrationPollMs == 100 && config.ackIntervalMs == 2_000)
     #expect(config.server.database == "/tmp/x.sqlite" && config.server.stationExpiryMs == 86_400_000)
     #expect(file.warnings(for: .all).isEmpty)
+  }
+
+  @Test func anOldConfigWithTheFullFeedAndReconnectSpacingKeysLoadsWithAWarning() throws {
+    let file = try ConfigFile(
+      parsing: """
+        [aprsis]
+        servers = euro.aprs2.net:14580
+        fullFeedServers = euro.aprs2.net:10152
+        filterReconnectSpacing = 10s
+        """, environment: ["APRS_CLOUD_APRSIS_FULLFEEDSERVERS": "other.example:10152"])
+    let config = try ListenerConfig(file)
+    #expect(config.servers == [APRSISServer(host: "euro.aprs2.net", port: 14580)])
+    let warnings = file.warnings(for: .all)
+    #expect(warnings.count == 3, "\(warnings)")
+    #expect(warnings.contains { $0.contains("fullFeedServers in [aprsis] is no longer used") })
+    #expect(warnings.contains { $0.contains("filterReconnectSpacing in [aprsis] is no longer used") })
+    #expect(warnings.contains { $0.contains("APRS_CLOUD_APRSIS_FULLFEEDSERVERS is no longer used") })
+    #expect(warnings.allSatisfy { $0.contains("remove") && !$0.contains("unknown") })
   }
 
   @Test func mistakesAreNamed() throws {

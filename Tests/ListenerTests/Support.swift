@@ -58,12 +58,42 @@ func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 /// Text of bytes (assertions).
 func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
-/// `count` stations `KJ0000-1`, `KJ0001-2`, … (valid calls of 8–9 characters like real ones, every one with an
-/// SSID): 1 fits a `#filter` line, 60 only a login line, 2000 only the full feed.
+/// `count` (at most 10,000) stations `KJ0000-1`, `KJ0001-2`, … (valid calls of 8–9 characters like real ones,
+/// every one with an SSID): 50 fill an exact `#filter` line, 60 need prefixes.
 func manyStations(_ count: Int, prefix: String = "KJ") -> [LiveStation] {
   (0..<count).map { index in
     let number = String(index)
     let call = prefix + String(repeating: "0", count: max(0, 4 - number.count)) + number
     return LiveStation(address: call + "-\(index % 15 + 1)", ackMessages: false)
   }
+}
+
+/// `count` (up to 73 million) distinct station addresses shaped like amateur calls: a prefix letter, a digit, a
+/// three-letter suffix and SSIDs 0–15 (`A0AAA`, `B0AAA`, … `Z9AAA`, `A0AAA-1`, …), spread over every first letter
+/// and digit as real calls are.
+func stationAddresses(_ count: Int) -> [String] {
+  let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+  return (0..<count).map { index in
+    var rest = index
+    let prefix = letters[rest % 26]
+    rest /= 26
+    let digit = rest % 10
+    rest /= 10
+    let ssid = rest % 16
+    rest /= 16
+    var suffix = ""
+    for _ in 0..<3 {
+      suffix.append(letters[rest % 26])
+      rest /= 26
+    }
+    let call = "\(prefix)\(digit)\(suffix)"
+    return ssid == 0 ? call : "\(call)-\(ssid)"
+  }
+}
+
+/// The listener's `#filter` line for these addresses (addressees only), as ``StationRegistry/plan()`` makes it.
+func filterLine(_ addresses: [String]) -> FilterLine {
+  var planner = FilterPlanner()
+  for address in addresses { planner.insert(try! StationAddress(parsing: address)) }
+  return StationRegistry(planner).plan()
 }

@@ -30,7 +30,7 @@ import Testing
     #expect(
       tables == [
         "ack_state", "dedup", "devices", "listener_lease", "messages", "meta", "outbox", "rate_limits",
-        "receipts", "stations",
+        "receipts", "sqlite_sequence", "station_changes", "stations",
       ])
     #expect(try database.integrityCheck() == "ok")
   }

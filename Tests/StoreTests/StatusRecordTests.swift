@@ -41,7 +41,7 @@ import Testing
       let status = ListenerStatus(
         state: "online", connected: true, verified: true, receiveOnly: false,
         server: "rotate.aprs2.net:14580",
-        login: "N0CALL-10", filterMode: .login, filterSize: 60, filterBytes: 700,
+        login: "N0CALL-10", filterSize: 60, filterBytes: 498, filterEntries: 41, filterExactStations: 20,
         lastLineAt: 1_800_000_000_123,
         lineRate: 12.5, updatedAt: 1_800_000_000_456, startedAt: 1_799_999_000_000, counts: counts)
       let before = database.transactionCounts
@@ -56,8 +56,9 @@ import Testing
           listener.connected = 1
           listener.drops = 71
           listener.duplicates = 21
-          listener.filterBytes = 700
-          listener.filterMode = login
+          listener.filterBytes = 498
+          listener.filterEntries = 41
+          listener.filterExactStations = 20
           listener.filterSize = 60
           listener.invalidLines = 81
           listener.lastLineAt = 1800000000123
@@ -65,9 +66,10 @@ import Testing
           listener.linesRead = 1
           listener.login = N0CALL-10
           listener.messagesStored = 11
+          listener.notForUs = 111
           listener.receipts = 31
           listener.receiveOnly = 0
-          listener.reconnects = 111
+          listener.reconnects = 121
           listener.server = rotate.aprs2.net:14580
           listener.skipped = 101
           listener.startedAt = 1799999000000
@@ -110,7 +112,7 @@ import Testing
       let status = try database.listenerStatus()
       #expect(status == ListenerStatus(state: "backingOff", counts: counts))
       #expect(status.receiveOnly, "a listener that never said it can send is taken as receive-only")
-      #expect(status.server == nil && status.filterMode == nil && status.lastLineAt == nil)
+      #expect(status.server == nil && status.filterBytes == 0 && status.lastLineAt == nil)
     }
   }
 
