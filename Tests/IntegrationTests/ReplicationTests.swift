@@ -184,12 +184,10 @@ struct LossAndRestore {
     try """
     [aprsis]
     servers = 127.0.0.1:\(fake.port)
-    fullFeedServers = 127.0.0.1:\(fake.fullFeedPort)
     login = N0CALL-10
     passcode = 13023
     reconnectDelay = 100ms
     maxReconnectDelay = 1s
-    filterReconnectSpacing = 300ms
 
     [listener]
     publishInterval = 200ms
