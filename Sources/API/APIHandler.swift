@@ -34,6 +34,7 @@ public final class APIHandler {
     case sync = "/v1/sync"
     case unregister = "/v1/unregister"
     case avatars = "/v1/avatars"
+    case settings = "/v1/settings"
     case health = "/health"
     case metrics = "/metrics"
 
@@ -75,6 +76,7 @@ public final class APIHandler {
       case .sync: return try sync(body, station: station!, now: now)
       case .unregister: return try unregister(body, station: station!)
       case .avatars: return try avatars(body, station: station!)
+      case .settings: return try settings(body, station: station!, now: now)
       case .health: return health()
       case .metrics: return metrics()
       }
