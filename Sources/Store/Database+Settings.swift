@@ -2,9 +2,10 @@
 /// listener (blocked senders, the ACK policy) and the push sender (mute, quiet hours). See ``StationSettings`` for
 /// where each setting is stored.
 extension Database {
-  /// The settings of the station `address` (any case), or nil when it is not registered.
+  /// The settings of the station `address` (any case), or nil when it is not registered. One statement (its own
+  /// snapshot): no transaction of its own, so the push sender's per-batch reads stay one each.
   public func stationSettings(_ address: String) throws(StoreError) -> StationSettings? {
-    try readTransaction { () throws(StoreError) in try readSettings(address.canonicalAddress) }
+    try readSettings(address.canonicalAddress)
   }
 
   /// The settings of each registered station among `addresses` (upper case), by address; unregistered ones are
