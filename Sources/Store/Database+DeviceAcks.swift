@@ -41,6 +41,14 @@ extension Database {
     }
   }
 
+  /// Whether any pulled message waits for its ACK to be handed on (the `device_acks_due` index).
+  private func hasPulledDeviceAcks() throws(StoreError) -> Bool {
+    let statement = try prepared(
+      "SELECT 1 FROM device_acks WHERE pulled_at IS NOT NULL AND acked_at IS NULL LIMIT 1")
+    defer { statement.reset() }
+    return try statement.step()
+  }
+
   /// Whether a sync of `address` (canonical) marks what it reads as pulled: its ACK policy is `device`. A
   /// read-only connection never marks.
   func syncMarksPulls(_ address: String) throws(StoreError) -> Bool {
@@ -77,10 +85,12 @@ extension Database {
   /// pulled and not handed on yet (oldest pull first), marks them handed on at `now`, and applies the 30 s rule
   /// (`ackDue`, `minIntervalMs`) to those still worth sending (``DeviceAckRule/stillWorthSending(pulledAt:now:)``).
   /// Only the lines the rule lets through are returned in ``TakenDeviceAcks/lines``; send them after this commit.
+  /// With none waiting (one look at a partial index, outside any transaction) nothing is locked or written.
   public func takePulledDeviceAcks(now: Int64, minIntervalMs: Int64, limit: Int = 500) throws(StoreError)
     -> TakenDeviceAcks
   {
-    try writeBatch { () throws(StoreError) in
+    guard try hasPulledDeviceAcks() else { return TakenDeviceAcks() }
+    return try writeBatch { () throws(StoreError) in
       let select = try prepared(
         """
         SELECT message_id, ack_key, line, pulled_at FROM device_acks

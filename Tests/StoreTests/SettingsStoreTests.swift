@@ -179,8 +179,10 @@ import Testing
       try database.updateStationSettings("N0CALL-7", StationSettingsUpdate(ackPolicy: .device), now: t0)
       try storeWithDeviceAck(database, "1", now: t0)
       try storeWithDeviceAck(database, "2", now: t0 + 1_000)
-      // Nothing pulled: nothing to send.
+      // Nothing pulled: nothing to send, and no write transaction for it.
+      let idle = database.transactionCounts
       #expect(try database.takePulledDeviceAcks(now: t0 + 2_000, minIntervalMs: 30_000) == TakenDeviceAcks())
+      #expect(database.transactionCounts == idle)
 
       // A sync 30 min after the first arrival pulls both: one write transaction, both marked.
       let pullAt = t0 + DeviceAckRule.pullWindowMs
