@@ -9,7 +9,7 @@ public enum APIError: Error, Equatable, Sendable {
   case unauthorized
   /// 404: no such endpoint.
   case notFound(path: String)
-  /// 404: the station is not registered (`/v1/send`).
+  /// 404: the endpoint needs a registered station and this one is not (`/v1/send`, `/v1/settings`).
   case stationNotFound(String)
   /// 405: the endpoint exists but not for this method.
   case methodNotAllowed(allowed: String)

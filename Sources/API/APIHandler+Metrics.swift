@@ -56,6 +56,12 @@ extension APIHandler {
       )
     case .reconnects:
       ("aprs_cloud_listener_reconnects_total", "APRS-IS connections that ended and were made again.")
+    case .blocked:
+      (
+        "aprs_cloud_listener_messages_total",
+        "Messages for registered stations by what became of them: stored, duplicate (a copy of a stored one)"
+          + " or blocked (the addressee blocks the sender: not stored, ACKed or pushed)."
+      )
     }
   }
 
@@ -299,11 +305,20 @@ extension APIHandler {
         "Time since the listener last published its state (every few seconds while it runs).",
         PrometheusText.seconds(ms: max(0, now - updated)))
     }
-    for counter in ListenerCounter.allCases {
+    for counter in ListenerCounter.allCases where counter != .blocked {
       let metric = Self.metric(of: counter)
       out.single(
         metric.name, "counter", metric.help + " Since the listener started.", String(listener.counts[counter])
       )
+    }
+    // Every message for a registered station by outcome (the blocked ones are counted nowhere else).
+    let messages = Self.metric(of: .blocked)
+    out.family(messages.name, "counter", messages.help + " Since the listener started.")
+    let outcomes: [(String, ListenerCounter)] = [
+      ("stored", .messagesStored), ("duplicate", .duplicates), ("blocked", .blocked),
+    ]
+    for (outcome, counter) in outcomes {
+      out.sample(messages.name, [("outcome", outcome)], String(listener.counts[counter]))
     }
   }
 

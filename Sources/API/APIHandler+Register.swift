@@ -10,7 +10,8 @@ extension APIHandler {
     _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
     let device = try DeviceFields(body)
-    let ackMessages = try body.bool("ackMessages") ?? false
+    // Sets the ACK policy (`server` or `never`); left out, the stored policy stays (a new station: `never`).
+    let ackMessages = try body.bool("ackMessages")
     let wantHistory = try body.bool("wantHistory") ?? false
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let avatar = try AvatarUpdate(body)

@@ -35,6 +35,7 @@ public final class APIHandler {
     case unregister = "/v1/unregister"
     case avatars = "/v1/avatars"
     case send = "/v1/send"
+    case settings = "/v1/settings"
     case health = "/health"
     case metrics = "/metrics"
 
@@ -77,6 +78,7 @@ public final class APIHandler {
       case .unregister: return try unregister(body, station: station!)
       case .avatars: return try avatars(body, station: station!)
       case .send: return try send(body, station: station!, now: now)
+      case .settings: return try settings(body, station: station!, now: now)
       case .health: return health()
       case .metrics: return metrics()
       }

@@ -150,6 +150,7 @@ final class Housekeeper: @unchecked Sendable {
     counts[.skipped] = counters.skipped.load(ordering: .relaxed)
     counts[.notForUs] = counters.notForUs.load(ordering: .relaxed)
     counts[.reconnects] = status.reconnects
+    counts[.blocked] = counters.blocked.load(ordering: .relaxed)
     return ListenerStatus(
       connection: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
       counts: counts, updatedAt: epochMilliseconds(), startedAt: startedAt)

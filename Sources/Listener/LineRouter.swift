@@ -58,6 +58,9 @@ public struct PlannedAck: Sendable, Equatable {
 public struct PlannedMessage: Sendable, Equatable {
   public var incoming: IncomingMessage
   public var ack: PlannedAck?
+  /// The ACK the message earns whatever the connection can do now and whatever the station wants (nil when it
+  /// earns none: unnumbered, sent): what `ackPolicy:"device"` keeps until a device pulls the message.
+  public var earnedAck: PlannedAck? = nil
 }
 
 /// What one line means for the listener.
@@ -88,6 +91,8 @@ public struct RoutedLine: Sendable, Equatable {
 ///   by both). Never ACKed.
 /// - An ack or rej to a served station is a delivery receipt, never a message.
 /// - Bulletins, announcements, weather, telemetry, queries and a station's message to itself are skipped.
+/// - What the addressees' settings say (blocked senders, the ACK policy) is applied next, by
+///   ``settle(_:settings:canTransmit:)``, with the settings the writer reads in its transaction.
 public struct LineRouter: Sendable {
   /// Also store messages sent by served stations.
   public var trackOutgoing: Bool
@@ -144,18 +149,16 @@ public struct LineRouter: Sendable {
     let sender = message.source.uppercased()
     var routed = RoutedLine()
     if stations.serves(message.addressee) {
-      var ack: PlannedAck?
-      if canTransmit && stations.mayAck(message.addressee),
-        let line = OutgoingLine.ack(for: message, toCall: toCall)
-      {
-        ack = PlannedAck(key: key.digest, line: line)
+      let earned = OutgoingLine.ack(for: message, toCall: toCall).map {
+        PlannedAck(key: key.digest, line: $0)
       }
+      let ack = canTransmit && stations.mayAck(message.addressee) ? earned : nil
       routed.messages.append(
         PlannedMessage(
           incoming: IncomingMessage(
             station: message.addressee, direction: .received, peer: sender, text: message.text,
             msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
-          ack: ack))
+          ack: ack, earnedAck: earned))
     }
     if trackOutgoing, stations.serves(sender) {
       routed.messages.append(

@@ -18,7 +18,8 @@ import Synchronization
 ///   to the connection, and the ``OutboxNotifier``;
 /// - registration watcher (``RegistrationWatcher``): `PRAGMA data_version`, debounced, → the station change log →
 ///   the live stations (``StationRegistry``) and the one `#filter` line;
-/// - housekeeper (``Housekeeper``): lease renewal, state published to `meta`, pruning.
+/// - housekeeper (``Housekeeper``): lease renewal, state published to `meta`, pruning;
+/// - device ACKs (``DeviceAckWorker``): the ACKs of messages a device pulled (`ackPolicy` `device`) → the connection.
 ///
 /// Stopping (``requestStop(status:)``, from a signal or a lost lease): the connection closes (no more reading), the
 /// writer commits everything already queued, the state is published a last time and the lease released.
@@ -191,6 +192,10 @@ public final class ListenerRuntime: Sendable {
             storeOptions: writerOptions, connection: connection, shared: shared, stopped: senderStopped)
         })
     else { return failStart(database, "sender") }
+    guard
+      let deviceAcksDone = try? startDeviceAcks(
+        storeOptions: storeOptions, connection: connection, stopped: watcherStopped)
+    else { return failStart(database, "device ACK") }
 
     stopRequested.wait(timeoutMs: .max / 4)
     logger.info("stopping: closing the connection and committing what is queued")
@@ -206,6 +211,7 @@ public final class ListenerRuntime: Sendable {
     }
     watcherStopped.set()
     watcherDone.wait(timeoutMs: 10_000)
+    deviceAcksDone.wait(timeoutMs: 10_000)
     housekeeper.stop()
     housekeeperDone.wait(timeoutMs: 15_000)
     let status = exitStatus.load(ordering: .sequentiallyConsistent)

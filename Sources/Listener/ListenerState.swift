@@ -31,6 +31,8 @@ public final class ListenerCounters: Sendable {
   public let notForUs = Atomic<Int>(0)
   /// Messages for served stations that were not registered any more at commit time.
   public let unknownStation = Atomic<Int>(0)
+  /// Messages dropped because their addressee blocks the sender (station settings).
+  public let blocked = Atomic<Int>(0)
   /// Batches whose transaction failed.
   public let storeErrors = Atomic<Int>(0)
   /// Epoch ms of the last line read (0: none yet).

@@ -11,6 +11,8 @@ public struct BatchResult: Sendable, Equatable {
   public var duplicates = 0
   /// Messages for stations that vanished between the snapshot and the commit.
   public var unknownStation = 0
+  /// Messages dropped because their addressee blocks the sender (not stored, ACKed or pushed).
+  public var blocked = 0
   /// Receipts recorded.
   public var receipts = 0
   /// ACKs the 30 s rule held back.
@@ -26,10 +28,11 @@ public struct BatchResult: Sendable, Equatable {
   public init() {}
 }
 
-/// The writer's work on one batch: route every line, then in ONE write transaction (`writeBatch`) store the
-/// messages (dedup, message, outbox row, ring trim: `storeMessages`), record the receipts, read which of the
-/// batch's stations want ACKs (`stationsWantingAcks`: the stations are few, and the answer holds at the commit)
-/// and decide the ACKs (`ackDue`). The ACK lines are returned only once that transaction committed, and a failure
+/// The writer's work on one batch: route every line, then in ONE write transaction (`writeBatch`) read the
+/// addressees' settings (`stationSettings(of:)`: the stations are few, and the answer holds at the commit) and
+/// apply them (``LineRouter/settle(_:settings:canTransmit:)``: blocked senders dropped, the ACK policy), store the
+/// messages (dedup, message, outbox row, ring trim: `storeMessages`), keep the ACKs of `device` stations for the
+/// pull (`recordDeviceAcks`), record the receipts, and decide the ACKs (`ackDue`). The ACK lines are returned only once that transaction committed, and a failure
 /// returns none at all (nothing of the batch is kept, not even the ACK send times): ACK only after commit.
 ///
 /// Owns nothing but the `Database` it is given (one per thread); the time is passed in.
@@ -58,36 +61,52 @@ public struct MessageWriter {
       planned.append(contentsOf: routed.messages)
       if let receipt = routed.receipt { receipts.append(receipt) }
     }
-    return try commit(planned, receipts: receipts, now: now, into: result)
+    return try commit(planned, receipts: receipts, now: now, into: result, canTransmit: canTransmit)
   }
 
   /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
-  /// nothing to store).
+  /// nothing to store). `canTransmit`: ACKs may be sent now.
   public func commit(
     _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64,
-    into partial: BatchResult = BatchResult()
+    into partial: BatchResult = BatchResult(), canTransmit: Bool = true
   ) throws(StoreError) -> BatchResult {
     var result = partial
     // Nothing to store (most batches of a full feed): no transaction, no write lock.
     guard !planned.isEmpty || !receipts.isEmpty else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
-      let outcomes = try database.storeMessages(planned.map(\.incoming), now: now)
+      // The addressees' settings, read in this transaction (they hold at its commit), applied before anything is
+      // written: blocked senders dropped, each station's ACK policy deciding its ACKs.
+      let addressees = planned.lazy.filter { $0.incoming.direction == .received }.map(\.incoming.station)
+      let settled = LineRouter.settle(
+        planned, settings: try database.stationSettings(of: addressees), canTransmit: canTransmit)
+      result.blocked += settled.blocked
+      let outcomes = try database.storeMessages(settled.messages.map(\.incoming), now: now)
       var stations = Set<String>()
-      var candidates: [(station: String, ack: PlannedAck)] = []
-      for (message, outcome) in zip(planned, outcomes) {
+      var candidates: [PlannedAck] = []
+      var kept: [PendingDeviceAck] = []
+      var copies: [String: [PlannedAck]] = [:]
+      for (message, outcome) in zip(settled.messages, outcomes) {
         switch outcome {
-        case .stored:
+        case .stored(let messageID, _):
           result.stored += 1
           if message.incoming.direction == .received, stations.insert(message.incoming.station).inserted {
             result.storedStations.append(message.incoming.station)
           }
+          if let deviceAck = message.deviceAck, let line = String(validating: deviceAck.line, as: UTF8.self) {
+            kept.append(
+              PendingDeviceAck(
+                messageID: messageID, station: message.incoming.station, key: deviceAck.key, line: line))
+          }
         case .duplicate:
           result.duplicates += 1
+          if canTransmit, let deviceAck = message.deviceAck {
+            copies[message.incoming.station, default: []].append(deviceAck)
+          }
         case .unknownStation:
           result.unknownStation += 1
           continue
         }
-        if let ack = message.ack { candidates.append((message.incoming.station, ack)) }
+        if let ack = message.ack { candidates.append(ack) }
       }
       if !receipts.isEmpty {
         result.receipts = try database.recordReceipts(receipts, now: now)
@@ -99,13 +118,14 @@ public struct MessageWriter {
         stations.insert(send.station)
         result.storedStations.append(send.station)
       }
-      if !candidates.isEmpty {
-        // The router planned ACKs for stations that may want them; the database says which do.
-        let wanting = try database.stationsWantingAcks(Set(candidates.map(\.station)))
-        candidates.removeAll { !wanting.contains($0.station) }
+      try database.recordDeviceAcks(kept)
+      // A copy of a message a device already pulled earns its ACK again (ackPolicy device).
+      for (station, acks) in copies {
+        let pulled = try database.pulledDeviceAckKeys(station: station, keys: acks.map(\.key))
+        candidates.append(contentsOf: acks.filter { pulled.contains($0.key) })
       }
-      let due = try database.ackDue(keys: candidates.map(\.ack.key), now: now, minIntervalMs: ackIntervalMs)
-      return (candidates.map(\.ack), due)
+      let due = try database.ackDue(keys: candidates.map(\.key), now: now, minIntervalMs: ackIntervalMs)
+      return (candidates, due)
     }
     // After the commit above: every ACK below is for a message that is durably stored.
     for (ack, isDue) in zip(candidates, due) {

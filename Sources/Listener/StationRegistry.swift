@@ -6,7 +6,7 @@ public protocol ServedStations {
   /// Whether `address` (upper case, exact SSID) is a live registered station.
   func serves(_ address: String) -> Bool
   /// Whether a message to `address` may earn an ACK: false when the station is known not to want them; true
-  /// when it does, or when the caller confirms it later (``MessageWriter`` looks `ack_messages` up in its write
+  /// when it does, or when the caller confirms it later (``MessageWriter`` looks the ACK policy up in its write
   /// transaction).
   func mayAck(_ address: String) -> Bool
 }
@@ -56,6 +56,6 @@ public final class StationRegistry: Sendable, ServedStations {
     planner.withLock { $0.contains(address: address) }
   }
 
-  /// Always true: the writer confirms `ack_messages` in its transaction.
+  /// Always true: the writer confirms the station's ACK policy in its transaction.
   public func mayAck(_ address: String) -> Bool { true }
 }

@@ -91,6 +91,7 @@ final class WriterWorker: @unchecked Sendable {
     counters.add(counters.receipts, result.receipts)
     counters.add(counters.acksSuppressed, result.acksSuppressed)
     counters.add(counters.unknownStation, result.unknownStation)
+    counters.add(counters.blocked, result.blocked)
     var skipped = 0
     for (reason, count) in result.skipped {
       switch reason {

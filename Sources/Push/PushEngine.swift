@@ -260,8 +260,15 @@ final class PushEngine {
     for batch in plan.batches { prepare(batch, now: now) }
   }
 
-  /// Builds the batch's content and one job per live device.
+  /// Builds the batch's content and one job per live device. Entries the station's mute or quiet hours hold
+  /// (`quietSplit`) are done without a push.
   private func prepare(_ batch: PushBatch, now: Int64) {
+    let split = quietSplit(batch, now: now)
+    for entry in split.held {
+      writes.completed.append(entry.id)
+      done[entry.id] = nil
+    }
+    guard let batch = split.batch else { return }
     let id = nextBatchID
     nextBatchID += 1
     var state = BatchState(batch: batch, attempts: batch.entries.map(\.attempts).max() ?? 0)

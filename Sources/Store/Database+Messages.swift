@@ -172,8 +172,20 @@ extension Database {
   /// `serverTime` (with `lastSyncAt = now`) when it grows; unknown stations get an empty
   /// answer and no write. That bookkeeping write is best effort: if the database is busy it is
   /// skipped and the answer still returned.
+  ///
+  /// A sync is a pull: for a station whose ACK policy is `device` it reads and marks what it read
+  /// as pulled (`markPulled`, ``DeviceAckRule``) in ONE `BEGIN IMMEDIATE` transaction, cursor
+  /// included, so every path that answers with messages (sync, long poll, register with history)
+  /// earns their ACKs.
   public func sync(station: String, since: Int64, now: Int64) throws(StoreError) -> SyncResult {
     let address = station.canonicalAddress
+    if batchDepth == 0, try syncMarksPulls(address) {
+      return try writeBatch { () throws(StoreError) in
+        let result = try sync(station: address, since: since, now: now)
+        try markPulled(address, since: since, now: now)
+        return result
+      }
+    }
     let (result, storedCursor) = try readTransaction { () throws(StoreError) in
       let select = try prepared(
         """

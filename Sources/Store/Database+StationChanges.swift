@@ -84,11 +84,11 @@ extension Database {
     }
   }
 
-  /// Which of `addresses` (upper case) are registered stations that want their messages ACKed
-  /// (`ack_messages`). One point query per address: the listener asks for the few stations of one batch,
-  /// inside its write transaction, so the answer holds at its commit.
+  /// Which of `addresses` (upper case) are registered stations that want their messages ACKed once stored
+  /// (`ack_policy` `server`, ``AckPolicy``). One point query per address: the listener asks for the few
+  /// stations of one batch, inside its write transaction, so the answer holds at its commit.
   public func stationsWantingAcks(_ addresses: some Sequence<String>) throws(StoreError) -> Set<String> {
-    let statement = try prepared("SELECT 1 FROM stations WHERE address = ?1 AND ack_messages = 1")
+    let statement = try prepared("SELECT 1 FROM stations WHERE address = ?1 AND ack_policy = 'server'")
     var wanting = Set<String>()
     for address in addresses where !wanting.contains(address) {
       defer { statement.reset() }

@@ -5,7 +5,8 @@ extension Database {
   ///
   /// Creates the station if it is missing (a heartbeat re-creates a station the server lost)
   /// and sets `heartbeat_at = now`; a registration also sets `registered_at = now`. A non-nil
-  /// `ackMessages` is stored, nil keeps the stored value; a nil `platform` keeps the stored
+  /// `ackMessages` is stored and sets the ACK policy (`server` or `never`, see `AckPolicy`), nil
+  /// keeps both; a nil `platform` keeps the stored
   /// one. A non-empty `pushToken` upserts its device row: a token already held by another
   /// station moves to this one, a known token only has its refresh time updated. An iOS token is
   /// stored lower case (`DeviceToken.stored`), so every spelling of it is one row.
@@ -24,13 +25,15 @@ extension Database {
     return try writeTransaction { () throws(StoreError) in
       let upsertRow = try prepared(
         """
-        INSERT INTO stations (address, base, ssid, platform, ack_messages, registered_at, heartbeat_at)
-        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), ?6, ?6)
+        INSERT INTO stations
+          (address, base, ssid, platform, ack_messages, ack_policy, registered_at, heartbeat_at)
+        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), CASE WHEN ?5 THEN 'server' ELSE 'never' END, ?6, ?6)
         ON CONFLICT (address) DO UPDATE SET
           base = excluded.base,
           ssid = excluded.ssid,
           platform = coalesce(excluded.platform, stations.platform),
           ack_messages = coalesce(?5, stations.ack_messages),
+          ack_policy = CASE WHEN ?5 IS NULL THEN stations.ack_policy WHEN ?5 THEN 'server' ELSE 'never' END,
           registered_at = CASE WHEN ?7 THEN excluded.registered_at ELSE stations.registered_at END,
           heartbeat_at = excluded.heartbeat_at
         """)

@@ -21,7 +21,7 @@ import CSQLite
   private var connection: OpaquePointer?
   private var statements: [String: Statement] = [:]
   /// Inside `writeBatch` or `readSnapshot`: the operations' own transactions join the batch's.
-  private var batchDepth = 0
+  private(set) var batchDepth = 0
   /// Inside `readSnapshot`: a write would have to upgrade the read transaction, so it is refused.
   private var inReadSnapshot = false
   /// The transactions this connection began, for tests that check how many a piece of work takes.

@@ -107,6 +107,8 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
   case notForUs
   /// APRS-IS connections that ended and were made again.
   case reconnects
+  /// Messages dropped because their addressee blocks the sender (station settings): not stored, ACKed or pushed.
+  case blocked
 }
 
 /// The listener's counters, by `ListenerCounter` (0 for one never published).

@@ -2,12 +2,14 @@ import Config
 import Platform
 import Store
 
-/// `aprs-cloud stations --db PATH [--all]`: the registered stations, one per line.
+/// `aprs-cloud stations --db PATH [--all]`: the registered stations, one per line; with `STATION`, that
+/// one station and its settings.
 enum StationsCommand: Command {
   static let name = "stations"
-  static let summary = "list the registered stations (live ones; --all for every one)"
+  static let summary = "list the registered stations (live ones; --all for every one), or show one"
   static let usage = """
     usage: aprs-cloud stations --db PATH [--config FILE] [--all]
+           aprs-cloud stations STATION --db PATH [--config FILE]
 
     Lists the stations registered in the database, one per line, by address:
     platform (android, ios, or - for a sync-only desktop), live or expired,
@@ -16,6 +18,10 @@ enum StationsCommand: Command {
     heard within [server] stationExpiry (7d unless --config says otherwise):
     only live stations are in the listener's filter and get pushes. Without
     --all only the live ones are listed.
+
+    With STATION (CALL or CALL-SSID): that station alone, with its settings
+    (POST /v1/settings): the ACK policy, blocked calls, mute, quiet hours and
+    the calls that pass them.
 
     Reads the database read-only, so it is safe while the server runs.
 
@@ -28,9 +34,10 @@ enum StationsCommand: Command {
   static func run(_ arguments: [String]) -> ExitStatus {
     runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
       let parsed = try parseArguments(arguments, options: ["db", "config"], flags: ["all"])
-      guard parsed.positionals.isEmpty else {
-        throw CommandFailure("unexpected argument '\(parsed.positionals[0])'", usage: true)
+      guard parsed.positionals.count <= 1 else {
+        throw CommandFailure("unexpected argument '\(parsed.positionals[1])'", usage: true)
       }
+      if let station = parsed.positionals.first { return try showStation(station, parsed) }
       let settings = try OperatorSettings.load(parsed)
       let database = try settings.openReadOnly()
       defer { closeInspected(database) }

@@ -82,7 +82,8 @@ final class OpsDatabase {
       #expect(help.stdout.hasPrefix("usage: aprs-cloud \(command)"), "\(command)")
     }
     for arguments in [
-      ["status"], ["stations", "--nope"], ["stations", "--db", "x", "extra"], ["messages", "--db", "x"],
+      ["status"], ["stations", "--nope"], ["stations", "--db", "x", "one", "extra"],
+      ["messages", "--db", "x"],
       ["messages", "A", "B", "--db", "x"], ["messages", "N0CALL", "--db", "x", "--limit", "0"],
       ["messages", "N0CALL", "--db", "x", "--limit", "many"], ["backup", "--db", "x"],
       ["backup", "--db", "x", "a", "b"], ["import-config"], ["import-config", "a", "b"],

@@ -29,8 +29,9 @@ import Testing
       "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
     #expect(
       tables == [
-        "ack_state", "dedup", "devices", "listener_lease", "messages", "meta", "outbox", "rate_limits",
-        "receipts", "send_numbers", "sends", "sqlite_sequence", "station_changes", "stations",
+        "ack_state", "dedup", "device_acks", "devices", "listener_lease", "messages", "meta", "outbox",
+        "rate_limits", "receipts", "send_numbers", "sends", "sqlite_sequence", "station_changes",
+        "station_settings", "stations",
       ])
     #expect(try database.integrityCheck() == "ok")
   }

@@ -1,0 +1,90 @@
+import JSON
+import Store
+
+extension RequestBody {
+  /// The settings fields of `POST /v1/settings` (PROTOCOL.md "Station settings") as a validated partial update:
+  /// fields left out (or `null`, except `quietHours`, where `null` turns them off) stay as they are. Anything
+  /// wrong is a 400 naming the field (`blocked[2]`, `quietHours.start`, …), and nothing is stored.
+  func settingsUpdate() throws(APIError) -> StationSettingsUpdate {
+    var update = StationSettingsUpdate()
+    if let value = self["blocked"] {
+      let calls = try Self.callStrings(value, field: "blocked")
+      update.blocked = try Self.validated { () throws(SettingsError) in
+        try CallList(validating: calls, field: "blocked")
+      }
+    }
+    if let value = try int("mutedUntil", in: 0...StationSettings.maximumMutedUntil) {
+      update.mutedUntil = try Self.validated { () throws(SettingsError) in
+        try StationSettings.validMutedUntil(value)
+      }
+    }
+    if contains("quietHours") {
+      update.quietHours = .some(try quietHours())
+    }
+    if let value = self["quietBypass"] {
+      let calls = try Self.callStrings(value, field: "quietBypass")
+      update.quietBypass = try Self.validated { () throws(SettingsError) in
+        try CallList(validating: calls, field: "quietBypass")
+      }
+    }
+    if let text = try string("ackPolicy", maxLength: 16) {
+      guard let policy = AckPolicy(rawValue: text) else {
+        throw .badRequest(#"ackPolicy must be "server", "device" or "never""#)
+      }
+      update.ackPolicy = policy
+    }
+    return update
+  }
+
+  /// `quietHours`: `null` (off) or `{"start":…,"end":…,"utcOffsetMinutes":…}`, each an integer.
+  private func quietHours() throws(APIError) -> QuietHours? {
+    guard let value = self["quietHours"] else { return nil }
+    guard case .object(let object) = value else {
+      throw .badRequest(
+        "quietHours must be null or an object with start, end and utcOffsetMinutes, not \(value.typeName)")
+    }
+    let start = try Self.integer(object["start"], field: "quietHours.start")
+    let end = try Self.integer(object["end"], field: "quietHours.end")
+    let offset = try Self.integer(object["utcOffsetMinutes"], field: "quietHours.utcOffsetMinutes")
+    return try Self.validated { () throws(SettingsError) in
+      try QuietHours(start: start, end: end, utcOffsetMinutes: offset)
+    }
+  }
+
+  /// A required integer member of a nested object (small: minutes).
+  private static func integer(_ value: JSONValue?, field: String) throws(APIError) -> Int {
+    guard let value, value != .null else { throw .badRequest("\(field) is required (an integer)") }
+    guard case .number(let number) = value, let integer = number.int64, abs(integer) <= 1_000_000 else {
+      throw .badRequest("\(field) must be an integer, not \(value.typeName)")
+    }
+    return Int(integer)
+  }
+
+  /// An array of strings (`blocked`, `quietBypass`); its length and the calls are checked by ``CallList``.
+  private static func callStrings(_ value: JSONValue, field: String) throws(APIError) -> [String] {
+    guard case .array(let elements) = value else {
+      throw .badRequest("\(field) must be an array of calls, not \(value.typeName)")
+    }
+    guard elements.count <= CallList.maximumCount else {
+      throw .badRequest("\(field) holds \(elements.count) calls; at most \(CallList.maximumCount)")
+    }
+    var calls: [String] = []
+    calls.reserveCapacity(elements.count)
+    for (index, element) in elements.enumerated() {
+      guard case .string(let text) = element, text.utf8.count <= 32 else {
+        throw .badRequest("\(field)[\(index)] must be a call string like KJ7ABC or KJ7ABC-7")
+      }
+      calls.append(text)
+    }
+    return calls
+  }
+
+  /// Runs a settings validation, its refusal a 400 naming the field.
+  private static func validated<T>(_ body: () throws(SettingsError) -> T) throws(APIError) -> T {
+    do {
+      return try body()
+    } catch {
+      throw .badRequest(error.description)
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import Store
+
+/// A routed message once its addressee's settings were applied (``LineRouter/settle(_:settings:canTransmit:)``).
+public struct SettledMessage: Sendable, Equatable {
+  /// The message to store.
+  public var incoming: IncomingMessage
+  /// The ACK to send once the message (or this copy of it) is committed: ACK policy `server`, a numbered message,
+  /// a connection that may transmit. Nil otherwise.
+  public var ack: PlannedAck?
+  /// ACK policy `device`: the ACK kept with the message until a device pulls it, and sent for a later copy of a
+  /// message already pulled. Nil for other policies.
+  public var deviceAck: PlannedAck?
+}
+
+/// What the addressees' settings made of a batch's routed messages.
+public struct SettledBatch: Sendable, Equatable {
+  /// The messages to store, in the routed order.
+  public var messages: [SettledMessage] = []
+  /// Received messages dropped because their addressee blocks the sender: not stored, not ACKed, not pushed.
+  public var blocked = 0
+}
+
+extension LineRouter {
+  /// The second half of routing, pure: applies each addressee's settings (`settings`, by upper-case address, as
+  /// the writer read them in the transaction that stores the batch, so they hold at its commit) to the routed
+  /// messages, before anything is written.
+  ///
+  /// - A received message whose sender the addressee blocks (``StationSettings/blocks(_:)``, a bare call blocking
+  ///   every SSID) is dropped and counted.
+  /// - Its ACK follows the addressee's ``AckPolicy``: `server` keeps the router's ACK (planned only when the
+  ///   connection may transmit); `device` keeps the earned ACK aside for the pull; `never` drops both.
+  /// - A message for a station without settings here (not registered at the commit) and a sent copy pass
+  ///   unchanged, without ACKs (the store refuses the first; the second never earns one).
+  /// `canTransmit`: ACKs may be sent now (for the router's plan, and for copies of pulled messages).
+  public static func settle(
+    _ planned: [PlannedMessage], settings: [String: StationSettings], canTransmit: Bool
+  ) -> SettledBatch {
+    var batch = SettledBatch()
+    batch.messages.reserveCapacity(planned.count)
+    for message in planned {
+      let incoming = message.incoming
+      guard incoming.direction == .received, let station = settings[incoming.station] else {
+        batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: nil))
+        continue
+      }
+      if station.blocks(incoming.peer) {
+        batch.blocked += 1
+        continue
+      }
+      switch station.ackPolicy {
+      case .server:
+        batch.messages.append(
+          SettledMessage(incoming: incoming, ack: canTransmit ? message.ack : nil, deviceAck: nil))
+      case .device:
+        batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: message.earnedAck))
+      case .never:
+        batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: nil))
+      }
+    }
+    return batch
+  }
+}

@@ -1,0 +1,24 @@
+import Platform
+import Store
+
+extension ListenerRuntime {
+  /// Starts the ``DeviceAckWorker`` thread on a database connection of its own; it runs until `stopped` is set.
+  /// The ACKs it takes go to `connection` (kept there until a verified login can write them).
+  func startDeviceAcks(storeOptions: StoreOptions, connection: ConnectionDriver, stopped: Latch) throws
+    -> Latch
+  {
+    let config = options.config
+    let database = try Database(path: config.server.database, options: storeOptions)
+    let worker = DeviceAckWorker(
+      database: database, pollMs: min(250, config.registrationPollMs), ackIntervalMs: config.ackIntervalMs,
+      counters: counters, logger: logger)
+    let box = UncheckedBox(worker)
+    return try startThread(
+      name: "device-acks",
+      {
+        box.value.run(
+          stopped: stopped, canTransmit: { connection.acceptsAcks }, deliver: { connection.submit(acks: $0) })
+        box.value.database.close()
+      })
+  }
+}

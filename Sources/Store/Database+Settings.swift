@@ -1,0 +1,99 @@
+/// Station settings (PROTOCOL.md "Station settings"): read and changed by `POST /v1/settings`, read by the
+/// listener (blocked senders, the ACK policy) and the push sender (mute, quiet hours). See ``StationSettings`` for
+/// where each setting is stored.
+extension Database {
+  /// The settings of the station `address` (any case), or nil when it is not registered. One statement (its own
+  /// snapshot): no transaction of its own, so the push sender's per-batch reads stay one each.
+  public func stationSettings(_ address: String) throws(StoreError) -> StationSettings? {
+    try readSettings(address.canonicalAddress)
+  }
+
+  /// The settings of each registered station among `addresses` (upper case), by address; unregistered ones are
+  /// left out. One point query per distinct address: the listener asks for the few addressees of one batch
+  /// inside its write transaction, so the answer holds at its commit.
+  public func stationSettings(of addresses: some Sequence<String>) throws(StoreError) -> [String:
+    StationSettings]
+  {
+    try readTransaction { () throws(StoreError) in
+      var found: [String: StationSettings] = [:]
+      var asked = Set<String>()
+      for address in addresses where asked.insert(address).inserted {
+        if let settings = try readSettings(address) { found[address] = settings }
+      }
+      return found
+    }
+  }
+
+  /// Applies `update` to the settings of `address` (any case) in ONE `BEGIN IMMEDIATE` transaction and returns
+  /// the whole set as it now is; nil when the station is not registered (nothing is written). An empty update
+  /// writes nothing. A new `ackPolicy` also sets `stations.ack_messages` (true for `server` only).
+  @discardableResult
+  public func updateStationSettings(
+    _ address: String, _ update: StationSettingsUpdate, now: Int64
+  ) throws(StoreError) -> StationSettings? {
+    let station = address.canonicalAddress
+    return try writeTransaction { () throws(StoreError) in
+      guard let current = try readSettings(station) else { return nil }
+      guard !update.isEmpty else { return current }
+      let merged = current.applying(update)
+      if update.blocked != nil || update.mutedUntil != nil || update.quietHours != nil
+        || update.quietBypass != nil
+      {
+        let statement = try prepared(
+          """
+          INSERT INTO station_settings (station, blocked, muted_until, quiet_start, quiet_end, quiet_utc_offset,
+            quiet_bypass, updated_at)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+          ON CONFLICT (station) DO UPDATE SET
+            blocked = excluded.blocked, muted_until = excluded.muted_until, quiet_start = excluded.quiet_start,
+            quiet_end = excluded.quiet_end, quiet_utc_offset = excluded.quiet_utc_offset,
+            quiet_bypass = excluded.quiet_bypass, updated_at = excluded.updated_at
+          """)
+        defer { statement.reset() }
+        try statement.bind(1, station)
+        try statement.bind(2, merged.blocked.storedText)
+        try statement.bind(3, merged.mutedUntil)
+        try statement.bind(4, merged.quietHours?.start)
+        try statement.bind(5, merged.quietHours?.end)
+        try statement.bind(6, merged.quietHours?.utcOffsetMinutes)
+        try statement.bind(7, merged.quietBypass.storedText)
+        try statement.bind(8, now)
+        try statement.run()
+      }
+      if merged.ackPolicy != current.ackPolicy {
+        let statement = try prepared(
+          "UPDATE stations SET ack_policy = ?2, ack_messages = (?2 = 'server') WHERE address = ?1")
+        defer { statement.reset() }
+        try statement.bind(1, station)
+        try statement.bind(2, merged.ackPolicy)
+        try statement.run()
+      }
+      return merged
+    }
+  }
+
+  /// The settings of `address` (canonical) inside the caller's transaction, or nil when it is not registered.
+  /// A stored value that does not read as a valid setting reads as its default.
+  private func readSettings(_ address: String) throws(StoreError) -> StationSettings? {
+    let statement = try prepared(
+      """
+      SELECT stations.ack_policy, settings.blocked, settings.muted_until, settings.quiet_start,
+             settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass
+      FROM stations LEFT JOIN station_settings AS settings ON settings.station = stations.address
+      WHERE stations.address = ?1
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, address)
+    guard try statement.step() else { return nil }
+    var settings = StationSettings(ackPolicy: statement.optionalValue(0) ?? .never)
+    guard !statement.isNull(1) else { return settings }
+    settings.blocked = CallList(stored: statement.text(1))
+    settings.mutedUntil = max(0, statement.int64(2))
+    if !statement.isNull(3), !statement.isNull(4), !statement.isNull(5) {
+      settings.quietHours = try? QuietHours(
+        start: statement.int(3), end: statement.int(4), utcOffsetMinutes: statement.int(5))
+    }
+    settings.quietBypass = CallList(stored: statement.text(6))
+    return settings
+  }
+}

@@ -1,0 +1,125 @@
+/// When the listener ACKs a station's messages (PROTOCOL.md "Station settings", `ackPolicy`); stored as its raw
+/// value in `stations.ack_policy`.
+public enum AckPolicy: String, Sendable, CaseIterable {
+  /// ACK a message once it is stored (what register's `ackMessages:true` means).
+  case server
+  /// ACK a message once one of the station's devices pulled it (sync, long poll, register with history), for
+  /// messages pulled within 30 minutes of their arrival (``DeviceAckRule``); a message never pulled is never
+  /// ACKed.
+  case device
+  /// Never ACK (what register's `ackMessages:false` means; a new station's policy).
+  case never
+}
+
+/// Why a push is held back (``StationSettings/pushHold(from:now:)``).
+public enum PushHold: String, Sendable, Equatable {
+  /// `mutedUntil` is still ahead.
+  case muted
+  /// Inside `quietHours`, and the sender is not in `quietBypass`.
+  case quietHours
+}
+
+/// A station's settings (PROTOCOL.md "Station settings"), as `POST /v1/settings` answers them and the listener and
+/// the push sender apply them. A station without stored settings has ``defaults``.
+///
+/// Stored beside the station: `ackPolicy` in `stations.ack_policy` (with `stations.ack_messages` kept equal to
+/// "policy is server"), the rest in its `station_settings` row (sql/008_station_settings.sql): `blocked`
+/// (``CallList`` as text), `muted_until`, `quiet_start` / `quiet_end` / `quiet_utc_offset` (all NULL without quiet
+/// hours), `quiet_bypass`. Deleted with the station.
+public struct StationSettings: Sendable, Equatable {
+  /// The largest `mutedUntil` (2^53 − 1: the largest integer every JSON client reads exactly), epoch ms.
+  public static let maximumMutedUntil: Int64 = 9_007_199_254_740_991
+
+  /// Senders whose messages are dropped: not stored, not ACKed, not pushed.
+  public var blocked: CallList
+  /// No push before this time, epoch ms; 0 for none. Messages are still stored (and ACKed per policy).
+  public var mutedUntil: Int64
+  /// The daily window without pushes, or nil.
+  public var quietHours: QuietHours?
+  /// Senders pushed even inside the quiet hours (not while muted).
+  public var quietBypass: CallList
+  /// When messages are ACKed.
+  public var ackPolicy: AckPolicy
+
+  /// Settings; see the properties.
+  public init(
+    blocked: CallList = .empty, mutedUntil: Int64 = 0, quietHours: QuietHours? = nil,
+    quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never
+  ) {
+    self.blocked = blocked
+    self.mutedUntil = mutedUntil
+    self.quietHours = quietHours
+    self.quietBypass = quietBypass
+    self.ackPolicy = ackPolicy
+  }
+
+  /// A new station's settings: nothing blocked, not muted, no quiet hours, no bypass, ACKs never.
+  public static let defaults = StationSettings()
+
+  /// These settings with `update`'s fields replaced (the fields it leaves nil stay).
+  public func applying(_ update: StationSettingsUpdate) -> StationSettings {
+    var result = self
+    if let blocked = update.blocked { result.blocked = blocked }
+    if let mutedUntil = update.mutedUntil { result.mutedUntil = mutedUntil }
+    if let quietHours = update.quietHours { result.quietHours = quietHours }
+    if let quietBypass = update.quietBypass { result.quietBypass = quietBypass }
+    if let ackPolicy = update.ackPolicy { result.ackPolicy = ackPolicy }
+    return result
+  }
+
+  /// Whether a message from `sender` (its source call, any case) is dropped.
+  public func blocks(_ sender: some StringProtocol) -> Bool { blocked.matches(sender) }
+
+  /// Why a push about a message from `sender` must not go out at `now` (epoch ms), or nil when it may: muted
+  /// until a later time, or inside the quiet hours without the sender in `quietBypass`. Decided when the push
+  /// would be sent.
+  public func pushHold(from sender: some StringProtocol, now: Int64) -> PushHold? {
+    if mutedUntil > now { return .muted }
+    if let quietHours, quietHours.contains(now), !quietBypass.matches(sender) { return .quietHours }
+    return nil
+  }
+
+  /// Validates `mutedUntil` (epoch ms, 0 to unmute).
+  /// - Throws: ``SettingsError`` for `mutedUntil`.
+  public static func validMutedUntil(_ value: Int64) throws(SettingsError) -> Int64 {
+    guard (0...maximumMutedUntil).contains(value) else {
+      throw SettingsError(
+        field: "mutedUntil",
+        reason: "must be epoch milliseconds between 0 (not muted) and \(maximumMutedUntil)")
+    }
+    return value
+  }
+}
+
+/// A partial update of ``StationSettings`` (`POST /v1/settings`): nil fields stay as they are. Every value is
+/// already validated (``CallList/init(validating:field:)``, ``QuietHours/init(start:end:utcOffsetMinutes:field:)``,
+/// ``StationSettings/validMutedUntil(_:)``).
+public struct StationSettingsUpdate: Sendable, Equatable {
+  /// New `blocked`, or nil.
+  public var blocked: CallList?
+  /// New `mutedUntil`, or nil.
+  public var mutedUntil: Int64?
+  /// New `quietHours`: `.some(nil)` turns them off, nil leaves them.
+  public var quietHours: QuietHours??
+  /// New `quietBypass`, or nil.
+  public var quietBypass: CallList?
+  /// New `ackPolicy`, or nil.
+  public var ackPolicy: AckPolicy?
+
+  /// An update; see the properties.
+  public init(
+    blocked: CallList? = nil, mutedUntil: Int64? = nil, quietHours: QuietHours?? = nil,
+    quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil
+  ) {
+    self.blocked = blocked
+    self.mutedUntil = mutedUntil
+    self.quietHours = quietHours
+    self.quietBypass = quietBypass
+    self.ackPolicy = ackPolicy
+  }
+
+  /// Whether it changes nothing (a read of the settings).
+  public var isEmpty: Bool {
+    blocked == nil && mutedUntil == nil && quietHours == nil && quietBypass == nil && ackPolicy == nil
+  }
+}

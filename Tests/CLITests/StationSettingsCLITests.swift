@@ -1,0 +1,43 @@
+import Foundation
+import Store
+import Testing
+
+/// `aprs-cloud stations STATION`: one station with its settings, read-only.
+@Suite struct StationSettingsCLITests {
+  @Test func oneStationShowsItsSettings() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    try fixture.database.updateStationSettings(
+      "N0CALL-7",
+      StationSettingsUpdate(
+        blocked: try CallList(validating: ["KJ7ABC", "OH7AA-1"], field: "blocked"),
+        mutedUntil: fixture.now + 2 * 3_600_000 + 60_000,
+        quietHours: .some(try QuietHours(start: 22 * 60, end: 7 * 60 + 30, utcOffsetMinutes: -330)),
+        quietBypass: try CallList(validating: ["W1AW"], field: "quietBypass"), ackPolicy: .device),
+      now: fixture.now)
+    let result = try runCLI(["stations", "n0call-7", "--db", fixture.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.first == "station       N0CALL-7")
+    #expect(lines.contains("platform      android"))
+    #expect(lines.contains("state         live"))
+    #expect(lines.contains("devices       1") && lines.contains("messages      2"))
+    #expect(lines.contains("ack policy    device"))
+    #expect(lines.contains("blocked       KJ7ABC OH7AA-1"))
+    #expect(lines.contains { $0.hasPrefix("muted until   ") && $0.hasSuffix("(in 2h)") }, "\(lines)")
+    #expect(lines.contains("quiet hours   22:00-07:30 local (UTC-05:30)"))
+    #expect(lines.contains("quiet bypass  W1AW"))
+
+    let plain = try runCLI(["stations", "KJ7ABC", "--db", fixture.path])
+    #expect(plain.status == 0, "\(plain.stderr)")
+    #expect(plain.stdout.contains("ack policy    never\n"))
+    #expect(
+      plain.stdout.contains("blocked       none\n") && plain.stdout.contains("muted until   not muted\n"))
+    #expect(plain.stdout.hasSuffix("quiet hours   none\nquiet bypass  none\n"))
+
+    let unknown = try runCLI(["stations", "NOBODY", "--db", fixture.path])
+    #expect(unknown.status != 0 && unknown.stderr.contains("NOBODY is not registered"))
+    let both = try runCLI(["stations", "KJ7ABC", "--all", "--db", fixture.path])
+    #expect(both.status == 2)
+  }
+}
