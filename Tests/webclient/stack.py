@@ -109,7 +109,7 @@ class Stack:
                 "[aprsis]\n"
                 f"servers = 127.0.0.1:{self.aprsis_port}\n"
                 f"login = {LISTENER_LOGIN}\npasscode = {passcode(LISTENER_LOGIN)}\n"
-                "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\nfilterReconnectSpacing = 300ms\n"
+                "trackOutgoing = true\nreconnectDelay = 100ms\nmaxReconnectDelay = 1s\nfilterReconnectSpacing = 300ms\n"
                 "\n[listener]\npublishInterval = 100ms\nregistrationPoll = 100ms\nleaseTtl = 2s\n"
             )
         self.port = free_port()

@@ -362,7 +362,7 @@ function renderConversation() {
   const list = $("messages");
   const showing = view === "conversation" && peer;
   title.textContent = showing ? peer : view === "new" ? "New message" : "Choose a conversation";
-  if (showing) title.prepend(state.avatars.element(peer));
+  $("conversation-avatar").replaceChildren(...(showing ? [state.avatars.element(peer)] : []));
   const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   const entries = showing ? state.inbox.conversation(peer) : [];
   const items = entries.map((entry) => {
@@ -374,7 +374,7 @@ function renderConversation() {
     who.textContent = entry.direction === "sent" ? "You wrote: " : `${entry.peer} wrote: `;
     const text = document.createElement("p");
     text.className = "text";
-    text.append(who, entry.text);
+    text.textContent = entry.text;
     const meta = document.createElement("p");
     meta.className = "meta";
     meta.append(timeElement(entry.order));
@@ -386,7 +386,7 @@ function renderConversation() {
       status.textContent = word;
       meta.append(" · ", status);
     }
-    item.append(text, meta);
+    item.append(who, text, meta);
     return item;
   });
   list.replaceChildren(...items);
