@@ -51,14 +51,17 @@ release: deps
 	$(SWIFT) build -c release
 
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
-# real services), then every Swift test: unit, store, API, and the integration tests through real
-# nginx, responder, listener. The integration tests run in a process of their own: they block on
-# child processes for tens of seconds, and Swift Testing's thread pool is as wide as the machine
-# (2 threads here), so beside them a unit test's own timeouts would measure the queue, not the code.
+# real services) and the web client's pure modules, then the web client in headless Chromium against
+# `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
+# the integration tests through real nginx, responder, listener. The integration tests run in a
+# process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
+# pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
+# measure the queue, not the code.
 test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
-	node --test Tests/fakes/test_push_fake.mjs
+	node --test Tests/fakes/test_push_fake.mjs Tests/webclient/test_logic.mjs
 	$(SWIFT) build --build-tests
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	$(SWIFT) test --skip-build --filter IntegrationTests
 
