@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { API, APIError } from "../../nginx/www/js/api.mjs";
 import { LiveSync } from "../../nginx/www/js/live.mjs";
 import { Inbox, normalise } from "../../nginx/www/js/model.mjs";
+import { deviceFields, madeWithKey, pushSupport } from "../../nginx/www/js/push.mjs";
 import {
   MAX_TEXT,
   base64UrlToBytes,
@@ -313,4 +314,104 @@ test("live: a 401 stops the loop and says so", async () => {
   await rig.live.done;
   assert.deepEqual(rig.statuses, ["stopped"]);
   assert.equal(rig.live.running, false);
+});
+
+/** sw.js in a fake worker scope: its listeners, what it showed, opened and posted. */
+async function serviceWorker({ windows = [] } = {}) {
+  const { readFile } = await import("node:fs/promises");
+  const vm = await import("node:vm");
+  const source = await readFile(new URL("../../nginx/www/sw.js", import.meta.url), "utf8");
+  const rig = { listeners: {}, shown: [], opened: [], posted: [] };
+  const self = {
+    addEventListener: (type, listener) => {
+      rig.listeners[type] = listener;
+    },
+    registration: {
+      scope: "https://aprs.example.org/",
+      showNotification: async (title, options) => rig.shown.push({ title, options }),
+    },
+    clients: {
+      matchAll: async () =>
+        windows.map((url) => ({
+          url,
+          focus: async () => {},
+          postMessage: (message) => rig.posted.push({ url, message }),
+        })),
+      openWindow: async (url) => rig.opened.push(url),
+      claim: async () => {},
+    },
+    skipWaiting: async () => {},
+  };
+  vm.runInNewContext(source, { self, URL, console, caches: {}, fetch: async () => {} });
+  rig.dispatch = async (type, event) => {
+    let pending = Promise.resolve();
+    rig.listeners[type]({ ...event, waitUntil: (promise) => (pending = promise) });
+    await pending;
+  };
+  return rig;
+}
+
+/** Objects made inside the worker's context, as plain values (deepStrictEqual compares prototypes). */
+const plain = (value) => JSON.parse(JSON.stringify(value));
+
+const pushEvent = (payload) => ({
+  data: { json: () => JSON.parse(payload), text: () => payload },
+});
+
+test("service worker: a push shows one notification per station and wakes open pages", async () => {
+  const rig = await serviceWorker({ windows: ["https://aprs.example.org/#/"] });
+  for (const type of ["install", "activate", "fetch", "push", "notificationclick"]) {
+    assert.equal(typeof rig.listeners[type], "function", type);
+  }
+  const payload = { title: "KJ7ABC-7", body: "Are you on the summit?", fromCall: "KJ7ABC-7", to: "N0CALL-7", seqId: "12", count: "1" };
+  await rig.dispatch("push", pushEvent(JSON.stringify(payload)));
+  assert.equal(rig.shown.length, 1);
+  assert.equal(rig.shown[0].title, "KJ7ABC-7");
+  assert.equal(rig.shown[0].options.body, "Are you on the summit?");
+  assert.equal(rig.shown[0].options.tag, "aprs-cloud-N0CALL-7");
+  assert.deepEqual(plain(rig.shown[0].options.data), { peer: "KJ7ABC-7", url: "./#/c/KJ7ABC-7" });
+  assert.deepEqual(plain(rig.posted), [{ url: "https://aprs.example.org/#/", message: { type: "push" } }]);
+  // A failed send names the addressee; a push that is not JSON still shows something.
+  await rig.dispatch("push", pushEvent(JSON.stringify({ kind: "sendFailed", to: "W5AGO", seqId: "A1" })));
+  assert.equal(rig.shown[1].title, "Message to W5AGO not delivered");
+  assert.deepEqual(plain(rig.shown[1].options.data), { peer: "W5AGO", url: "./#/c/W5AGO" });
+  await rig.dispatch("push", pushEvent("plain text"));
+  assert.equal(rig.shown[2].title, "New APRS message");
+  assert.equal(rig.shown[2].options.body, "plain text");
+});
+
+test("service worker: a tap opens the conversation, in the open page or a new window", async () => {
+  const closed = [];
+  const notification = (peer) => ({
+    notification: { data: { peer, url: `./#/c/${peer}` }, close: () => closed.push(peer) },
+  });
+  const none = await serviceWorker();
+  await none.dispatch("notificationclick", notification("KJ7ABC-7"));
+  assert.deepEqual(none.opened, ["https://aprs.example.org/#/c/KJ7ABC-7"]);
+  const open = await serviceWorker({ windows: ["https://aprs.example.org/"] });
+  await open.dispatch("notificationclick", notification("W5AGO"));
+  assert.deepEqual(open.opened, []);
+  assert.deepEqual(plain(open.posted), [{ url: "https://aprs.example.org/", message: { type: "open", peer: "W5AGO" } }]);
+  assert.deepEqual(closed, ["KJ7ABC-7", "W5AGO"]);
+});
+
+test("push: offered only with /v1/info's webpush and a VAPID key; the register fields are the subscription's", () => {
+  assert.match(pushSupport(null).reason, /does not offer notifications/);
+  assert.match(pushSupport({ features: ["longpoll", "send"] }).reason, /does not send Web Push/);
+  assert.match(pushSupport({ features: ["webpush"] }).reason, /does not send Web Push/);
+  // Node has no service worker: a browser without one is told so.
+  assert.match(pushSupport({ features: ["webpush"], vapidPublicKey: "BAAA" }).reason, /cannot receive Web Push/);
+  const key = bytesToBase64Url(new Uint8Array([4, 1, 2, 3]));
+  const subscription = {
+    endpoint: "https://push.example/abc",
+    options: { applicationServerKey: new Uint8Array([4, 1, 2, 3]).buffer },
+    toJSON: () => ({ endpoint: "https://push.example/abc", expirationTime: null, keys: { p256dh: "P", auth: "A" } }),
+  };
+  assert.deepEqual(deviceFields(subscription), {
+    platform: "webpush",
+    pushToken: "https://push.example/abc",
+    pushKeys: { p256dh: "P", auth: "A" },
+  });
+  assert.equal(madeWithKey(subscription, key), true);
+  assert.equal(madeWithKey(subscription, bytesToBase64Url(new Uint8Array([4, 9]))), false);
 });

@@ -127,16 +127,25 @@ async function signIn({ callsign, ssid, auth, remember }, { automatic = false } 
   try {
     await loadInfo();
     const push = await pushFieldsIfSubscribed();
-    const answer = await api.call("register", {
-      callsign,
-      ssid,
-      auth,
-      ackMessages: false,
-      wantHistory: true,
-      since: inbox.cursor,
-      ...push,
-    });
-    state.pushOn = push.platform === "webpush";
+    let answer;
+    try {
+      answer = await api.call("register", {
+        callsign,
+        ssid,
+        auth,
+        ackMessages: false,
+        wantHistory: true,
+        since: inbox.cursor,
+        ...push,
+      });
+      state.pushOn = push.platform === "webpush";
+    } catch (error) {
+      // Too many registrations this hour (many reloads): the passcode was right (it is checked first)
+      // and the station is registered, so the history comes from a sync instead.
+      if (error.status !== 429) throw error;
+      answer = await api.call("sync", { callsign, ssid, auth, since: inbox.cursor });
+      state.pushOn = push.platform === "webpush";
+    }
     inbox.merge(answer.messages);
     inbox.advance(answer.serverTime);
     state.avatars.note(answer.avatars);
@@ -269,6 +278,8 @@ function showStatus({ mode, error, retryMs }) {
 // Waking up: the network is back, the page is shown again, or the machine slept (a timer that fires
 // far too late). Each starts a sync at once from the cursor.
 window.addEventListener("online", () => state.live?.kick({ reconnect: true }));
+// Going offline ends a held long poll at once, so the page says so instead of waiting for a timeout.
+window.addEventListener("offline", () => state.live?.kick({ reconnect: true }));
 document.addEventListener("visibilitychange", () => {
   if (document.visibilityState === "visible") {
     state.live?.kick();
@@ -463,7 +474,8 @@ async function send(event) {
   if (!state.session || state.send === "no") return;
   $("send-status").textContent = "";
   const to = parseStation($("to").value);
-  const text = $("message").value;
+  // Radios drop spaces at the end of a message (so the server refuses them): they go before sending.
+  const text = $("message").value.replace(/ +$/, "");
   const errors = showTextCheck();
   if (to.error) {
     $("to-error").textContent = to.error;
@@ -665,7 +677,8 @@ function setUp() {
   $("send-form").addEventListener("submit", send);
   $("message").addEventListener("input", showTextCheck);
   $("message").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    // APRS messages are one line: Enter sends, and no key adds a line break.
+    if (event.key === "Enter" && !event.isComposing) {
       event.preventDefault();
       $("send-form").requestSubmit();
     }

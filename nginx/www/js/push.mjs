@@ -41,6 +41,9 @@ export function pushSupport(info) {
         "This server does not send Web Push notifications. New messages still appear here while this page is open.",
     };
   }
+  if (globalThis.isSecureContext === false) {
+    return { ok: false, reason: "Notifications need this page over HTTPS (https:// in the address)." };
+  }
   const hasWorker = "serviceWorker" in (globalThis.navigator ?? {});
   const hasPush = "PushManager" in globalThis && "Notification" in globalThis;
   if (!hasWorker || !hasPush) {
