@@ -415,3 +415,39 @@ test("push: offered only with /v1/info's webpush and a VAPID key; the register f
   assert.equal(madeWithKey(subscription, key), true);
   assert.equal(madeWithKey(subscription, bytesToBase64Url(new Uint8Array([4, 9]))), false);
 });
+
+test("live: kick({reconnect}) drops a held long poll and starts a new one from the cursor", async () => {
+  const bodies = [];
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  let live;
+  const call = (body, { signal }) => {
+    bodies.push(body);
+    if (bodies.length === 1) {
+      return new Promise((_, reject) => {
+        signal.addEventListener("abort", () => reject(new APIError("cancelled", { aborted: true, network: true })));
+        release();
+      });
+    }
+    live.stop();
+    return Promise.resolve({ messages: [], serverTime: 3 });
+  };
+  const statuses = [];
+  live = new LiveSync({
+    call,
+    cursor: () => 2,
+    onAnswer: () => {},
+    onStatus: (status) => statuses.push(status.mode),
+    longPoll: true,
+    maxWait: 20,
+  });
+  live.start();
+  await held;
+  live.kick({ reconnect: true });
+  await live.done;
+  assert.deepEqual(bodies, [
+    { since: 2, wait: 20 },
+    { since: 2, wait: 20 },
+  ]);
+  assert.deepEqual(statuses, [], "a reconnect is not an outage");
+});

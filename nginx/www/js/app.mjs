@@ -176,7 +176,7 @@ async function signIn({ callsign, ssid, auth, remember }, { automatic = false } 
   $("station").textContent = `Signed in as ${address}`;
   $("station").hidden = false;
   $("sign-out").hidden = false;
-  render();
+  route({ focus: false });
   if (!automatic) $("main").focus();
   state.avatars.fetchWanted().then((changed) => changed && render());
   startLive();
