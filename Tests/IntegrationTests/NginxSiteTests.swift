@@ -24,6 +24,13 @@ import Testing
     expectAPIAnswer(sync, status: 200, isError: false)
     #expect(sync.text.contains(#""scheme":"on""#), "the responder is told the request came over TLS")
 
+    let page = try Curl.request("GET", https + "/", arguments: ["--http2", "-k"])
+    #expect(page.status == 200 && page.header("content-type")?.hasPrefix("text/html") == true)
+    #expect(page.text.contains("<title>APRS messages</title>"), "the web client")
+    #expect(page.header("content-security-policy")?.hasPrefix("default-src 'self';") == true)
+    let worker = try Curl.request("GET", https + "/sw.js", arguments: ["--http2", "-k"])
+    #expect(worker.status == 200 && worker.header("content-type")?.hasPrefix("text/javascript") == true)
+
     let unknown = try Curl.request("GET", https + "/wp-login.php", arguments: ["--http2", "-k"])
     #expect(unknown.version == "HTTP/2")
     expectAPIAnswer(unknown, status: 404)

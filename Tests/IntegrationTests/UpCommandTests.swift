@@ -88,9 +88,13 @@ private final class UpRun {
     let up = try UpRun()
     defer { up.cleanUp() }
     let nginxAnswers = waitUntil(timeout: 30, interval: 0.05) {
-      (try? Curl.request("GET", up.url + "/", timeout: 2))?.status == 404
+      (try? Curl.request("GET", up.url + "/", timeout: 2))?.status == 200
     }
     try #require(nginxAnswers, "nginx did not come up:\n\(up.log)")
+    // The web client at /, from the www/ folder beside the templates; other paths are the JSON 404.
+    let page = try Curl.request("GET", up.url + "/")
+    #expect(page.text.contains("<title>APRS messages</title>"), "\(page.text.prefix(200))")
+    expectAPIAnswer(try Curl.request("GET", up.url + "/nothing"), status: 404)
     #expect(FileManager.default.fileExists(atPath: up.data + "/nginx.conf"))
     #expect(FileManager.default.fileExists(atPath: up.data + "/aprs-cloud.sqlite"))
     // Private under umask 022: the data directory, the database and what nginx and up write there.

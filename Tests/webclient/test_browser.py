@@ -1,0 +1,500 @@
+"""The web client (nginx/www/) in a real browser: Debian's headless Chromium through Selenium, against
+`aprs-cloud up` with the fake APRS-IS, all started here on loopback.
+
+Run (after `swift build`; `make test` does both):
+
+    .build/pyenv-test/bin/python Tests/webclient/test_browser.py
+
+Screenshots go to .build/screenshots/ (or $APRS_CLOUD_SCREENSHOTS). A test whose server feature does
+not exist yet (e.g. /v1/send) is skipped with the reason, never passed; the last line counts them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+import sys
+import time
+import unittest
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from stack import ROOT, Stack, message_line, passcode, start_browser, wait_until  # noqa: E402
+
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
+
+SCREENSHOTS = os.environ.get("APRS_CLOUD_SCREENSHOTS", os.path.join(ROOT, ".build", "screenshots"))
+
+# A well-formed VAPID public key (0x04 and 64 bytes) for the stubbed push service.
+VAPID_KEY = base64.urlsafe_b64encode(bytes([4]) + bytes(range(1, 65))).decode().rstrip("=")
+STUB_ENDPOINT = "https://push.example.invalid/wpush/v2/stub-subscription-0001"
+STUB_P256DH = base64.urlsafe_b64encode(bytes([4]) + bytes(range(100, 164))).decode().rstrip("=")
+STUB_AUTH = base64.urlsafe_b64encode(bytes(range(16))).decode().rstrip("=")
+
+# Runs before the page's own scripts (CDP), so the page sees these stand-ins. `__calls` records every
+# API call the page makes; `__info` (when set) replaces /v1/info's answer.
+RECORDER = """
+(() => {
+  const realFetch = window.fetch.bind(window);
+  window.__calls = [];
+  window.fetch = async (input, init) => {
+    const url = typeof input === "string" ? input : input.url;
+    let body = null;
+    try { body = init && init.body ? JSON.parse(init.body) : null; } catch (error) {}
+    window.__calls.push({ url, body });
+    if (window.__info && url.endsWith("/v1/info")) {
+      return new Response(JSON.stringify(window.__info), { status: 200, headers: { "content-type": "application/json" } });
+    }
+    return realFetch(input, init);
+  };
+})();
+"""
+
+PUSH_STUB = """
+(() => {
+  let subscription = null;
+  const stub = {
+    endpoint: %(endpoint)s,
+    expirationTime: null,
+    options: { userVisibleOnly: true, applicationServerKey: null },
+    toJSON() { return { endpoint: this.endpoint, expirationTime: null, keys: { p256dh: %(p256dh)s, auth: %(auth)s } }; },
+    unsubscribe: async () => { subscription = null; return true; },
+  };
+  PushManager.prototype.subscribe = async function (options) {
+    window.__subscribed = {
+      userVisibleOnly: options.userVisibleOnly,
+      key: Array.from(new Uint8Array(options.applicationServerKey)),
+    };
+    stub.options = { userVisibleOnly: true, applicationServerKey: new Uint8Array(options.applicationServerKey).buffer };
+    subscription = stub;
+    return stub;
+  };
+  PushManager.prototype.getSubscription = async function () { return subscription; };
+})();
+""" % {"endpoint": json.dumps(STUB_ENDPOINT), "p256dh": json.dumps(STUB_P256DH), "auth": json.dumps(STUB_AUTH)}
+
+
+def png(width: int, height: int) -> bytes:
+    """A small PNG (a diagonal two-colour pattern) for an avatar image."""
+    rows = b""
+    for y in range(height):
+        rows += b"\x00" + b"".join(
+            bytes((230, 120, 40)) if (x + y) % 16 < 8 else bytes((40, 90, 160)) for x in range(width)
+        )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+class WebClientTests(unittest.TestCase):
+    stack: Stack
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def browser(self, *scripts: str):
+        driver = start_browser()
+        self.addCleanup(driver.quit)
+        for script in scripts:
+            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
+        return driver
+
+    def wait(self, condition, timeout: float = 10, message: str = "condition not met"):
+        def safe():
+            try:
+                return condition()
+            except StaleElementReferenceException:
+                return None
+
+        value = wait_until(safe, timeout, 0.02)
+        if not value:
+            self.fail(f"{message} (within {timeout} s)")
+        return value
+
+    @staticmethod
+    def field(driver, label: str):
+        """The form control whose visible <label> reads exactly `label`."""
+        element = driver.find_element(By.XPATH, f"//label[normalize-space()='{label}']")
+        assert element.is_displayed(), f"the label {label!r} is not visible"
+        return driver.find_element(By.ID, element.get_attribute("for"))
+
+    @staticmethod
+    def button(driver, text: str):
+        return driver.find_element(By.XPATH, f"//button[normalize-space()='{text}']")
+
+    def open_page(self, driver):
+        driver.get(self.stack.url + "/")
+        self.wait(lambda: driver.find_element(By.ID, "sign-in-view").is_displayed(), 10, "no sign-in form")
+
+    def sign_in(self, driver, call: str, ssid: int, code: int | None = None, remember: bool = False):
+        self.open_page(driver)
+        self.field(driver, "Callsign").send_keys(call)
+        Select(self.field(driver, "SSID")).select_by_value(str(ssid))
+        self.field(driver, "Passcode").send_keys(str(passcode(call) if code is None else code))
+        if remember:
+            driver.find_element(By.ID, "remember").click()
+        self.button(driver, "Sign in").click()
+
+    def sign_in_ok(self, driver, call: str, ssid: int, **options):
+        self.sign_in(driver, call, ssid, **options)
+        address = call if ssid == 0 else f"{call}-{ssid}"
+        self.wait(
+            lambda: driver.find_element(By.ID, "station").text == f"Signed in as {address}",
+            15,
+            f"not signed in: {driver.find_element(By.ID, 'sign-in-error').text!r}",
+        )
+        self.assertTrue(self.stack.wait_for_filter(address), f"{address} never reached the listener's filter")
+        return address
+
+    def conversation_link(self, driver, peer: str):
+        links = driver.find_elements(By.CSS_SELECTOR, f'.conversation-link[data-peer="{peer}"]')
+        return links[0] if links else None
+
+    def api_calls(self, driver, name: str):
+        return [call["body"] for call in driver.execute_script("return window.__calls") if call["url"].endswith(f"/v1/{name}")]
+
+    def assert_clean_console(self, driver):
+        """No script error or CSP violation; failed API answers (404 probes, 401s) are expected."""
+        problems = [
+            entry
+            for entry in driver.get_log("browser")
+            if entry["level"] == "SEVERE" and not (entry.get("source") == "network" and "/v1/" in entry["message"])
+        ]
+        self.assertEqual(problems, [], "the browser logged errors")
+
+    def assert_first_party_only(self, driver):
+        urls = []
+        for entry in driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message.get("method") == "Network.requestWillBeSent":
+                urls.append(message["params"]["request"]["url"])
+        foreign = [url for url in urls if not url.startswith((self.stack.url + "/", "data:", "blob:", "about:"))]
+        self.assertTrue(urls, "no request was seen")
+        self.assertEqual(foreign, [], "the page made third-party requests")
+
+    # -- tests --------------------------------------------------------------------------------------
+
+    def test_sign_in_then_a_message_appears_within_2_s_without_a_reload(self):
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7LIV", 7)
+        driver.execute_script("window.__sameDocument = true")
+        started = time.monotonic()
+        answer = self.stack.inject(message_line("KJ7ABC-1", "KJ7LIV-7", "Live test: are you there?", "12"))
+        self.assertEqual(answer.get("delivered"), 1, answer)
+        link = self.wait(lambda: self.conversation_link(driver, "KJ7ABC-1"), 5, "the message never appeared")
+        elapsed = time.monotonic() - started
+        print(f"\n    message shown {elapsed * 1000:.0f} ms after it reached APRS-IS", end=" ", flush=True)
+        self.assertLessEqual(elapsed, 2.0, "shown later than 2 s after its arrival")
+        self.assertTrue(driver.execute_script("return window.__sameDocument === true"), "the page was reloaded")
+        self.assertIn("Live test: are you there?", link.text)
+        self.assertEqual(link.find_element(By.CSS_SELECTOR, ".unread").text.split()[0], "1")
+        link.click()
+        self.wait(lambda: driver.find_element(By.ID, "conversation-title").text == "KJ7ABC-1", 5, "no conversation")
+        texts = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#messages .message.received .text")]
+        self.assertEqual(texts, ["Live test: are you there?"])
+        self.wait(lambda: not self.conversation_link(driver, "KJ7ABC-1").find_elements(By.CSS_SELECTOR, ".unread"), 5,
+                  "an opened conversation still counts as unread")
+        self.assertTrue(driver.find_element(By.ID, "connection").text.startswith(("Live", "Up to date")))
+        self.assert_clean_console(driver)
+        self.assert_first_party_only(driver)
+
+    def test_a_wrong_passcode_shows_the_servers_error(self):
+        wrong = (passcode("KJ7BAD") + 1) % 32768
+        expected = self.stack.api(
+            "register", {"callsign": "KJ7BAD", "ssid": 2, "auth": str(wrong), "wantHistory": True, "since": 0}
+        )
+        self.assertEqual(expected.status, 401)
+        text = expected.json()["error"]
+        driver = self.browser()
+        self.sign_in(driver, "KJ7BAD", 2, code=wrong)
+        error = self.wait(lambda: driver.find_element(By.ID, "sign-in-error").text, 10, "no error shown")
+        self.assertEqual(error, f"Sign-in failed: {text}")
+        self.assertFalse(driver.find_element(By.ID, "app").is_displayed())
+        self.assert_clean_console(driver)
+
+    def test_it_resumes_from_its_cursor_after_a_network_drop(self):
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7NET", 3)
+        self.stack.inject(message_line("KJ7ABC-2", "KJ7NET-3", "before the drop", "1"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-2"), 5, "the first message never appeared")
+        driver.execute_cdp_cmd("Network.enable", {})
+        offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", offline)
+        self.wait(lambda: driver.find_element(By.ID, "connection").text.startswith("Offline"), 10,
+                  "the page did not notice the drop")
+        self.stack.inject(message_line("KJ7ABC-2", "KJ7NET-3", "sent while you were offline", "2"))
+        time.sleep(1.0)
+        self.assertNotIn("offline", self.conversation_link(driver, "KJ7ABC-2").text)
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", {**offline, "offline": False})
+        self.wait(lambda: "sent while you were offline" in self.conversation_link(driver, "KJ7ABC-2").text, 10,
+                  "the message sent during the drop never appeared")
+        self.assertEqual(self.conversation_link(driver, "KJ7ABC-2").find_element(By.CSS_SELECTOR, ".unread").text.split()[0], "2")
+
+    def test_the_service_worker_registers_and_the_manifest_installs(self):
+        driver = self.browser()
+        self.open_page(driver)
+        registration = driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "navigator.serviceWorker.ready.then(r => done({scope: r.scope, script: r.active && r.active.scriptURL}));"
+        )
+        self.assertEqual(registration, {"scope": self.stack.url + "/", "script": self.stack.url + "/sw.js"})
+        driver.refresh()
+        self.wait(lambda: driver.execute_script("return navigator.serviceWorker.controller !== null"), 10,
+                  "the service worker does not control the page")
+        manifest_link = driver.find_element(By.CSS_SELECTOR, 'link[rel="manifest"]').get_attribute("href")
+        manifest = self.stack.get("/" + manifest_link.split("/", 3)[3])
+        self.assertEqual(manifest.header("content-type").split(";")[0], "application/manifest+json")
+        document = manifest.json()
+        self.assertEqual(document["display"], "standalone")
+        big = [icon for icon in document["icons"] if icon["type"] == "image/png" and int(icon["sizes"].split("x")[0]) >= 192]
+        self.assertTrue(big, "no PNG icon of 192 px or more")
+        for icon in big:
+            answer = self.stack.get("/" + icon["src"])
+            self.assertEqual(answer.status, 200, icon)
+            width, height = struct.unpack(">II", answer.body[16:24])
+            self.assertEqual(f"{width}x{height}", icon["sizes"])
+        self.assertIn("width=device-width", driver.find_element(By.CSS_SELECTOR, 'meta[name="viewport"]').get_attribute("content"))
+        self.assert_clean_console(driver)
+
+    def test_enable_notifications_subscribes_with_the_vapid_key_and_registers_webpush(self):
+        driver = self.browser(RECORDER, PUSH_STUB)
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": "window.__info = %s;" % json.dumps(
+            {"server": "aprs-cloud", "version": "test", "features": ["webpush"], "maxWait": 300, "vapidPublicKey": VAPID_KEY}
+        )})
+        driver.execute_cdp_cmd(
+            "Browser.grantPermissions", {"origin": self.stack.url, "permissions": ["notifications"]}
+        )
+        self.sign_in_ok(driver, "KJ7PSH", 5)
+        button = self.button(driver, "Enable notifications")
+        self.wait(button.is_enabled, 10, "the button stays disabled")
+        button.click()
+        registers = self.wait(
+            lambda: [body for body in self.api_calls(driver, "register") if body.get("platform") == "webpush"], 10,
+            "no register call with platform webpush",
+        )
+        body = registers[0]
+        self.assertEqual(body["callsign"], "KJ7PSH")
+        self.assertEqual(body["ssid"], 5)
+        self.assertEqual(body["auth"], str(passcode("KJ7PSH")))
+        self.assertEqual(body["pushToken"], STUB_ENDPOINT)
+        self.assertEqual(body["pushKeys"], {"p256dh": STUB_P256DH, "auth": STUB_AUTH})
+        subscribed = driver.execute_script("return window.__subscribed")
+        self.assertTrue(subscribed["userVisibleOnly"])
+        self.assertEqual(bytes(subscribed["key"]), base64.urlsafe_b64decode(VAPID_KEY + "=" * (-len(VAPID_KEY) % 4)))
+        # What the page says next is the server's verdict: on, or its own error text.
+        verdict = self.stack.api("register", body)
+        status = self.wait(
+            lambda: (lambda text: text if text.startswith(("Notifications are on", "Notifications are not on")) else None)(
+                driver.find_element(By.ID, "notify-status").text), 10, "no outcome shown")
+        if verdict.status == 200:
+            self.assertEqual(status, "Notifications are on for KJ7PSH-5 in this browser.")
+        else:
+            self.assertEqual(status, f"Notifications are not on: {verdict.json()['error']}")
+
+    def test_without_server_info_notifications_are_explained_not_offered(self):
+        if self.stack.features():
+            self.skipTest("not applicable: this server has /v1/info (the notifications flow is tested with it)")
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7NOI", 1)
+        button = self.button(driver, "Enable notifications")
+        self.wait(lambda: "does not offer notifications" in driver.find_element(By.ID, "notify-status").text, 10,
+                  "no explanation")
+        self.assertFalse(button.is_enabled())
+
+    def test_the_text_limit_and_forbidden_characters_are_shown_before_sending(self):
+        driver = self.browser(RECORDER, "window.__info = %s;" % json.dumps(
+            {"server": "aprs-cloud", "version": "test", "features": ["send"], "maxWait": 300}))
+        self.sign_in_ok(driver, "KJ7TXT", 4)
+        driver.find_element(By.LINK_TEXT, "New message").click()
+        to = self.field(driver, "To")
+        self.wait(lambda: driver.switch_to.active_element == to, 5, "To is not focused")
+        to.send_keys("KJ7ABC-1")
+        message = self.field(driver, "Message")
+        message.send_keys("x" * 70)
+        self.assertEqual(message.get_attribute("value"), "x" * 70, "the text was cut")
+        self.assertEqual(driver.find_element(By.ID, "message-count").text, "70 of 67 characters")
+        self.assertEqual(
+            driver.find_element(By.ID, "message-error").text, "3 characters too many: an APRS message holds at most 67."
+        )
+        self.assertEqual(message.get_attribute("aria-invalid"), "true")
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "webclient-1280-send-form.png"))
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True})
+        time.sleep(0.3)
+        self.assert_no_horizontal_scroll(driver)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "webclient-360-send-form.png"))
+        self.button(driver, "Send").click()
+        time.sleep(0.3)
+        self.assertEqual(self.api_calls(driver, "send"), [], "an invalid text was sent")
+        self.assertEqual(driver.switch_to.active_element, message)
+        message.clear()
+        message.send_keys("temp {42} | ok")
+        self.assertEqual(
+            driver.find_element(By.ID, "message-error").text,
+            "APRS does not allow { | in a message; please remove them.",
+        )
+        message.clear()
+        message.send_keys("73 and thanks")
+        self.assertEqual(driver.find_element(By.ID, "message-error").text, "")
+        self.button(driver, "Send").click()
+        sends = self.wait(lambda: self.api_calls(driver, "send"), 5, "no send call")
+        self.assertEqual({key: sends[0][key] for key in ("to", "text", "callsign", "ssid")},
+                         {"to": "KJ7ABC-1", "text": "73 and thanks", "callsign": "KJ7TXT", "ssid": 4})
+        if not self.stack.has_send():
+            # The server's own error text, as it is.
+            answer = self.stack.api("send", sends[0])
+            self.wait(lambda: driver.find_element(By.ID, "send-status").text == f"Not sent: {answer.json()['error']}", 5,
+                      "the server's error is not shown")
+
+    def test_send_shows_pending_then_delivered_when_the_peer_acks(self):
+        if not self.stack.has_send():
+            self.skipTest(
+                "not applicable: this server has no /v1/send (POST /v1/send answers 404 and /v1/info does not "
+                "list 'send'); it runs once the send endpoint is merged"
+            )
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7SND", 1)
+        driver.find_element(By.LINK_TEXT, "New message").click()
+        self.field(driver, "To").send_keys("KJ7PER-2")
+        self.field(driver, "Message").send_keys("Hello from the web client")
+        self.button(driver, "Send").click()
+        state = lambda: [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#messages .message.sent .state")]  # noqa: E731
+        self.wait(lambda: state() == ["pending"], 10, f"not pending: {driver.find_element(By.ID, 'send-status').text}")
+
+        def transmitted_number():
+            for entry in self.stack.transmitted():
+                line = entry.get("line") or ""
+                if line.startswith("KJ7SND-1>") and "::KJ7PER-2 :Hello from the web client{" in line:
+                    return line.rsplit("{", 1)[1]
+            return None
+
+        number = self.wait(transmitted_number, 15, "the message never reached APRS-IS")
+        self.stack.inject(message_line("KJ7PER-2", "KJ7SND-1", f"ack{number}"))
+        self.wait(lambda: state() == ["delivered"], 10, "the ACK did not turn the state to delivered")
+        self.assert_clean_console(driver)
+
+    def test_remember_keeps_the_station_across_a_reload_and_sign_out_forgets_it(self):
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7FGT", 6)
+        self.assertEqual(driver.execute_script("return Object.keys(localStorage)"), [], "stored without remember")
+        driver.find_element(By.ID, "sign-out").click()
+        self.sign_in_ok(driver, "KJ7REM", 8, remember=True)
+        self.stack.inject(message_line("KJ7ABC-3", "KJ7REM-8", "kept for later", "5"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-3"), 5, "the message never appeared")
+        driver.refresh()
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Signed in as KJ7REM-8", 10,
+                  "not signed in again after a reload")
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-3"), 5, "the message is gone after a reload")
+        self.assertEqual(driver.find_element(By.ID, "passcode").get_attribute("value"), "")
+        driver.find_element(By.ID, "sign-out").click()
+        self.wait(lambda: driver.find_element(By.ID, "sign-in-view").is_displayed(), 5, "no sign-in form")
+        self.assertEqual(driver.execute_script("return Object.keys(localStorage)"), [])
+
+    def test_keyboard_only_sign_in_and_focus_order(self):
+        driver = self.browser()
+        self.open_page(driver)
+        order = []
+        for _ in range(6):
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            active = driver.switch_to.active_element
+            order.append(active.get_attribute("id") or active.get_attribute("class"))
+        self.assertEqual(order, ["skip-link", "callsign", "ssid", "passcode", "remember", "sign-in-button"])
+        for _ in range(4):
+            ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+        self.assertEqual(driver.switch_to.active_element.get_attribute("id"), "callsign")
+        ActionChains(driver).send_keys("kj7key").send_keys(Keys.TAB).send_keys(Keys.TAB).send_keys(
+            str(passcode("KJ7KEY"))).send_keys(Keys.ENTER).perform()
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Signed in as KJ7KEY", 10, "Enter did not sign in")
+
+    def test_screenshots_at_360_and_1280_pixels(self):
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        image = base64.b64encode(png(64, 64)).decode()
+        for station, avatar in [("KJ7ABC-7", {"avatarIcon": "radio"}), ("W5AGO", {"avatarImage": image})]:
+            call, _, ssid = station.partition("-")
+            answer = self.stack.api("register", {
+                "callsign": call, "ssid": int(ssid or 0), "auth": str(passcode(call)), "wantHistory": False,
+                "since": 0, "avatarUpdate": True, "avatarHash": "x", **avatar,
+            })
+            self.assertEqual(answer.status, 200, answer.body)
+        driver = self.browser()
+        phone = {"width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True}
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", phone)
+        self.open_page(driver)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "webclient-360-sign-in.png"))
+        self.sign_in_ok(driver, "KJ7SCR", 9)
+        lines = [
+            message_line("DL1XYZ-10", "KJ7SCR-9", "Guten Tag! QSL via bureau, 73", "1"),
+            message_line("W5AGO", "KJ7SCR-9", "Net tonight at 8 on the 146.52 simplex", "7"),
+            message_line("KJ7ABC-7", "KJ7SCR-9", "Are you on the summit yet?", "20"),
+            message_line("KJ7SCR-9", "KJ7ABC-7", "Almost, 10 minutes out. Signal is great up here"),
+            message_line("KJ7ABC-7", "KJ7SCR-9", "Supercalifragilisticexpialidocious-frequency-list-146520-147000", "21"),
+            message_line("KJ7ABC-7", "KJ7SCR-9", "See you at the trailhead, 73!", "22"),
+        ]
+        for line in lines:
+            self.stack.inject(line)
+            time.sleep(0.05)
+        self.wait(lambda: "73!" in (self.conversation_link(driver, "KJ7ABC-7") or driver.find_element(By.TAG_NAME, "body")).text,
+                  10, "the messages never appeared")
+        self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, '.conversation-link[data-peer="W5AGO"] .avatar img'), 10,
+                  "the image avatar never appeared")
+        self.assertTrue(driver.find_elements(By.CSS_SELECTOR, '.conversation-link[data-peer="KJ7ABC-7"] .avatar[data-icon="radio"]'))
+        self.assertEqual(driver.find_element(By.CSS_SELECTOR, '.conversation-link[data-peer="DL1XYZ-10"] .avatar').text, "DL")
+        self.assert_no_horizontal_scroll(driver)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "webclient-360-inbox.png"))
+        self.conversation_link(driver, "KJ7ABC-7").click()
+        self.wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#messages .message")) == 4, 10, "conversation incomplete")
+        self.assert_no_horizontal_scroll(driver)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "webclient-360-conversation.png"))
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+        time.sleep(0.3)
+        self.assert_no_horizontal_scroll(driver)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "webclient-1280.png"))
+        for name in ["webclient-360-sign-in.png", "webclient-360-inbox.png", "webclient-360-conversation.png", "webclient-1280.png"]:
+            self.assertGreater(os.path.getsize(os.path.join(SCREENSHOTS, name)), 5000, name)
+        print(f"\n    screenshots in {SCREENSHOTS}", end=" ", flush=True)
+        self.assert_clean_console(driver)
+
+    def assert_no_horizontal_scroll(self, driver):
+        widths = driver.execute_script(
+            "const d = document.documentElement;"
+            "const wide = [...document.querySelectorAll('body *')].filter(e => e.scrollWidth > e.clientWidth + 1"
+            " && getComputedStyle(e).overflowX !== 'hidden' && e.clientWidth > 0).map(e => e.id || e.className);"
+            "return {scroll: d.scrollWidth, client: d.clientWidth, wide};"
+        )
+        self.assertLessEqual(widths["scroll"], widths["client"], f"horizontal scroll: {widths}")
+        self.assertEqual(widths["wide"], [], f"elements wider than their box: {widths}")
+
+
+def main() -> int:
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(WebClientTests)
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    passed = result.testsRun - failed - skipped
+    for test, reason in result.skipped:
+        print(f"SKIPPED {test.id().rsplit('.', 1)[-1]}: {reason}")
+    print(f"webclient: {passed} passed, {failed} failed, {skipped} skipped")
+    return 0 if failed == 0 and result.testsRun > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

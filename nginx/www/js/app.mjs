@@ -1,0 +1,706 @@
+// The page: sign in, the inbox, a conversation, sending, notifications. It talks only to this server's
+// /v1 API (PROTOCOL.md) and degrades where the server lacks a feature: no /v1/info → no notifications
+// and short polls; no `longpoll` → a sync every second; no /v1/send → the form says so.
+
+import { API, APIError } from "./api.mjs";
+import { Avatars } from "./avatars.mjs";
+import { LiveSync } from "./live.mjs";
+import { Inbox } from "./model.mjs";
+import { currentSubscription, deviceFields, madeWithKey, pushSupport, subscribe } from "./push.mjs";
+import { MAX_TEXT, checkText, parseIdentity, parsePasscode, parseStation, stateWord } from "./rules.mjs";
+
+const $ = (id) => document.getElementById(id);
+const api = new API(new URL("v1/", document.baseURI));
+const STORE_SESSION = "aprs-cloud.session";
+const storeInbox = (address) => `aprs-cloud.inbox.${address}`;
+const TITLE = "APRS messages";
+
+/** Everything the page knows; one signed-in station at a time. */
+const state = {
+  session: null, // {callsign, ssid, address, auth, remember}
+  inbox: new Inbox(),
+  avatars: new Avatars((stations) => api.call("avatars", { ...identity(), stations })),
+  info: undefined, // undefined: not asked yet; null: the server has no /v1/info
+  send: "unknown", // "yes" | "no" | "unknown"
+  live: null,
+  route: { view: "inbox", peer: null },
+  pushOn: false,
+  sending: null, // {clientId, to, text}: kept for a retry with the same clientId
+};
+
+function identity() {
+  const { callsign, ssid, auth } = state.session;
+  return { callsign, ssid, auth };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Storage: only for a user who ticked "remember".
+
+function readJSON(key) {
+  try {
+    const text = localStorage.getItem(key);
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeJSON(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // Storage full or disabled: the page works on without remembering.
+  }
+}
+
+function saveInbox() {
+  if (state.session?.remember) writeJSON(storeInbox(state.session.address), state.inbox.toJSON());
+}
+
+function forgetEverything() {
+  try {
+    for (const key of Object.keys(localStorage)) {
+      if (key.startsWith("aprs-cloud.")) localStorage.removeItem(key);
+    }
+  } catch {
+    // Nothing stored.
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Server information
+
+async function loadInfo() {
+  if (state.info !== undefined) return state.info;
+  try {
+    state.info = await api.call("info", {});
+  } catch (error) {
+    // A 404 (or any refusal) means an older server without /v1/info; a network failure: ask again later.
+    if (error instanceof APIError && !error.network) state.info = null;
+    else return null;
+  }
+  return state.info;
+}
+
+function features() {
+  return Array.isArray(state.info?.features) ? state.info.features : [];
+}
+
+/** Whether /v1/send exists: the server's feature list, or (without /v1/info) a probe with an empty body. */
+async function loadSendSupport() {
+  if (state.info) {
+    state.send = features().includes("send") ? "yes" : "no";
+    return;
+  }
+  try {
+    await api.call("send", {});
+    state.send = "yes";
+  } catch (error) {
+    if (error.network) state.send = "unknown";
+    else state.send = error.status === 404 ? "no" : "yes";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Signing in and out
+
+function showSignIn(message = "") {
+  stopLive();
+  state.session = null;
+  $("app").hidden = true;
+  $("sign-in-view").hidden = false;
+  $("station").hidden = true;
+  $("sign-out").hidden = true;
+  $("connection").textContent = "";
+  $("sign-in-error").textContent = message;
+  document.title = TITLE;
+}
+
+async function signIn({ callsign, ssid, auth, remember }, { automatic = false } = {}) {
+  const button = $("sign-in-button");
+  button.disabled = true;
+  $("sign-in-error").textContent = "";
+  $("connection").textContent = "Signing in…";
+  const address = ssid === 0 ? callsign : `${callsign}-${ssid}`;
+  const session = { callsign, ssid, address, auth, remember };
+  const inbox = remember ? Inbox.fromJSON(readJSON(storeInbox(address))) : new Inbox();
+  try {
+    await loadInfo();
+    const push = await pushFieldsIfSubscribed();
+    let answer;
+    try {
+      answer = await api.call("register", {
+        callsign,
+        ssid,
+        auth,
+        ackMessages: false,
+        wantHistory: true,
+        since: inbox.cursor,
+        ...push,
+      });
+      state.pushOn = push.platform === "webpush";
+    } catch (error) {
+      // Too many registrations this hour (many reloads): the passcode was right (it is checked first)
+      // and the station is registered, so the history comes from a sync instead.
+      if (error.status !== 429) throw error;
+      answer = await api.call("sync", { callsign, ssid, auth, since: inbox.cursor });
+      state.pushOn = push.platform === "webpush";
+    }
+    inbox.merge(answer.messages);
+    inbox.advance(answer.serverTime);
+    state.avatars.note(answer.avatars);
+  } catch (error) {
+    button.disabled = false;
+    $("connection").textContent = "";
+    // A remembered station opened offline still shows what it has; the live loop keeps trying.
+    if (!(automatic && error.network)) {
+      $("sign-in-error").textContent =
+        error instanceof APIError ? `Sign-in failed: ${error.message}` : `Sign-in failed: ${error}`;
+      $("sign-in-view").hidden = false;
+      $("callsign").focus();
+      return;
+    }
+  }
+  button.disabled = false;
+  state.session = session;
+  state.inbox = inbox;
+  if (remember) {
+    writeJSON(STORE_SESSION, { callsign, ssid, auth });
+    saveInbox();
+  } else {
+    forgetEverything();
+  }
+  $("passcode").value = "";
+  $("sign-in-view").hidden = true;
+  $("app").hidden = false;
+  $("station").textContent = `Signed in as ${address}`;
+  $("station").hidden = false;
+  $("sign-out").hidden = false;
+  route({ focus: false });
+  if (!automatic) $("main").focus();
+  state.avatars.fetchWanted().then((changed) => changed && render());
+  startLive();
+  await loadSendSupport();
+  renderSendForm();
+  await renderNotify();
+}
+
+async function signOut() {
+  const session = state.session;
+  stopLive();
+  if (session && state.pushOn) {
+    // This browser's notifications end with the session: drop the device on the server, then locally.
+    try {
+      const subscription = await currentSubscription();
+      if (subscription) {
+        await api
+          .call("unregister", {
+            callsign: session.callsign,
+            ssid: session.ssid,
+            auth: session.auth,
+            pushToken: subscription.endpoint,
+          })
+          .catch(() => {});
+        await subscription.unsubscribe();
+      }
+    } catch {
+      // Best effort.
+    }
+  }
+  state.pushOn = false;
+  state.inbox = new Inbox();
+  forgetEverything();
+  location.hash = "";
+  showSignIn();
+  $("callsign").focus();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Live updates
+
+function startLive() {
+  stopLive();
+  const info = state.info;
+  state.live = new LiveSync({
+    call: (body, options) => api.call("sync", { ...identity(), ...body }, options),
+    cursor: () => state.inbox.cursor,
+    onAnswer: receive,
+    onStatus: showStatus,
+    longPoll: features().includes("longpoll"),
+    maxWait: Number.isFinite(info?.maxWait) ? info.maxWait : 300,
+    visible: () => document.visibilityState === "visible",
+  });
+  state.live.start();
+}
+
+function stopLive() {
+  state.live?.stop();
+  state.live = null;
+}
+
+function receive(answer) {
+  const { received, changed } = state.inbox.merge(answer.messages);
+  state.inbox.advance(answer.serverTime);
+  const avatarsChanged = state.avatars.note(answer.avatars);
+  state.avatars.fetchWanted().then((fetched) => fetched && render());
+  if (changed || avatarsChanged) render();
+  saveInbox();
+  if (received.length > 0) {
+    const newest = received[received.length - 1];
+    $("announce").textContent =
+      received.length === 1
+        ? `New message from ${newest.peer}: ${newest.text}`
+        : `${received.length} new messages, the newest from ${newest.peer}`;
+  }
+}
+
+function showStatus({ mode, error, retryMs }) {
+  const line = $("connection");
+  line.dataset.mode = mode;
+  switch (mode) {
+    case "live":
+      line.textContent = "Live";
+      break;
+    case "polling":
+      line.textContent = "Up to date (checking every second)";
+      break;
+    case "offline":
+      line.textContent = `Offline: ${error?.message ?? "no answer"}. Retrying in ${Math.round(retryMs / 1000)} s.`;
+      break;
+    case "stopped":
+      showSignIn(`Signed out: ${error?.message ?? "the server refused the passcode"}`);
+      break;
+    default:
+      line.textContent = "";
+  }
+}
+
+// Waking up: the network is back, the page is shown again, or the machine slept (a timer that fires
+// far too late). Each starts a sync at once from the cursor.
+window.addEventListener("online", () => state.live?.kick({ reconnect: true }));
+// Going offline ends a held long poll at once, so the page says so instead of waiting for a timeout.
+window.addEventListener("offline", () => state.live?.kick({ reconnect: true }));
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") {
+    state.live?.kick();
+    if (state.session) render();
+  }
+});
+let lastTick = Date.now();
+setInterval(() => {
+  const now = Date.now();
+  if (now - lastTick > 15000) state.live?.kick({ reconnect: true });
+  lastTick = now;
+}, 5000);
+
+// ---------------------------------------------------------------------------------------------------
+// Rendering
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dateFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric" });
+
+function timeElement(ms) {
+  const element = document.createElement("time");
+  const date = new Date(ms);
+  element.dateTime = date.toISOString();
+  const today = new Date();
+  element.textContent =
+    date.toDateString() === today.toDateString()
+      ? timeFormat.format(date)
+      : `${dateFormat.format(date)}, ${timeFormat.format(date)}`;
+  return element;
+}
+
+function render() {
+  if (!state.session) return;
+  const { view, peer } = state.route;
+  const app = $("app");
+  app.dataset.view = view === "inbox" ? "inbox" : "conversation";
+  if (peer && view === "conversation" && document.visibilityState === "visible") {
+    if (state.inbox.markRead(peer)) saveInbox();
+  }
+  renderInbox();
+  renderConversation();
+  const unread = state.inbox.totalUnread();
+  document.title = unread > 0 ? `(${unread}) ${TITLE}` : TITLE;
+}
+
+function renderInbox() {
+  const list = $("conversations");
+  const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
+  const conversations = state.inbox.conversations();
+  const items = conversations.map(({ peer, last, unread }) => {
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.className = "conversation-link";
+    link.href = `#/c/${encodeURIComponent(peer)}`;
+    link.dataset.peer = peer;
+    if (state.route.view === "conversation" && state.route.peer === peer) link.setAttribute("aria-current", "true");
+    const who = document.createElement("span");
+    who.className = "who";
+    const name = document.createElement("span");
+    name.className = "peer";
+    name.textContent = peer;
+    who.append(name, timeElement(last.order));
+    const preview = document.createElement("span");
+    preview.className = "preview";
+    preview.textContent = last.direction === "sent" ? `You: ${last.text}` : last.text;
+    const body = document.createElement("span");
+    body.className = "summary";
+    body.append(who, preview);
+    link.append(state.avatars.element(peer), body);
+    if (unread > 0) {
+      const badge = document.createElement("span");
+      badge.className = "unread";
+      badge.textContent = String(unread);
+      const words = document.createElement("span");
+      words.className = "visually-hidden";
+      words.textContent = unread === 1 ? " unread message" : " unread messages";
+      badge.append(words);
+      link.append(badge);
+    }
+    item.append(link);
+    return item;
+  });
+  list.replaceChildren(...items);
+  $("empty-inbox").hidden = conversations.length > 0;
+  if (focused) list.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function renderConversation() {
+  const { view, peer } = state.route;
+  const title = $("conversation-title");
+  const list = $("messages");
+  const showing = view === "conversation" && peer;
+  title.textContent = showing ? peer : view === "new" ? "New message" : "Choose a conversation";
+  $("conversation-avatar").replaceChildren(...(showing ? [state.avatars.element(peer)] : []));
+  const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  const entries = showing ? state.inbox.conversation(peer) : [];
+  const items = entries.map((entry) => {
+    const item = document.createElement("li");
+    item.className = `message ${entry.direction}`;
+    item.dataset.key = entry.key;
+    const who = document.createElement("span");
+    who.className = "visually-hidden";
+    who.textContent = entry.direction === "sent" ? "You wrote: " : `${entry.peer} wrote: `;
+    const text = document.createElement("p");
+    text.className = "text";
+    text.textContent = entry.text;
+    const meta = document.createElement("p");
+    meta.className = "meta";
+    meta.append(timeElement(entry.order));
+    const word = entry.direction === "sent" ? stateWord(entry.state) : null;
+    if (word) {
+      const status = document.createElement("span");
+      status.className = "state";
+      status.dataset.state = entry.state;
+      status.textContent = word;
+      meta.append(" · ", status);
+    }
+    item.append(who, text, meta);
+    return item;
+  });
+  list.replaceChildren(...items);
+  list.hidden = !showing;
+  $("conversation-empty").hidden = Boolean(showing) || view === "new";
+  $("conversation-empty").textContent =
+    showing || state.inbox.conversations().length > 0
+      ? "Pick a conversation, or write a new message."
+      : "No conversation yet. Write a new message to start one.";
+  if (nearBottom || items.length < 4) list.scrollTop = list.scrollHeight;
+}
+
+function renderSendForm() {
+  const unavailable = state.send === "no";
+  $("send-fields").disabled = unavailable;
+  $("send-fields").hidden = unavailable;
+  $("send-unavailable").hidden = !unavailable;
+  $("new-message").hidden = unavailable;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Routing: #/ (inbox), #/c/PEER (a conversation), #/new (a new message).
+
+function readRoute() {
+  const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+  if (hash.startsWith("c/")) {
+    const parsed = parseStation(hash.slice(2));
+    if (parsed.address) return { view: "conversation", peer: parsed.address };
+  }
+  if (hash === "new") return { view: "new", peer: null };
+  return { view: "inbox", peer: null };
+}
+
+function route({ focus = true } = {}) {
+  const previous = state.route;
+  state.route = readRoute();
+  if (state.route.view === "conversation" && state.route.peer !== previous.peer) {
+    $("to").value = state.route.peer;
+    clearFieldError("to");
+  } else if (state.route.view === "new" && previous.view !== "new") {
+    $("to").value = "";
+  }
+  render();
+  if (!focus || !state.session) return;
+  if (state.route.view === "new") $("to").focus();
+  else if (state.route.view === "conversation") $("conversation-title").focus();
+  else if (previous.peer) document.querySelector(`.conversation-link[data-peer="${CSS.escape(previous.peer)}"]`)?.focus();
+}
+
+window.addEventListener("hashchange", () => route());
+
+// ---------------------------------------------------------------------------------------------------
+// Sending
+
+function clearFieldError(field) {
+  $(`${field}-error`).textContent = "";
+  $(field).removeAttribute("aria-invalid");
+}
+
+function showTextCheck() {
+  const { count, errors, notes } = checkText($("message").value);
+  const counter = $("message-count");
+  counter.textContent = `${count} of ${MAX_TEXT} characters`;
+  counter.parentElement.classList.toggle("over", count > MAX_TEXT);
+  $("message-error").textContent = errors.join(" ");
+  $("message-note").textContent = notes.join(" ");
+  if (errors.length > 0) $("message").setAttribute("aria-invalid", "true");
+  else $("message").removeAttribute("aria-invalid");
+  return errors;
+}
+
+async function send(event) {
+  event.preventDefault();
+  if (!state.session || state.send === "no") return;
+  $("send-status").textContent = "";
+  const to = parseStation($("to").value);
+  // Radios drop spaces at the end of a message (so the server refuses them): they go before sending.
+  const text = $("message").value.replace(/ +$/, "");
+  const errors = showTextCheck();
+  if (to.error) {
+    $("to-error").textContent = to.error;
+    $("to").setAttribute("aria-invalid", "true");
+    $("to").focus();
+    return;
+  }
+  clearFieldError("to");
+  if (errors.length > 0) {
+    $("message").focus();
+    return;
+  }
+  if (text.trim() === "") {
+    $("message-error").textContent = "Write a message first.";
+    $("message").setAttribute("aria-invalid", "true");
+    $("message").focus();
+    return;
+  }
+  // The same text to the same station after a failure is a retry: same clientId, never sent twice.
+  if (!state.sending || state.sending.to !== to.address || state.sending.text !== text) {
+    state.sending = { clientId: newClientId(), to: to.address, text };
+  }
+  const button = $("send-button");
+  button.disabled = true;
+  button.textContent = "Sending…";
+  try {
+    const answer = await api.call("send", {
+      ...identity(),
+      to: to.address,
+      text,
+      clientId: state.sending.clientId,
+    });
+    state.sending = null;
+    state.inbox.merge([answer.message]);
+    saveInbox();
+    $("message").value = "";
+    showTextCheck();
+    if (state.route.peer !== to.address) location.hash = `#/c/${encodeURIComponent(to.address)}`;
+    else render();
+    $("message").focus();
+  } catch (error) {
+    if (error.status === 404 && state.info === null && /no such endpoint/i.test(error.message)) {
+      state.send = "no";
+      renderSendForm();
+    }
+    $("send-status").textContent = `Not sent: ${error.message}`;
+  } finally {
+    button.disabled = false;
+    button.textContent = "Send";
+  }
+}
+
+function newClientId() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Notifications
+
+/** The push fields for register when this browser already holds a subscription made with the server's key. */
+async function pushFieldsIfSubscribed() {
+  const support = pushSupport(state.info);
+  if (!support.ok) return {};
+  try {
+    const subscription = await currentSubscription();
+    if (subscription && madeWithKey(subscription, support.key)) return deviceFields(subscription);
+  } catch {
+    // No subscription to carry.
+  }
+  return {};
+}
+
+async function renderNotify() {
+  const enable = $("enable-notifications");
+  const disable = $("disable-notifications");
+  const status = $("notify-status");
+  const support = pushSupport(state.info);
+  disable.hidden = true;
+  enable.hidden = false;
+  if (!support.ok) {
+    enable.disabled = true;
+    status.textContent = support.reason;
+    return;
+  }
+  if (state.pushOn) {
+    enable.hidden = true;
+    disable.hidden = false;
+    status.textContent = `Notifications are on for ${state.session.address} in this browser.`;
+    return;
+  }
+  enable.disabled = false;
+  status.textContent = "Get a notification for each new message, even while this page is closed.";
+}
+
+async function enableNotifications() {
+  const support = pushSupport(state.info);
+  if (!support.ok || !state.session) return;
+  const status = $("notify-status");
+  const button = $("enable-notifications");
+  button.disabled = true;
+  status.textContent = "Turning notifications on…";
+  try {
+    const subscription = await subscribe(support.key);
+    await api.call("register", {
+      ...identity(),
+      ackMessages: false,
+      wantHistory: false,
+      since: state.inbox.cursor,
+      ...deviceFields(subscription),
+    });
+    state.pushOn = true;
+    await renderNotify();
+    $("disable-notifications").focus();
+  } catch (error) {
+    button.disabled = false;
+    status.textContent = `Notifications are not on: ${error.message}`;
+  }
+}
+
+async function disableNotifications() {
+  const status = $("notify-status");
+  try {
+    const subscription = await currentSubscription();
+    if (subscription) {
+      await api.call("unregister", { ...identity(), pushToken: subscription.endpoint });
+      await subscription.unsubscribe();
+    }
+    state.pushOn = false;
+    await renderNotify();
+    $("enable-notifications").focus();
+  } catch (error) {
+    status.textContent = `Notifications are still on: ${error.message}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The service worker (notifications, and the page offline)
+
+const workerPolicy = globalThis.trustedTypes?.createPolicy("aprs-cloud", {
+  createScriptURL(url) {
+    const wanted = new URL("sw.js", document.baseURI).href;
+    if (url !== wanted) throw new TypeError(`not the service worker: ${url}`);
+    return url;
+  },
+});
+
+async function registerWorker() {
+  if (!("serviceWorker" in navigator)) return;
+  const url = new URL("sw.js", document.baseURI).href;
+  try {
+    await navigator.serviceWorker.register(workerPolicy ? workerPolicy.createScriptURL(url) : url, {
+      scope: "./",
+    });
+  } catch (error) {
+    console.warn("service worker not registered:", error);
+  }
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    const data = event.data ?? {};
+    if (data.type === "open" && typeof data.peer === "string") {
+      location.hash = `#/c/${encodeURIComponent(data.peer)}`;
+    }
+    if (data.type === "push") state.live?.kick();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Start
+
+function setUp() {
+  const ssid = $("ssid");
+  for (let value = 0; value <= 15; value += 1) {
+    const option = document.createElement("option");
+    option.value = String(value);
+    option.textContent = value === 0 ? "0 (none)" : String(value);
+    ssid.append(option);
+  }
+  $("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const station = parseIdentity($("callsign").value, $("ssid").value);
+    const passcode = parsePasscode($("passcode").value);
+    const problem = station.error ?? passcode.error;
+    if (problem) {
+      $("sign-in-error").textContent = problem;
+      (station.error ? $("callsign") : $("passcode")).focus();
+      return;
+    }
+    $("callsign").value = station.callsign;
+    $("ssid").value = String(station.ssid);
+    signIn({
+      callsign: station.callsign,
+      ssid: station.ssid,
+      auth: passcode.passcode,
+      remember: $("remember").checked,
+    });
+  });
+  $("sign-out").addEventListener("click", signOut);
+  $("send-form").addEventListener("submit", send);
+  $("message").addEventListener("input", showTextCheck);
+  $("message").addEventListener("keydown", (event) => {
+    // APRS messages are one line: Enter sends, and no key adds a line break.
+    if (event.key === "Enter" && !event.isComposing) {
+      event.preventDefault();
+      $("send-form").requestSubmit();
+    }
+  });
+  $("to").addEventListener("input", () => clearFieldError("to"));
+  $("enable-notifications").addEventListener("click", enableNotifications);
+  $("disable-notifications").addEventListener("click", disableNotifications);
+  showTextCheck();
+  state.route = readRoute();
+
+  registerWorker();
+  const saved = readJSON(STORE_SESSION);
+  const station = saved ? parseIdentity(saved.callsign, saved.ssid) : null;
+  if (station?.callsign && typeof saved.auth === "string") {
+    $("callsign").value = station.callsign;
+    $("ssid").value = String(station.ssid);
+    $("remember").checked = true;
+    signIn({ callsign: station.callsign, ssid: station.ssid, auth: saved.auth, remember: true }, { automatic: true });
+  } else {
+    showSignIn();
+    loadInfo();
+  }
+}
+
+setUp();
