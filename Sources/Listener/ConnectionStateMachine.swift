@@ -19,13 +19,13 @@ import Logging
 ///   at any number of stations. Only a `#filter` line APRS-IS lost (no answer within
 ///   ``ConnectionSettings/filterAnswerTimeoutMs``) or answered with another spec re-makes the connection, so that
 ///   the login line puts the filter in effect for sure.
-public struct ConnectionStateMachine: Sendable {
-  public let settings: ConnectionSettings
-  public private(set) var state: ConnectionState = .idle
-  public private(set) var filter: FilterManager
-  public private(set) var backoff: Backoff
+struct ConnectionStateMachine: Sendable {
+  let settings: ConnectionSettings
+  private(set) var state: ConnectionState = .idle
+  private(set) var filter: FilterManager
+  private(set) var backoff: Backoff
   /// The current status (also sent in ``ConnectionAction/report(_:)`` when it changes).
-  public private(set) var status = ConnectionStatus()
+  private(set) var status = ConnectionStatus()
 
   private let jitter: @Sendable () -> Double
   private var serverIndex = 0
@@ -37,7 +37,7 @@ public struct ConnectionStateMachine: Sendable {
   private var reported: ConnectionStatus?
 
   /// A machine in state idle. `jitter` returns a random number in `[0, 1)` for each backoff delay.
-  public init(settings: ConnectionSettings, jitter: @escaping @Sendable () -> Double) {
+  init(settings: ConnectionSettings, jitter: @escaping @Sendable () -> Double) {
     self.settings = settings
     self.jitter = jitter
     self.backoff = settings.backoff
@@ -47,7 +47,7 @@ public struct ConnectionStateMachine: Sendable {
   }
 
   /// The earliest time the machine wants a ``ConnectionEvent/tick(now:)`` (nil: only events matter).
-  public var nextDeadline: Int64? {
+  var nextDeadline: Int64? {
     switch state {
     case .idle, .stopped, .connecting: return nil
     case .backingOff(let until): return until
@@ -63,7 +63,7 @@ public struct ConnectionStateMachine: Sendable {
   }
 
   /// Handles one event and returns what to do, in order.
-  public mutating func handle(_ event: ConnectionEvent) -> [ConnectionAction] {
+  mutating func handle(_ event: ConnectionEvent) -> [ConnectionAction] {
     var actions: [ConnectionAction] = []
     switch event {
     case .start(let now):

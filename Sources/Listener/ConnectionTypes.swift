@@ -3,27 +3,27 @@ import Config
 import Logging
 
 /// The connection's settings: servers, login, timings.
-public struct ConnectionSettings: Sendable, Equatable {
+struct ConnectionSettings: Sendable, Equatable {
   /// User-filter port servers, tried in turn.
-  public var servers: [APRSISServer]
+  var servers: [APRSISServer]
   /// The login name: the operator's service call, or a generated receive-only name.
-  public var login: String
+  var login: String
   /// The passcode; -1 logs in unverified (receive-only).
-  public var passcode: Int
+  var passcode: Int
   /// `vers` name and version.
-  public var softwareName = ListenerVersion.softwareName
-  public var softwareVersion = ListenerVersion.current
+  var softwareName = ListenerVersion.softwareName
+  var softwareVersion = ListenerVersion.current
   /// No line for this long: the link is dead (ms).
-  public var watchdogMs: Int64 = 60_000
+  var watchdogMs: Int64 = 60_000
   /// No logresp this long after connecting: give up on this connection (ms). aprsc itself waits 30 s.
-  public var loginTimeoutMs: Int64 = 30_000
+  var loginTimeoutMs: Int64 = 30_000
   /// A `#filter` line without its `active` answer after this long was lost (ms).
-  public var filterAnswerTimeoutMs: Int64 = 15_000
+  var filterAnswerTimeoutMs: Int64 = 15_000
   /// Reconnect delays.
-  public var backoff = Backoff()
+  var backoff = Backoff()
 
   /// Settings; see the properties.
-  public init(
+  init(
     servers: [APRSISServer], login: String, passcode: Int, watchdogMs: Int64 = 60_000,
     backoff: Backoff = Backoff()
   ) {
@@ -35,11 +35,11 @@ public struct ConnectionSettings: Sendable, Equatable {
   }
 
   /// Logged in with pass -1 by configuration: never transmits.
-  public var isReceiveOnly: Bool { passcode < 0 }
+  var isReceiveOnly: Bool { passcode < 0 }
 }
 
 /// Where the connection is.
-public enum ConnectionState: Equatable, Sendable {
+enum ConnectionState: Equatable, Sendable {
   /// Not started.
   case idle
   /// Waiting before the next connect (monotonic ms).
@@ -56,7 +56,7 @@ public enum ConnectionState: Equatable, Sendable {
   case stopped
 
   /// A one-word name for logs and /health.
-  public var name: String {
+  var name: String {
     switch self {
     case .idle: "idle"
     case .backingOff: "backingOff"
@@ -70,7 +70,7 @@ public enum ConnectionState: Equatable, Sendable {
 }
 
 /// What happened, as the connection's driver tells the state machine. Times are monotonic ms.
-public enum ConnectionEvent: Equatable, Sendable {
+enum ConnectionEvent: Equatable, Sendable {
   /// Start connecting.
   case start(now: Int64)
   /// The TCP connection asked for by ``ConnectionAction/connect(server:)`` is up.
@@ -92,21 +92,21 @@ public enum ConnectionEvent: Equatable, Sendable {
 }
 
 /// One field of a log line.
-public struct LogField: Equatable, Sendable {
-  public var key: String
-  public var value: String
-  public init(_ key: String, _ value: String) {
+struct LogField: Equatable, Sendable {
+  var key: String
+  var value: String
+  init(_ key: String, _ value: String) {
     self.key = key
     self.value = value
   }
 }
 
 /// A log line the state machine asks for.
-public struct LogEntry: Equatable, Sendable {
-  public var level: LogLevel
-  public var message: String
-  public var fields: [LogField]
-  public init(_ level: LogLevel, _ message: String, _ fields: [LogField] = []) {
+struct LogEntry: Equatable, Sendable {
+  var level: LogLevel
+  var message: String
+  var fields: [LogField]
+  init(_ level: LogLevel, _ message: String, _ fields: [LogField] = []) {
     self.level = level
     self.message = message
     self.fields = fields
@@ -114,7 +114,7 @@ public struct LogEntry: Equatable, Sendable {
 }
 
 /// What the state machine asks the driver to do, in order.
-public enum ConnectionAction: Equatable, Sendable {
+enum ConnectionAction: Equatable, Sendable {
   /// Look the server up afresh, try each address in turn, then report ``ConnectionEvent/connected(now:address:)``
   /// or ``ConnectionEvent/connectFailed(now:reason:)``.
   case connect(server: APRSISServer)
@@ -130,32 +130,32 @@ public enum ConnectionAction: Equatable, Sendable {
 }
 
 /// The connection's state as published (/health, meta table).
-public struct ConnectionStatus: Equatable, Sendable {
+struct ConnectionStatus: Equatable, Sendable {
   /// ``ConnectionState/name``.
-  public var state: String = "idle"
+  var state: String = "idle"
   /// Logged in.
-  public var connected = false
+  var connected = false
   /// Logged in verified.
-  public var verified = false
+  var verified = false
   /// Nothing sent will get through: receive-only by configuration, or an unverified login.
-  public var receiveOnly = true
+  var receiveOnly = true
   /// The server of the current connection (`HOST:PORT`), while connecting or connected.
-  public var server: String?
+  var server: String?
   /// The address actually connected to.
-  public var address: String?
+  var address: String?
   /// Registered stations the wanted filter covers (its `g/` part).
-  public var filterStations = 0
+  var filterStations = 0
   /// Length of the wanted filter's `#filter` line, CR LF included (at most 510).
-  public var filterBytes = 0
+  var filterBytes = 0
   /// Entries on that line (exact stations and prefixes, both parts).
-  public var filterEntries = 0
+  var filterEntries = 0
   /// Stations matched by an exact entry rather than a prefix (both parts).
-  public var filterExactStations = 0
+  var filterExactStations = 0
   /// Connections that ended (and were re-made or are being re-made).
-  public var reconnects = 0
+  var reconnects = 0
 
-  public init() {}
+  init() {}
 
   /// ACKs may be sent: logged in, verified, and not receive-only.
-  public var canTransmit: Bool { connected && verified && !receiveOnly }
+  var canTransmit: Bool { connected && verified && !receiveOnly }
 }

@@ -1,7 +1,7 @@
 import APRS
 
 /// What ``FilterManager/reconcile(now:)`` asks the connection to do.
-public enum FilterStep: Equatable, Sendable {
+enum FilterStep: Equatable, Sendable {
   /// The filter in effect is the one wanted (or an answer is still awaited).
   case none
   /// Send this `#filter` line and wait for its `# filter … active` answer.
@@ -9,7 +9,7 @@ public enum FilterStep: Equatable, Sendable {
 }
 
 /// What an answer to `#filter` meant.
-public enum FilterAnswer: Equatable, Sendable {
+enum FilterAnswer: Equatable, Sendable {
   /// It confirms the `#filter` line that was sent.
   case confirmed(spec: String)
   /// It echoes something else than what was sent: the filter in effect is unknown.
@@ -29,44 +29,44 @@ public enum FilterAnswer: Equatable, Sendable {
 ///   the login call anyway, so a `#filter` line always has a spec to replace the previous one with.
 ///
 /// Pure: no I/O, the caller passes the time.
-public struct FilterManager: Sendable, Equatable {
+struct FilterManager: Sendable, Equatable {
   /// The login call (for the empty set's spec).
-  public let login: String
+  let login: String
   /// The filter wanted now.
-  public private(set) var desired = FilterLine.empty
+  private(set) var desired = FilterLine.empty
   /// The spec in effect on the current connection (from its login line or a confirmed `#filter`); nil when not
   /// logged in.
-  public private(set) var applied: String?
+  private(set) var applied: String?
   /// The `#filter` spec sent and not yet confirmed.
-  public private(set) var pendingSpec: String?
+  private(set) var pendingSpec: String?
   /// When ``pendingSpec`` was sent (ms).
-  public private(set) var pendingSince: Int64 = 0
+  private(set) var pendingSince: Int64 = 0
   /// The spec put in the login line of the connection being made, until its logresp.
   private var loginSpec: String?
 
   /// A manager wanting no stations yet.
-  public init(login: String) {
+  init(login: String) {
     self.login = login.uppercased()
   }
 
   /// The spec a line is sent as: its ``FilterLine/spec``, or `g/LOGIN` for a line without entries.
-  public func effectiveSpec(_ line: FilterLine) -> String {
+  func effectiveSpec(_ line: FilterLine) -> String {
     line.entryCount == 0 ? "g/" + login : line.spec
   }
 
   /// The length of the `#filter` line actually sent for the wanted filter, CR LF included.
-  public var desiredLineBytes: Int { effectiveSpec(desired).utf8.count + 10 }
+  var desiredLineBytes: Int { effectiveSpec(desired).utf8.count + 10 }
 
   /// Sets the wanted filter; false when it is the one already wanted.
   @discardableResult
-  public mutating func setDesired(_ line: FilterLine) -> Bool {
+  mutating func setDesired(_ line: FilterLine) -> Bool {
     guard line != desired else { return false }
     desired = line
     return true
   }
 
   /// The filter for the login line of a new connection, remembered until ``loggedIn()``.
-  public mutating func loginFilter() -> String {
+  mutating func loginFilter() -> String {
     applied = nil
     pendingSpec = nil
     let spec = effectiveSpec(desired)
@@ -75,13 +75,13 @@ public struct FilterManager: Sendable, Equatable {
   }
 
   /// The logresp arrived: the login line's filter is in effect.
-  public mutating func loggedIn() {
+  mutating func loggedIn() {
     applied = loginSpec
     pendingSpec = nil
   }
 
   /// The connection is gone: nothing is in effect any more.
-  public mutating func disconnected() {
+  mutating func disconnected() {
     applied = nil
     pendingSpec = nil
     loginSpec = nil
@@ -89,7 +89,7 @@ public struct FilterManager: Sendable, Equatable {
 
   /// What to do so that the connection (logged in) carries the wanted filter: at most one `#filter` line
   /// waits for its answer at a time, and a line is sent only when the wanted spec differs from the one in effect.
-  public mutating func reconcile(now: Int64) -> FilterStep {
+  mutating func reconcile(now: Int64) -> FilterStep {
     guard pendingSpec == nil else { return .none }
     let spec = effectiveSpec(desired)
     guard spec != applied else { return .none }
@@ -99,7 +99,7 @@ public struct FilterManager: Sendable, Equatable {
   }
 
   /// Checks a `# filter SPEC active` answer against the `#filter` line sent.
-  public mutating func answer(spec: String) -> FilterAnswer {
+  mutating func answer(spec: String) -> FilterAnswer {
     guard let pending = pendingSpec else { return .unexpected(spec: spec) }
     pendingSpec = nil
     guard spec == pending else {
@@ -111,12 +111,12 @@ public struct FilterManager: Sendable, Equatable {
   }
 
   /// True when a `#filter` line has waited for its answer for `timeoutMs` or longer: APRS-IS lost it.
-  public func answerOverdue(now: Int64, timeoutMs: Int64) -> Bool {
+  func answerOverdue(now: Int64, timeoutMs: Int64) -> Bool {
     pendingSpec != nil && now - pendingSince >= timeoutMs
   }
 
   /// When the `#filter` answer is due, if one is awaited.
-  public func answerDeadline(timeoutMs: Int64) -> Int64? {
+  func answerDeadline(timeoutMs: Int64) -> Int64? {
     pendingSpec == nil ? nil : pendingSince + timeoutMs
   }
 }

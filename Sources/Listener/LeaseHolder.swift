@@ -8,13 +8,13 @@ import Store
 /// pid is reused after a reboot).
 public struct LeaseHolder: Sendable, Equatable, CustomStringConvertible {
   /// The host name (`gethostname`), `localhost` when it has none.
-  public var host: String
+  var host: String
   /// The process id.
-  public var pid: Int32
+  var pid: Int32
   /// A random hex tag.
-  public var tag: String
+  var tag: String
 
-  public init(host: String, pid: Int32, tag: String) {
+  init(host: String, pid: Int32, tag: String) {
     self.host = host
     self.pid = pid
     self.tag = tag
@@ -34,7 +34,7 @@ public struct LeaseHolder: Sendable, Equatable, CustomStringConvertible {
   public var description: String { "\(host):\(pid):\(tag)" }
 
   /// The host part of a stored holder: the text before its first `:` (all of it without one).
-  public static func host(of holder: String) -> Substring {
+  static func host(of holder: String) -> Substring {
     holder.prefix { $0 != ":" }
   }
 }

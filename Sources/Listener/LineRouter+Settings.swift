@@ -1,23 +1,23 @@
 import Store
 
 /// A routed message once its addressee's settings were applied (``LineRouter/settle(_:settings:canTransmit:)``).
-public struct SettledMessage: Sendable, Equatable {
+struct SettledMessage: Sendable, Equatable {
   /// The message to store.
-  public var incoming: IncomingMessage
+  var incoming: IncomingMessage
   /// The ACK to send once the message (or this copy of it) is committed: ACK policy `server`, a numbered message,
   /// a connection that may transmit. Nil otherwise.
-  public var ack: PlannedAck?
+  var ack: PlannedAck?
   /// ACK policy `device`: the ACK kept with the message until a device pulls it, and sent for a later copy of a
   /// message already pulled. Nil for other policies.
-  public var deviceAck: PlannedAck?
+  var deviceAck: PlannedAck?
 }
 
 /// What the addressees' settings made of a batch's routed messages.
-public struct SettledBatch: Sendable, Equatable {
+struct SettledBatch: Sendable, Equatable {
   /// The messages to store, in the routed order.
-  public var messages: [SettledMessage] = []
+  var messages: [SettledMessage] = []
   /// Received messages dropped because their addressee blocks the sender: not stored, not ACKed, not pushed.
-  public var blocked = 0
+  var blocked = 0
 }
 
 extension LineRouter {
@@ -32,7 +32,7 @@ extension LineRouter {
   /// - A message for a station without settings here (not registered at the commit) and a sent copy pass
   ///   unchanged, without ACKs (the store refuses the first; the second never earns one).
   /// `canTransmit`: ACKs may be sent now (for the router's plan, and for copies of pulled messages).
-  public static func settle(
+  static func settle(
     _ planned: [PlannedMessage], settings: [String: StationSettings], canTransmit: Bool
   ) -> SettledBatch {
     var batch = SettledBatch()

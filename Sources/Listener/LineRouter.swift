@@ -3,11 +3,11 @@ import Store
 
 /// Registered stations by upper-case address, with whether each wants its messages ACKed: a plain value for
 /// tests and tools. The listener itself asks a ``StationRegistry`` (no `String` per station) and the database.
-public struct LiveStationSet: Sendable, Equatable {
+struct LiveStationSet: Sendable, Equatable {
   /// `ackMessages` by upper-case station address (`CALL` or `CALL-SSID`).
-  public let ackMessages: [String: Bool]
+  let ackMessages: [String: Bool]
 
-  public init(_ stations: [LiveStation]) {
+  init(_ stations: [LiveStation]) {
     var map: [String: Bool] = [:]
     map.reserveCapacity(stations.count)
     for station in stations { map[station.address.uppercased()] = station.ackMessages }
@@ -15,16 +15,16 @@ public struct LiveStationSet: Sendable, Equatable {
   }
 
   /// No stations.
-  public static let empty = LiveStationSet([])
+  static let empty = LiveStationSet([])
 
-  public var count: Int { ackMessages.count }
+  var count: Int { ackMessages.count }
 
   /// Whether `address` (already upper case; exact SSID) is served.
-  public func contains(_ address: String) -> Bool { ackMessages[address] != nil }
+  func contains(_ address: String) -> Bool { ackMessages[address] != nil }
 }
 
 /// Why a line leads to nothing being stored.
-public enum SkipReason: String, Sendable, CaseIterable {
+enum SkipReason: String, Sendable, CaseIterable {
   /// A server `#` line (keepalive, banner, answers).
   case comment
   /// Not a TNC2 packet (garbage, bad header, empty).
@@ -47,31 +47,31 @@ public enum SkipReason: String, Sendable, CaseIterable {
 }
 
 /// An ACK to send once its message is committed: the line and the key of the 30 s rule.
-public struct PlannedAck: Sendable, Equatable {
+struct PlannedAck: Sendable, Equatable {
   /// The message's retransmission key (``DedupKey/digest``): one ACK per key per 30 s.
-  public var key: String
+  var key: String
   /// The ACK line, CR LF included.
-  public var line: [UInt8]
+  var line: [UInt8]
 }
 
 /// A message to store, and the ACK its copies earn (nil: never ACKed).
-public struct PlannedMessage: Sendable, Equatable {
-  public var incoming: IncomingMessage
-  public var ack: PlannedAck?
+struct PlannedMessage: Sendable, Equatable {
+  var incoming: IncomingMessage
+  var ack: PlannedAck?
   /// The ACK the message earns whatever the connection can do now and whatever the station wants (nil when it
   /// earns none: unnumbered, sent): what `ackPolicy:"device"` keeps until a device pulls the message.
-  public var earnedAck: PlannedAck? = nil
+  var earnedAck: PlannedAck? = nil
 }
 
 /// What one line means for the listener.
-public struct RoutedLine: Sendable, Equatable {
+struct RoutedLine: Sendable, Equatable {
   /// Messages to store: one received copy for the addressee, and with outgoing tracking one sent copy for the
   /// sender, when each is a served station.
-  public var messages: [PlannedMessage] = []
+  var messages: [PlannedMessage] = []
   /// An ack or rej addressed to a served station.
-  public var receipt: DeliveryReceipt?
+  var receipt: DeliveryReceipt?
   /// Why nothing is to be done (nil when there is something).
-  public var skip: SkipReason?
+  var skip: SkipReason?
 
   static func skipped(_ reason: SkipReason) -> RoutedLine { RoutedLine(skip: reason) }
 }
@@ -93,22 +93,22 @@ public struct RoutedLine: Sendable, Equatable {
 /// - Bulletins, announcements, weather, telemetry, queries and a station's message to itself are skipped.
 /// - What the addressees' settings say (blocked senders, the ACK policy) is applied next, by
 ///   ``settle(_:settings:canTransmit:)``, with the settings the writer reads in its transaction.
-public struct LineRouter: Sendable {
+struct LineRouter: Sendable {
   /// Also store messages sent by served stations.
-  public var trackOutgoing: Bool
+  var trackOutgoing: Bool
   /// The destination call of ACKs.
-  public var toCall: String
+  var toCall: String
 
-  public init(trackOutgoing: Bool = false, toCall: String = OutgoingLine.defaultToCall) {
+  init(trackOutgoing: Bool = false, toCall: String = OutgoingLine.defaultToCall) {
     self.trackOutgoing = trackOutgoing
     self.toCall = toCall
   }
 
   /// The prefix of a sent copy's dedup key (keeps it apart from the received copy's key).
-  public static let sentKeyPrefix = "sent" + String(DedupKey.separator)
+  static let sentKeyPrefix = "sent" + String(DedupKey.separator)
 
   /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
-  public func route(
+  func route(
     _ line: some Collection<UInt8>, stations: some ServedStations, canTransmit: Bool
   ) -> RoutedLine {
     switch TNC2Packet.parse(line) {
@@ -122,7 +122,7 @@ public struct LineRouter: Sendable {
   }
 
   /// Routes one parsed packet.
-  public func route(_ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool) -> RoutedLine {
+  func route(_ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool) -> RoutedLine {
     guard case .addressed(let message) = AddressedPacket.classify(packet) else {
       return .skipped(.notMessage)
     }

@@ -3,12 +3,12 @@
 /// A line ends at CR, LF or CR LF (empty lines are skipped). APRS-IS lines are at most 512 bytes with CR LF, so a
 /// line of more than ``maximumContentLength`` bytes is not returned: its bytes are discarded up to its end and it is
 /// reported once as ``Piece/tooLong(length:)``. Bytes are never decoded; any byte value is fine.
-public struct LineSplitter: Sendable {
+struct LineSplitter: Sendable {
   /// The longest line content kept (512 bytes with CR LF).
-  public static let maximumContentLength = 510
+  static let maximumContentLength = 510
 
   /// What ``feed(_:_:)`` produces.
-  public enum Piece: Equatable, Sendable {
+  enum Piece: Equatable, Sendable {
     /// A complete line without its ending.
     case line([UInt8])
     /// A line longer than ``LineSplitter/maximumContentLength``, discarded; `length` is its content length.
@@ -19,20 +19,20 @@ public struct LineSplitter: Sendable {
   private var discarding = false
   private var discardedLength = 0
 
-  public init() {}
+  init() {}
 
   /// Bytes of a line still waiting for its end.
-  public var pendingCount: Int { discarding ? discardedLength : partial.count }
+  var pendingCount: Int { discarding ? discardedLength : partial.count }
 
   /// Forgets a partial line (the connection was closed).
-  public mutating func reset() {
+  mutating func reset() {
     partial.removeAll(keepingCapacity: true)
     discarding = false
     discardedLength = 0
   }
 
   /// Splits `bytes` (continuing any partial line) and calls `emit` for every complete line, in order.
-  public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Piece) -> Void) {
+  mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Piece) -> Void) {
     var start = 0
     let count = bytes.count
     var index = 0
@@ -48,7 +48,7 @@ public struct LineSplitter: Sendable {
   }
 
   /// Same as ``feed(_:_:)`` for an array (tests).
-  public mutating func feed(_ bytes: [UInt8], _ emit: (Piece) -> Void) {
+  mutating func feed(_ bytes: [UInt8], _ emit: (Piece) -> Void) {
     bytes.withUnsafeBytes { feed($0, emit) }
   }
 

@@ -19,7 +19,7 @@ extension ListenerRuntime {
 
   /// The lock file of the database at `path`: `<database>.listener-lock` beside it, symbolic links resolved (so
   /// every spelling of one database path shares one lock).
-  public static func lockPath(forDatabase path: String) -> String {
+  static func lockPath(forDatabase path: String) -> String {
     var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     if realpath(path, &resolved) != nil {
       return String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

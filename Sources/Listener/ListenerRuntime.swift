@@ -47,7 +47,7 @@ public final class ListenerRuntime: Sendable {
   let logger: Logger
   let notifier: (any OutboxNotifier)?
   /// The counters (shared by every thread; tests and benchmarks read them).
-  public let counters = ListenerCounters()
+  let counters = ListenerCounters()
   let stopRequested = Latch()
   private let exitStatus = Atomic<Int32>(0)
 

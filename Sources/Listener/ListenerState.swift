@@ -1,44 +1,44 @@
 import Synchronization
 
 /// The listener's counters since it started, updated by every thread without locks.
-public final class ListenerCounters: Sendable {
+final class ListenerCounters: Sendable {
   /// Every line read from APRS-IS (comments, packets, too long ones).
-  public let linesRead = Atomic<Int>(0)
+  let linesRead = Atomic<Int>(0)
   /// `#` lines among them.
-  public let comments = Atomic<Int>(0)
+  let comments = Atomic<Int>(0)
   /// Packet lines dropped because the writer's queue was full.
-  public let drops = Atomic<Int>(0)
+  let drops = Atomic<Int>(0)
   /// Lines over 512 bytes, skipped.
-  public let tooLong = Atomic<Int>(0)
+  let tooLong = Atomic<Int>(0)
   /// Lines that are not TNC2 packets (includes none of ``tooLong``).
-  public let invalid = Atomic<Int>(0)
+  let invalid = Atomic<Int>(0)
   /// Messages stored.
-  public let messagesStored = Atomic<Int>(0)
+  let messagesStored = Atomic<Int>(0)
   /// Copies of stored messages (not stored again).
-  public let duplicates = Atomic<Int>(0)
+  let duplicates = Atomic<Int>(0)
   /// Delivery receipts (acks, rejs) recorded.
-  public let receipts = Atomic<Int>(0)
+  let receipts = Atomic<Int>(0)
   /// ACK lines written to the socket.
-  public let acksSent = Atomic<Int>(0)
+  let acksSent = Atomic<Int>(0)
   /// ACKs the 30 s rule held back.
-  public let acksSuppressed = Atomic<Int>(0)
+  let acksSuppressed = Atomic<Int>(0)
   /// ACKs dropped: no verified login yet (or an unverified one), the outgoing buffer full, or the stop.
-  public let acksDropped = Atomic<Int>(0)
+  let acksDropped = Atomic<Int>(0)
   /// Lines that led to nothing, other than invalid ones: not messages, not for us, bulletins, … .
-  public let skipped = Atomic<Int>(0)
+  let skipped = Atomic<Int>(0)
   /// Among ``skipped``: messages, acks and rejs for addressees that are not registered (the filter's prefixes
   /// let them through, or APRS-IS's own delivery rules), dropped by the exact match.
-  public let notForUs = Atomic<Int>(0)
+  let notForUs = Atomic<Int>(0)
   /// Messages for served stations that were not registered any more at commit time.
-  public let unknownStation = Atomic<Int>(0)
+  let unknownStation = Atomic<Int>(0)
   /// Messages dropped because their addressee blocks the sender (station settings).
-  public let blocked = Atomic<Int>(0)
+  let blocked = Atomic<Int>(0)
   /// Batches whose transaction failed.
-  public let storeErrors = Atomic<Int>(0)
+  let storeErrors = Atomic<Int>(0)
   /// Epoch ms of the last line read (0: none yet).
-  public let lastLineAt = Atomic<Int64>(0)
+  let lastLineAt = Atomic<Int64>(0)
 
-  public init() {}
+  init() {}
 
   func add(_ counter: borrowing Atomic<Int>, _ value: Int) {
     if value != 0 { counter.wrappingAdd(value, ordering: .relaxed) }

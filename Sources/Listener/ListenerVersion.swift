@@ -1,7 +1,7 @@
 /// What the listener calls itself on APRS-IS (`vers aprs-cloud 0.1` in the login line).
-public enum ListenerVersion {
+enum ListenerVersion {
   /// The software name in the login line's `vers`.
-  public static let softwareName = "aprs-cloud"
+  static let softwareName = "aprs-cloud"
   /// The software version in the login line's `vers` (one word: aprsc refuses a name without a version).
-  public static let current = "0.1"
+  static let current = "0.1"
 }

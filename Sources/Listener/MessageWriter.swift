@@ -2,30 +2,30 @@ import APRS
 import Store
 
 /// What one batch of lines came to.
-public struct BatchResult: Sendable, Equatable {
+struct BatchResult: Sendable, Equatable {
   /// ACK lines to send now: their messages are committed and the 30 s rule let them through.
-  public var acks: [[UInt8]] = []
+  var acks: [[UInt8]] = []
   /// Messages stored (new).
-  public var stored = 0
+  var stored = 0
   /// Copies of messages already stored (not stored again).
-  public var duplicates = 0
+  var duplicates = 0
   /// Messages for stations that vanished between the snapshot and the commit.
-  public var unknownStation = 0
+  var unknownStation = 0
   /// Messages dropped because their addressee blocks the sender (not stored, ACKed or pushed).
-  public var blocked = 0
+  var blocked = 0
   /// Receipts recorded.
-  public var receipts = 0
+  var receipts = 0
   /// ACKs the 30 s rule held back.
-  public var acksSuppressed = 0
+  var acksSuppressed = 0
   /// Lines that led to nothing, by reason.
-  public var skipped: [SkipReason: Int] = [:]
+  var skipped: [SkipReason: Int] = [:]
   /// The stations that got new pushes queued (for the push sender), upper case, without repeats: new messages,
   /// and sends of theirs an addressee rejected.
-  public var storedStations: [String] = []
+  var storedStations: [String] = []
   /// Sends of served stations that an ack, rej or reply-ack in this batch ended.
-  public var sendsAnswered: [FinishedSend] = []
+  var sendsAnswered: [FinishedSend] = []
 
-  public init() {}
+  init() {}
 }
 
 /// The writer's work on one batch: route every line, then in ONE write transaction (`writeBatch`) read the
@@ -36,20 +36,20 @@ public struct BatchResult: Sendable, Equatable {
 /// returns none at all (nothing of the batch is kept, not even the ACK send times): ACK only after commit.
 ///
 /// Owns nothing but the `Database` it is given (one per thread); the time is passed in.
-public struct MessageWriter {
-  public let database: Database
-  public var router: LineRouter
+struct MessageWriter {
+  let database: Database
+  var router: LineRouter
   /// The least time between two ACKs of one message (ms).
-  public var ackIntervalMs: Int64
+  var ackIntervalMs: Int64
 
-  public init(database: Database, router: LineRouter, ackIntervalMs: Int64 = 30_000) {
+  init(database: Database, router: LineRouter, ackIntervalMs: Int64 = 30_000) {
     self.database = database
     self.router = router
     self.ackIntervalMs = ackIntervalMs
   }
 
   /// Processes `lines` (without line endings). `now`: epoch ms (the stored timestamp's floor and the ACK clock).
-  public func process(
+  func process(
     _ lines: [[UInt8]], stations: some ServedStations, canTransmit: Bool, now: Int64
   ) throws(StoreError) -> BatchResult {
     var result = BatchResult()
@@ -66,7 +66,7 @@ public struct MessageWriter {
 
   /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
   /// nothing to store). `canTransmit`: ACKs may be sent now.
-  public func commit(
+  func commit(
     _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64,
     into partial: BatchResult = BatchResult(), canTransmit: Bool = true
   ) throws(StoreError) -> BatchResult {

@@ -1,14 +1,14 @@
 /// A rate over a sliding window from samples of a growing total: lines per second over the last minute.
-public struct RateWindow: Sendable {
+struct RateWindow: Sendable {
   /// The window (ms).
-  public let windowMs: Int64
+  let windowMs: Int64
   private var samples: [(time: Int64, total: Int)] = []
 
-  public init(windowMs: Int64 = 60_000) { self.windowMs = windowMs }
+  init(windowMs: Int64 = 60_000) { self.windowMs = windowMs }
 
   /// Records `total` at `now` (ms, non-decreasing) and returns the rate per second since the oldest sample still
   /// inside the window (0 with a single sample).
-  public mutating func record(now: Int64, total: Int) -> Double {
+  mutating func record(now: Int64, total: Int) -> Double {
     samples.append((now, total))
     // Keep one sample at or before the window's start so the rate spans the whole window.
     while samples.count > 2 && samples[1].time <= now - windowMs { samples.removeFirst() }

@@ -5,10 +5,10 @@
 /// of an amateur call (ITU prefixes have at most three characters), so it cannot be anybody's.
 public enum ReceiveOnlyLogin {
   /// The fixed prefix.
-  public static let prefix = "ACLD"
+  static let prefix = "ACLD"
 
   /// A new name from `generator`.
-  public static func generate(using generator: inout some RandomNumberGenerator) -> String {
+  static func generate(using generator: inout some RandomNumberGenerator) -> String {
     let value = UInt16.random(in: 0...UInt16.max, using: &generator)
     let digits = Array("0123456789ABCDEF")
     var name = prefix

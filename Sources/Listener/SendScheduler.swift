@@ -10,18 +10,18 @@ import Store
 /// while the link was down or the listener was not running collapse into one copy (no burst after a restart).
 /// With no offset left, the message waits ``ackWaitMs`` after the later of the last copy and the last offset,
 /// then expires; a message past that time expires without another copy, even one never sent.
-public struct SendScheduler: Sendable, Equatable {
+struct SendScheduler: Sendable, Equatable {
   /// The least time between two copies of one message (ms).
-  public static let minimumSpacingMs: Int64 = 31_000
+  static let minimumSpacingMs: Int64 = 31_000
 
   /// Offsets of the copies from the send, ms, increasing (`[send] schedule`).
-  public var offsetsMs: [Int64]
+  var offsetsMs: [Int64]
   /// How long an answer may take after the last copy (ms, `[send] ackWait`).
-  public var ackWaitMs: Int64
+  var ackWaitMs: Int64
   /// The least time between two copies (ms).
-  public var minimumSpacingMs: Int64
+  var minimumSpacingMs: Int64
 
-  public init(offsetsMs: [Int64], ackWaitMs: Int64, minimumSpacingMs: Int64 = SendScheduler.minimumSpacingMs)
+  init(offsetsMs: [Int64], ackWaitMs: Int64, minimumSpacingMs: Int64 = SendScheduler.minimumSpacingMs)
   {
     self.offsetsMs = offsetsMs.isEmpty ? [0] : offsetsMs
     self.ackWaitMs = ackWaitMs
@@ -30,32 +30,32 @@ public struct SendScheduler: Sendable, Equatable {
 
   /// When the next copy of a message sent at `createdAt` is due, given its last copy (nil before the first); nil
   /// when the schedule has no copy left.
-  public func nextCopy(createdAt: Int64, lastSentAt: Int64?) -> Int64? {
+  func nextCopy(createdAt: Int64, lastSentAt: Int64?) -> Int64? {
     guard let last = lastSentAt else { return createdAt + offsetsMs[0] }
     guard let slot = offsetsMs.lazy.map({ createdAt + $0 }).first(where: { $0 > last }) else { return nil }
     return max(slot, last + minimumSpacingMs)
   }
 
   /// When a message sent at `createdAt` whose last copy went out at `lastSentAt` expires without an answer.
-  public func expiry(createdAt: Int64, lastSentAt: Int64?) -> Int64 {
+  func expiry(createdAt: Int64, lastSentAt: Int64?) -> Int64 {
     max(createdAt + offsetsMs[offsetsMs.count - 1], lastSentAt ?? createdAt) + ackWaitMs
   }
 
   /// What to do now.
-  public struct Plan: Sendable, Equatable {
+  struct Plan: Sendable, Equatable {
     /// The changes to record, in one transaction, before any line is written.
-    public var changes: [SendScheduleChange] = []
+    var changes: [SendScheduleChange] = []
     /// The line of each copy to write, by message id, once its change is recorded.
-    public var lines: [Int64: [UInt8]] = [:]
+    var lines: [Int64: [UInt8]] = [:]
 
-    public init() {}
+    init() {}
   }
 
   /// The decisions for `sends` (the rows `Database.dueSends` returned) at `now`: each one past its expiry
   /// expires; else, when `canTransmit` (a verified login is up) and its next copy is due, a copy goes out with
   /// its next copy and expiry; else its schedule is (re)written if it differs from the stored one (a new row,
   /// or a changed schedule), so it is due again only when there is something to do.
-  public func plan(_ sends: [InFlightSend], now: Int64, canTransmit: Bool) -> Plan {
+  func plan(_ sends: [InFlightSend], now: Int64, canTransmit: Bool) -> Plan {
     var plan = Plan()
     for send in sends {
       let expiresAt = expiry(createdAt: send.createdAt, lastSentAt: send.lastSentAt)

@@ -1,5 +1,5 @@
 /// What a `#` line from an APRS-IS server says, as far as the connection cares.
-public enum ServerComment: Equatable, Sendable {
+enum ServerComment: Equatable, Sendable {
   /// `# logresp LOGIN verified, server T2XXX` (or `unverified`): the answer to the login line.
   case logresp(login: String, verified: Bool, server: String?)
   /// `# filter SPEC active`: the answer to a `#filter` line; `spec` is echoed without surrounding blanks.
@@ -10,7 +10,7 @@ public enum ServerComment: Equatable, Sendable {
   case other
 
   /// Classifies one `#` line (its bytes, without the line ending).
-  public static func classify(_ bytes: [UInt8]) -> ServerComment {
+  static func classify(_ bytes: [UInt8]) -> ServerComment {
     let text = String(decoding: bytes, as: UTF8.self)
     if text.hasPrefix("# logresp ") || text.hasPrefix("#logresp ") {
       let words = text.split(separator: " ").dropFirst(text.hasPrefix("# ") ? 2 : 1)

@@ -2,7 +2,7 @@ import APRS
 import Synchronization
 
 /// What the router needs to know about the registered stations (``LineRouter``).
-public protocol ServedStations {
+protocol ServedStations {
   /// Whether `address` (upper case, exact SSID) is a live registered station.
   func serves(_ address: String) -> Bool
   /// Whether a message to `address` may earn an ACK: false when the station is known not to want them; true
@@ -12,8 +12,8 @@ public protocol ServedStations {
 }
 
 extension LiveStationSet: ServedStations {
-  public func serves(_ address: String) -> Bool { contains(address) }
-  public func mayAck(_ address: String) -> Bool { ackMessages[address] == true }
+  func serves(_ address: String) -> Bool { contains(address) }
+  func mayAck(_ address: String) -> Bool { ackMessages[address] == true }
 }
 
 /// The live registered stations the listener serves, shared by the registration watcher (the only thread that
@@ -23,39 +23,39 @@ extension LiveStationSet: ServedStations {
 /// object per station) behind a lock, so the same structure answers membership and plans the `#filter` line:
 /// nothing holds a `String` per station. Whether a station wants ACKs is not kept here: the writer reads it from
 /// the database for the few stations of each batch.
-public final class StationRegistry: Sendable, ServedStations {
+final class StationRegistry: Sendable, ServedStations {
   private let planner: Mutex<FilterPlanner>
 
   /// A registry holding what `planner` holds.
-  public init(_ planner: FilterPlanner = FilterPlanner()) {
+  init(_ planner: FilterPlanner = FilterPlanner()) {
     self.planner = Mutex(planner)
   }
 
   /// Replaces every station (a full load).
-  public func replace(with planner: FilterPlanner) {
+  func replace(with planner: FilterPlanner) {
     self.planner.withLock { $0 = planner }
   }
 
   /// Changes the stations under the lock (a batch of the watcher's changes).
-  public func update<Result: Sendable>(_ body: (inout FilterPlanner) -> Result) -> Result {
+  func update<Result: Sendable>(_ body: (inout FilterPlanner) -> Result) -> Result {
     planner.withLock { body(&$0) }
   }
 
   /// The `#filter` line for the stations now, at most ``FilterPlanner/answerableLineLength`` (504) bytes with
   /// CR LF: its `# filter … active` answer must fit the 512 bytes the connection reads per line. Planned on a copy
   /// outside the lock (the copy shares the stations' storage until the next change), so the writer never waits.
-  public func plan() -> FilterLine {
+  func plan() -> FilterLine {
     let snapshot = planner.withLock { $0 }
     return snapshot.plan(maximumLineLength: FilterPlanner.answerableLineLength)
   }
 
   /// The stations served (the `g/` part).
-  public var count: Int { planner.withLock { $0.count(of: .addressees) } }
+  var count: Int { planner.withLock { $0.count(of: .addressees) } }
 
-  public func serves(_ address: String) -> Bool {
+  func serves(_ address: String) -> Bool {
     planner.withLock { $0.contains(address: address) }
   }
 
   /// Always true: the writer confirms the station's ACK policy in its transaction.
-  public func mayAck(_ address: String) -> Bool { true }
+  func mayAck(_ address: String) -> Bool { true }
 }
