@@ -21,8 +21,7 @@ struct SendScheduler: Sendable, Equatable {
   /// The least time between two copies (ms).
   var minimumSpacingMs: Int64
 
-  init(offsetsMs: [Int64], ackWaitMs: Int64, minimumSpacingMs: Int64 = SendScheduler.minimumSpacingMs)
-  {
+  init(offsetsMs: [Int64], ackWaitMs: Int64, minimumSpacingMs: Int64 = SendScheduler.minimumSpacingMs) {
     self.offsetsMs = offsetsMs.isEmpty ? [0] : offsetsMs
     self.ackWaitMs = ackWaitMs
     self.minimumSpacingMs = minimumSpacingMs
