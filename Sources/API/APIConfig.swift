@@ -26,6 +26,10 @@ public struct APIConfig: Sendable {
   public var maxAvatarsAnswerBytes = 262_144
   /// Whether `/v1/sync` may report outgoing (`"sent"`) messages.
   public var includeSent = true
+  /// Whether this responder holds a `/v1/sync` `wait` without a thread of its own (FastCGI:
+  /// `aprs-cloud-fcgi` sets it). `/v1/info` lists `longpoll` in `features` when set. Plain CGI still
+  /// honours `wait` (by polling the database, a process per request) but does not advertise it.
+  public var longPoll = false
 
   public init() {}
 }

@@ -47,6 +47,8 @@ public final class RequestMetrics: Sendable {
   }
 
   private let counts = Mutex(Counts())
+  /// Reads how many long polls are held (the transport knows); nil: none ever are.
+  private let parkedSource = Mutex<(@Sendable () -> Int)?>(nil)
   /// When this process started, epoch ms.
   public let startedAt: Int64
   /// `fastcgi` or `cgi`, shown in `aprs_cloud_responder_info`.
@@ -63,6 +65,22 @@ public final class RequestMetrics: Sendable {
   /// A request has started (the in-flight gauge).
   public func begin() {
     counts.withLock { $0.inFlight += 1 }
+  }
+
+  /// A request that `begin()` counted is no longer being worked on, and not answered yet (it is
+  /// held as a long poll): only the in-flight gauge goes down.
+  public func end() {
+    counts.withLock { $0.inFlight = max(0, $0.inFlight - 1) }
+  }
+
+  /// Where the parked-requests gauge comes from (the FastCGI server's count).
+  public func countParked(with source: @escaping @Sendable () -> Int) {
+    parkedSource.withLock { $0 = source }
+  }
+
+  /// Long polls held right now.
+  func parked() -> Int {
+    parkedSource.withLock { $0 }?() ?? 0
   }
 
   /// A request for `path` was answered with `status` after `microseconds`; pass
