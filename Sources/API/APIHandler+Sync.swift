@@ -18,7 +18,8 @@ extension APIHandler {
     if wait > 0 && !hasVisibleMessages(result) {
       return .park(
         SyncPark(
-          station: station.description, since: since, seen: result.newestTimestamp, deadline: now + wait * 1000))
+          station: station.description, since: since, seen: result.newestTimestamp,
+          deadline: now + wait * 1000))
     }
     return .response(syncResponse(result, station: station.description))
   }

@@ -25,8 +25,9 @@ struct Responder {
   /// Whether `metricsParameter` is believed: true for FastCGI, where parameters come from the web
   /// server's configuration; false for CGI, where any of them may come from the environment.
   var acceptsMetricsParameter = false
-  /// The level of the line each answered request gets (5xx answers: always error). nginx's access
-  /// log has a line per request already, so FastCGI uses debug unless `[server] logRequests`.
+  /// The level of the line each successful request gets (4xx answers: always info, 5xx: error).
+  /// nginx's access log has a line per request already, so FastCGI uses debug unless
+  /// `[server] logRequests`.
   var requestLogLevel = LogLevel.info
   /// How often a held sync reads the database again where requests cannot be parked (CGI), ms.
   var pollIntervalMs: Int64 = 250
@@ -88,7 +89,8 @@ struct Responder {
       case .park(let park):
         let remaining = max(0, park.deadline - clock())
         let ticket = ParkTicket(
-          key: park.station, after: park.since, seen: park.seen, deadline: monotonicMilliseconds() + remaining,
+          key: park.station, after: park.since, seen: park.seen,
+          deadline: monotonicMilliseconds() + remaining,
           context: HeldSync(park: park))
         switch writer.park(ticket) {
         case .parked:
@@ -133,7 +135,8 @@ struct Responder {
     // A scraper asks for /metrics every few seconds: its answers are logged at debug only.
     let level: LogLevel =
       response.status >= 500
-      ? .error : (path == "/metrics" && response.status == 200 ? .debug : requestLogLevel)
+      ? .error
+      : response.status >= 400 ? .info : (path == "/metrics" ? .debug : requestLogLevel)
     if logger.isEnabled(level) {
       var fields: [(String, String)] = [("method", method), ("path", path)]
       if let station = response.station { fields.append(("station", station)) }

@@ -191,7 +191,8 @@ case .socket, .inherited:
     schemaVersion = try first.migrate()
     databases.append(first)
     while databases.count < settings.workers { databases.append(try openDatabase()) }
-    wakeSource = settings.maxParked > 0 ? try SyncWakeSource(database: try openDatabase(), logger: logger) : nil
+    wakeSource =
+      settings.maxParked > 0 ? try SyncWakeSource(database: try openDatabase(), logger: logger) : nil
   } catch {
     logger.error("cannot open the database", ["database": settings.database, "error": error.description])
     socket.close()

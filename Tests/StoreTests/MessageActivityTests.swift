@@ -19,12 +19,15 @@ import Testing
     _ = try database.storeMessages([incoming("W5AGO-7", "d")], now: 3_000)
     #expect(
       try database.messageActivity(after: 0)
-        == MessageActivity(newestTimestamp: 3_000, stations: ["N0CALL": 2_001, "K1ABC": 2_000, "W5AGO-7": 3_000]))
+        == MessageActivity(
+          newestTimestamp: 3_000, stations: ["N0CALL": 2_001, "K1ABC": 2_000, "W5AGO-7": 3_000]))
     #expect(
       try database.messageActivity(after: 2_000)
         == MessageActivity(newestTimestamp: 3_000, stations: ["N0CALL": 2_001, "W5AGO-7": 3_000]))
-    #expect(try database.messageActivity(after: 3_000) == MessageActivity(newestTimestamp: 3_000, stations: [:]))
-    #expect(try database.messageActivity(after: .max) == MessageActivity(newestTimestamp: 3_000, stations: [:]))
+    #expect(
+      try database.messageActivity(after: 3_000) == MessageActivity(newestTimestamp: 3_000, stations: [:]))
+    #expect(
+      try database.messageActivity(after: .max) == MessageActivity(newestTimestamp: 3_000, stations: [:]))
   }
 
   /// The sync a long poll parks after says how far its read saw: a message committed after that read
@@ -61,7 +64,8 @@ import Testing
     let database = try openStore(dir.database)
     defer { database.close() }
     let detail = try database.planDetails("SELECT station, timestamp FROM messages WHERE timestamp > 5")
-    #expect(detail.contains { $0.hasPrefix("SEARCH messages USING") && $0.contains("(timestamp>?)") }, "\(detail)")
+    #expect(
+      detail.contains { $0.hasPrefix("SEARCH messages USING") && $0.contains("(timestamp>?)") }, "\(detail)")
   }
 }
 
