@@ -16,7 +16,7 @@ import Platform
 /// (`ResponseWriter.park`, keyed by station) and answered by `resume` when the station gets a
 /// message, the wait runs out or the server stops. Where nothing can be parked (plain CGI: one
 /// process per request) the sync is read again every `pollIntervalMs` until then; where the
-/// server is full it is answered at once.
+/// server is full (or parking is off) it is answered at once.
 struct Responder {
   let handler: APIHandler
   let logger: Logger
@@ -29,6 +29,10 @@ struct Responder {
   /// nginx's access log has a line per request already, so FastCGI uses debug unless
   /// `[server] logRequests`.
   var requestLogLevel = LogLevel.info
+  /// Whether a sync that cannot be parked is held by reading the database again every
+  /// `pollIntervalMs` (plain CGI, where the request is the process); otherwise (FastCGI with
+  /// `maxParked` 0) it is answered at once.
+  var holdsByPolling = false
   /// How often a held sync reads the database again where requests cannot be parked (CGI), ms.
   var pollIntervalMs: Int64 = 250
   /// The clock the handler uses (epoch ms): a held sync's deadline is on it.
@@ -97,6 +101,8 @@ struct Responder {
           metrics?.end()
           return
         case .refused:
+          answer = handler.resumeSync(park, final: true)
+        case .unsupported where !holdsByPolling:
           answer = handler.resumeSync(park, final: true)
         case .unsupported:
           let started = monotonicMilliseconds()

@@ -139,7 +139,7 @@ func makeResponder(_ database: Database) -> Responder {
     logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI,
     // One line per request duplicates nginx's access log: debug unless asked for. A CGI request
     // is a process of its own, where the line costs nothing next to the start.
-    requestLogLevel: runsAsCGI || settings.logRequests ? .info : .debug)
+    requestLogLevel: runsAsCGI || settings.logRequests ? .info : .debug, holdsByPolling: runsAsCGI)
 }
 
 createParentDirectory(of: settings.database)
