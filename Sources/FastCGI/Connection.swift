@@ -32,9 +32,9 @@ final class Connection {
   /// The handler's answer, as records, until the handler returns.
   var pendingAnswer: [UInt8]?
 
-  /// The request being served: parameters until the handler gets them, then only what log lines
-  /// and a parked request need.
-  var params: [String: String] = [:]
+  /// The request being served: its FCGI_PARAMS bytes until the handler gets them, then only what
+  /// log lines and a parked request need.
+  var params: [UInt8] = []
   var method = "GET"
   var path = "/"
   var remoteAddress = ""
@@ -61,28 +61,34 @@ final class Connection {
     self.parser = RequestParser(bodyLimit: bodyLimit)
   }
 
-  /// Takes the parameters of a request that has started and works out its method and path.
-  func begin(_ parameters: [String: String]) {
+  /// The parameters `begin` reads, in this order.
+  private static let known = ParamsDecoder.Names([
+    "REQUEST_METHOD", "DOCUMENT_URI", "REQUEST_URI", "SCRIPT_NAME", "PATH_INFO", "REMOTE_ADDR",
+  ])
+
+  /// Takes the parameters (FCGI_PARAMS bytes, well-formed) of a request that has started and works
+  /// out its method, path and client address.
+  func begin(_ parameters: [UInt8]) {
     params = parameters
-    method = parameters["REQUEST_METHOD"].flatMap { $0.isEmpty ? nil : $0 } ?? "GET"
+    let values = ParamsDecoder.values(of: Self.known, in: parameters[...])
+    method = values[0].flatMap { $0.isEmpty ? nil : $0 } ?? "GET"
     path = RequestPath.resolve(
-      documentURI: parameters["DOCUMENT_URI"], requestURI: parameters["REQUEST_URI"],
-      scriptName: parameters["SCRIPT_NAME"], pathInfo: parameters["PATH_INFO"])
-    remoteAddress = parameters["REMOTE_ADDR"] ?? ""
+      documentURI: values[1], requestURI: values[2], scriptName: values[3], pathInfo: values[4])
+    remoteAddress = values[5] ?? ""
     startedAt = monotonicMicroseconds()
   }
 
   /// The request for the handler (the parameters go with it).
   func request(body: Result<[UInt8], RequestBodyError>) -> Request {
-    defer { params = [:] }
-    return Request(params: params, method: method, path: path, body: body, remoteAddress: remoteAddress)
+    defer { params = [] }
+    return Request(rawParams: params, method: method, path: path, body: body, remoteAddress: remoteAddress)
   }
 
   /// Forgets the answered request (a kept connection reads the next one).
   func resetForNextRequest() {
     requestsServed += 1
     parser.reset()
-    params = [:]
+    params = []
     ticket = nil
     parkedAt = 0
     role = .reading

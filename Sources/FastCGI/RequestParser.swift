@@ -40,6 +40,7 @@ struct RequestParser {
 
   /// Most bytes of FCGI_PARAMS content one request may send (nginx sends a few hundred).
   static let paramsLimit = 1 << 20
+  private static let contentLength = ParamsDecoder.Names(["CONTENT_LENGTH"])
 
   /// The largest body accepted, in bytes.
   let bodyLimit: Int
@@ -56,7 +57,7 @@ struct RequestParser {
   private var position = 0
   private var record: Current?
   private var paramsBytes: [UInt8] = []
-  private var parameters: [String: String]?
+  private var parameters: [UInt8]?
   private var bodyLength = BodyLength.absent
   private var body: [UInt8] = []
   private var replies: [UInt8] = []
@@ -153,10 +154,11 @@ struct RequestParser {
     }
   }
 
-  /// The parameters, once `started` was reported (then they are handed over and forgotten).
-  mutating func takeParameters() -> [String: String] {
+  /// The FCGI_PARAMS bytes (well-formed name-value pairs), once `started` was reported (then they
+  /// are handed over and forgotten).
+  mutating func takeParameters() -> [UInt8] {
     defer { parameters = nil }
-    return parameters ?? [:]
+    return parameters ?? []
   }
 
   /// The answers to management records read so far (then forgotten).
@@ -334,15 +336,15 @@ struct RequestParser {
 
   /// Decodes the parameters and classifies the body; returns why the connection must end, if it must.
   private mutating func finishParams() -> String? {
-    let decoded: [String: String]
     do {
-      decoded = try ParamsDecoder.decodeParameters(paramsBytes[...])
+      try ParamsDecoder.check(paramsBytes[...])
     } catch {
       return error.reason
     }
+    let contentLength = ParamsDecoder.values(of: Self.contentLength, in: paramsBytes[...])[0]
+    parameters = paramsBytes
     paramsBytes = []
-    parameters = decoded
-    bodyLength = BodyLength.classify(decoded["CONTENT_LENGTH"], limit: bodyLimit)
+    bodyLength = BodyLength.classify(contentLength, limit: bodyLimit)
     if case .exact(let length) = bodyLength { body.reserveCapacity(length) }
     phase = .stdin
     return nil

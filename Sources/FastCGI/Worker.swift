@@ -15,6 +15,9 @@ final class Worker: @unchecked Sendable {
   let handle: Handler
   let resume: Resumer?
   private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
+  /// How long a worker waits for the first bytes of a connection it accepted before handing it to
+  /// the keeper, in ms.
+  static let arrivalWaitMs: Int32 = 2
   /// Monotonic ms of the last "cannot accept" line, so running out of descriptors logs once a second.
   private var lastAcceptComplaint: Int64 = 0
 
@@ -82,6 +85,7 @@ final class Worker: @unchecked Sendable {
   /// Reads the connection's request while bytes are there; serves it when complete, or hands the
   /// connection to the keeper when the rest has yet to come.
   private func readAndServe(_ connection: Connection) {
+    var waited = false
     while true {
       let count = connection.read(into: buffer)
       let event: RequestParser.Event
@@ -91,6 +95,14 @@ final class Worker: @unchecked Sendable {
         connection.inputEnded = true
         event = connection.parser.endOfInput()
       } else {
+        // A worker can win the connection before nginx has written the request into it (it writes
+        // right after connecting): a moment's wait here saves the trip through the keeper and the
+        // ready queue. Once only, and briefly, so a client that dawdles costs a worker nothing.
+        if !waited {
+          waited = true
+          var probe = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
+          if poll(&probe, 1, Self.arrivalWaitMs) > 0 { continue }
+        }
         core.toKeeper(.adopt(connection))
         return
       }
@@ -153,7 +165,7 @@ final class Worker: @unchecked Sendable {
     if let ticket = writer.parkedTicket {
       if connection.parkedAt == 0 { connection.parkedAt = monotonicMilliseconds() }
       connection.ticket = ticket
-      connection.params = [:]
+      connection.params = []
       connection.parser.releaseBuffers()
       core.toKeeper(.park(connection))
       return
@@ -196,7 +208,9 @@ final class Worker: @unchecked Sendable {
     }
     // What came after the request (the end of a refused body) is skipped, noting where it ends.
     if connection.parser.hasBufferedInput { _ = connection.parser.next() }
-    if connection.inputEnded || (connection.parser.stdinEnded && connection.hasNothingUnread()) {
+    // Once nginx has ended the body it sends nothing more on a connection it does not keep, so the
+    // close is clean without a look; before that (a refused body still coming) the keeper reads on.
+    if connection.inputEnded || connection.parser.stdinEnded {
       core.close(connection)
     } else {
       core.toKeeper(.drain(connection))

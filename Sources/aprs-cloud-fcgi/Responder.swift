@@ -58,7 +58,7 @@ struct Responder {
         APIRequest(
           method: request.method, path: request.path, contentType: request.contentType, body: body,
           remoteAddress: request.remoteAddress,
-          viaMetricsListener: acceptsMetricsParameter && request.params[Self.metricsParameter] == "on"))
+          viaMetricsListener: acceptsMetricsParameter && request.parameter(Self.metricsParameter) == "on"))
     case .failure(let error):
       answer = .response(.error(Responder.apiError(error)))
     }
@@ -165,11 +165,17 @@ struct Responder {
   /// `Status:` line, `Content-Type` and `Cache-Control`, the response's own headers,
   /// `Content-Length`, body.
   static func encode(_ response: APIResponse) -> Response {
-    let reserved: Set<String> = ["status", "content-type", "cache-control", "content-length"]
+    var headers: [(name: String, value: String)] = [
+      ("Content-Type", response.contentType), ("Cache-Control", "no-store"),
+    ]
+    for header in response.headers where !reservedHeaders.contains(header.name.lowercased()) {
+      headers.append(header)
+    }
     return Response(
-      status: response.status, reason: APIResponse.reasonPhrase(response.status),
-      headers: [("Content-Type", response.contentType), ("Cache-Control", "no-store")]
-        + response.headers.filter { !reserved.contains($0.name.lowercased()) },
+      status: response.status, reason: APIResponse.reasonPhrase(response.status), headers: headers,
       body: response.body)
   }
+
+  /// Headers `encode` writes itself (lower case).
+  static let reservedHeaders: Set<String> = ["status", "content-type", "cache-control", "content-length"]
 }

@@ -7,6 +7,10 @@ import Testing
 @Suite struct RequestParserTests {
   typealias Client = FastCGIClient
 
+  static func parameters(_ parser: inout RequestParser) -> [String: String] {
+    (try? ParamsDecoder.decodeParameters(parser.takeParameters()[...])) ?? [:]
+  }
+
   static func feed(_ parser: inout RequestParser, _ bytes: [UInt8]) -> RequestParser.Event {
     bytes.withUnsafeBytes { parser.feed($0) }
   }
@@ -36,12 +40,12 @@ import Testing
     #expect(Self.events(bytes, chunk: chunk) == [.started, .ready(.success(body))])
   }
 
-  @Test func parametersAndTheEndOfTheBody() {
+  @Test func parametersAndTheEndOfTheBody() throws {
     var parser = RequestParser(bodyLimit: 1000)
     let body = Array("abc".utf8)
     let bytes = Client.request(Client.params("PUT", "/v1/x", body: body), body: body)
     #expect(Self.feed(&parser, bytes) == .started)
-    let parameters = parser.takeParameters()
+    let parameters = try ParamsDecoder.decodeParameters(parser.takeParameters()[...])
     #expect(parameters["REQUEST_METHOD"] == "PUT" && parameters["CONTENT_LENGTH"] == "3")
     #expect(parser.next() == .ready(.success(body)))
     #expect(parser.stdinEnded)
@@ -73,7 +77,7 @@ import Testing
       Self.feed(&parser, Client.begin() + Client.record(Client.RecordType.params.rawValue, params))
         == .needMore)
     #expect(parser.endOfInput() == .started)
-    #expect(parser.takeParameters()["DOCUMENT_URI"] == "/cut")
+    #expect(Self.parameters(&parser)["DOCUMENT_URI"] == "/cut")
     #expect(parser.endOfInput() == .ready(.failure(.endedEarly(received: 0, expected: 10))))
     #expect(parser.endOfInput() == .ended)
   }
@@ -106,13 +110,13 @@ import Testing
       + Client.record(Client.RecordType.stdin.rawValue, [], requestID: 2)
     #expect(Self.feed(&parser, one + two) == .started)
     #expect(parser.keepConnection)
-    #expect(parser.takeParameters()["DOCUMENT_URI"] == "/1")
+    #expect(Self.parameters(&parser)["DOCUMENT_URI"] == "/1")
     #expect(parser.next() == .ready(.success([])))
     #expect(parser.hasBufferedInput)
     parser.reset()
     #expect(parser.next() == .started)
     #expect(parser.requestID == 2)
-    #expect(parser.takeParameters()["DOCUMENT_URI"] == "/2")
+    #expect(Self.parameters(&parser)["DOCUMENT_URI"] == "/2")
     #expect(parser.next() == .ready(.success([])))
   }
 
@@ -136,6 +140,29 @@ import Testing
       sent += 65_535
     }
     #expect(event == .invalid("the parameters are larger than 1048576 bytes"))
+  }
+
+  /// A request over FastCGI keeps its parameters as bytes: the dictionary and single lookups agree,
+  /// the first of a name sent twice wins.
+  @Test func parametersFromBytesAsADictionaryOrOneByOne() {
+    let raw = Client.encodeParams([("CONTENT_TYPE", "application/json"), ("X", "1"), ("X", "2"), ("É", "ü")])
+    let request = Request(rawParams: raw, method: "POST", path: "/", body: .success([]), remoteAddress: "")
+    #expect(request.params == ["CONTENT_TYPE": "application/json", "X": "1", "É": "ü"])
+    #expect(request.contentType == "application/json" && request.parameter("X") == "1")
+    #expect(request.parameter("É") == "ü" && request.parameter("MISSING") == nil)
+    var changed = request
+    changed.params["X"] = "3"
+    #expect(changed.parameter("X") == "3" && changed.params.count == 3)
+  }
+
+  @Test func headersLoseControlCharactersAndServerHeaders() {
+    let response = Response(
+      status: 200, reason: "O\r\nK",
+      headers: [("X-A", "v\u{7F}1\n"), ("content-LENGTH", "9"), ("STATUS", "1")],
+      body: Array("hi".utf8))
+    #expect(
+      String(decoding: response.encoded(), as: UTF8.self)
+        == "Status: 200 OK\r\nX-A: v1\r\nContent-Length: 2\r\n\r\nhi")
   }
 
   @Test func namesAndValuesOfEveryLength() throws {

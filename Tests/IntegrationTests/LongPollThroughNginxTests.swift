@@ -83,8 +83,8 @@ import Testing
         continue
       }
       #expect(message["text"] == .string("wake \(station)"))
-      #expect(
-        answer.answeredAt - injected < 3_000, "\(station) answered after \(answer.answeredAt - injected) ms")
+      let after = (answer.answeredAt - injected) / 1000
+      #expect(after < 3_000, "\(station) answered after \(after) ms")
     }
 
     // 100 clients go away: their held requests are freed.
@@ -98,7 +98,7 @@ import Testing
     #expect(timedOut.count == 1880)
     var problems: [String] = []
     for (_, answer) in timedOut {
-      let waited = answer.answeredAt - answer.sentAt
+      let waited = (answer.answeredAt - answer.sentAt) / 1000
       guard answer.status == 200, case .object(let object)? = try? JSONParser.parse(answer.body),
         object["messages"] == .array([]), object["serverTime"] != nil
       else {
@@ -110,7 +110,7 @@ import Testing
       }
     }
     #expect(problems.isEmpty, "\(problems.prefix(5))")
-    #expect(HeldHTTPRequests.now() - opened < 30_000)
+    #expect(HeldHTTPRequests.now() - opened < 30_000_000)
     #expect(Self.parked(stack) == 0)
   }
 
@@ -128,7 +128,7 @@ import Testing
     let stopped = HeldHTTPRequests.now()
     stack.stopResponder()
     #expect(polls.collect(timeoutMs: 10_000) { polls.waiting == 0 })
-    #expect(HeldHTTPRequests.now() - stopped < 10_000)
+    #expect(HeldHTTPRequests.now() - stopped < 10_000_000)
     let answers = Array(polls.answers.values)
     #expect(answers.count == 300)
     #expect(
