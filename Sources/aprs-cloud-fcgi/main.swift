@@ -28,6 +28,9 @@ if options.help {
   exit(0)
 }
 
+// The database watch is what wakes the FastCGI server's parked long polls.
+extension SyncWatch: WakeSource {}
+
 /// How this process was started.
 enum Mode {
   case socket(String)
@@ -185,14 +188,17 @@ case .socket, .inherited:
   }
   var databases: [Database] = []
   let schemaVersion: Int
-  let wakeSource: SyncWakeSource?
+  let wakeSource: SyncWatch?
   do {
     let first = try openDatabase()
     schemaVersion = try first.migrate()
     databases.append(first)
     while databases.count < settings.workers { databases.append(try openDatabase()) }
     wakeSource =
-      settings.maxParked > 0 ? try SyncWakeSource(database: try openDatabase(), logger: logger) : nil
+      settings.maxParked > 0
+      ? try SyncWatch(database: try openDatabase()) { [logger] error in
+        logger.error("cannot read what woke long polls", ["error": error])
+      } : nil
   } catch {
     logger.error("cannot open the database", ["database": settings.database, "error": error.description])
     socket.close()

@@ -123,3 +123,30 @@ import Testing
     #expect(wrong.status == 401)
   }
 }
+
+/// `SyncWatch`: what wakes held syncs, read through a connection of its own.
+@Suite struct SyncWatchTests {
+  @Test func reportsTheStationsWithNewMessagesOnceAndAgainOnARecheck() throws {
+    let fixture = try APIFixture()
+    _ = fixture.post("/v1/register", registerBody())
+    _ = fixture.post("/v1/register", registerBody(["ssid": 8]))
+    try fixture.deliver(to: "N0CALL-7", from: "W5AGO", text: "before the watch")
+    let before = fixture.clock.now
+    let watch = try SyncWatch(database: try Database(path: fixture.path))
+    defer { watch.close() }
+    #expect(watch.changes(recheckFrom: nil).isEmpty, "what was there before is not news")
+
+    try fixture.deliver(to: "N0CALL-8", from: "W5AGO", text: "one")
+    try fixture.deliver(to: "N0CALL-8", from: "W5AGO", text: "two")
+    #expect(watch.changes(recheckFrom: nil) == ["N0CALL-8": fixture.clock.now])
+    #expect(watch.changes(recheckFrom: nil).isEmpty, "reported once")
+
+    // A sync that read before the watch's last look parks now: the messages after its read are
+    // looked at again (here the one of N0CALL-7, before the watch started).
+    let recheck = watch.changes(recheckFrom: before - 1)
+    #expect(recheck["N0CALL-7"] == before && recheck["N0CALL-8"] == fixture.clock.now)
+    // A commit that is not a message changes nothing to report.
+    _ = fixture.post("/v1/register", registerBody(["ssid": 9]))
+    #expect(watch.changes(recheckFrom: nil).isEmpty)
+  }
+}
