@@ -23,13 +23,17 @@ import Synchronization
 /// ## How a request flows through the threads
 ///
 /// - **Workers** (`workers` of them, each with its own handler, so a handler may hold a
-///   non-thread-safe database connection) wait in `epoll_wait` on one shared set: the listening
-///   socket, the ready queue's eventfd and the exit eventfd (all level-triggered; one event per
-///   wake). A worker that wins a connection (`accept4`, non-blocking) reads at once: nginx writes
-///   the whole request as soon as it connects, so usually the first `read` holds it all. The
-///   worker then runs the handler, writes the answer with FCGI_END_REQUEST in one `send`, and
-///   closes the connection; accept to close on one thread, no hand-off (this is the fast path,
-///   the one the throughput benchmark measures).
+///   non-thread-safe database connection) wait in `epoll_wait`. As many as there are CPUs (at
+///   least 2) share one set with the listening socket, the ready queue's eventfd and the exit
+///   eventfd (all level-triggered; one event per wake); the others wait on the ready queue and the
+///   exit only, and look at the listening socket every 50 ms in case the accepting ones are all
+///   stuck in handlers (more threads taking connections than CPUs only preempt each other inside
+///   SQLite's locks). A worker that wins a connection (`accept4`, non-blocking) reads at once:
+///   nginx writes the whole request as soon as it connects, so usually the first `read` holds it
+///   all (if not, the worker waits 2 ms once). It runs the handler, writes the answer with
+///   FCGI_END_REQUEST in one `send`, closes the connection and, while connections are waiting,
+///   takes the next one without sleeping; accept to close on one thread, no hand-off (this is the
+///   fast path, the one the throughput benchmark measures).
 /// - **The keeper** (one thread) owns every connection no worker is busy with, in an epoll set of
 ///   its own: a request that has not fully arrived when the worker's read finds nothing more
 ///   (`adopt`: read on as bytes come, 30 s of silence closes it), a kept connection between two
@@ -133,6 +137,7 @@ public final class FastCGIServer: @unchecked Sendable {
     guard started.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
     else { throw StartupError("the FastCGI server runs only once") }
     core.parkingEnabled = workers.allSatisfy { $0.1 != nil }
+    core.acceptors = min(workers.count, max(2, Self.cpuCount()))
     let keeper = try Keeper(core: core)
     var finished: [Latch] = []
     do {
@@ -149,5 +154,10 @@ public final class FastCGIServer: @unchecked Sendable {
     }
     for latch in finished { latch.wait() }
     return !core.failed.load(ordering: .sequentiallyConsistent)
+  }
+
+  /// The CPUs online, at least 1.
+  static func cpuCount() -> Int {
+    max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   }
 }

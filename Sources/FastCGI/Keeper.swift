@@ -93,7 +93,7 @@ final class Keeper: @unchecked Sendable {
           core.close(connection)
           continue
         }
-        hold(connection)
+        guard hold(connection) else { continue }
         setDeadline(connection, now + (idle ? ServerCore.idleTimeoutMs : ServerCore.readTimeoutMs))
       case .park(let connection):
         guard let ticket = connection.ticket else {
@@ -113,14 +113,17 @@ final class Keeper: @unchecked Sendable {
         }
         connection.role = .parked
         connection.deadline = 0
-        hold(connection)
+        guard hold(connection) else {
+          core.releaseParking()
+          continue
+        }
         parked.insert(
           ParkedSet.Entry(key: ticket.key, after: ticket.after, deadline: ticket.deadline), id: connection.id)
         recheckFrom = min(recheckFrom ?? ticket.seen, ticket.seen)
       case .drain(let connection):
         connection.role = .draining
         connection.drainUntil = now + ServerCore.drainLimitMs
-        hold(connection)
+        guard hold(connection) else { continue }
         setDeadline(connection, now + ServerCore.drainSilenceMs)
       case .stop:
         stopping = true
@@ -138,13 +141,17 @@ final class Keeper: @unchecked Sendable {
       && !connection.parser.hasBufferedInput && connection.requestsServed > 0
   }
 
-  /// Takes `connection` into the epoll set and the table.
-  private func hold(_ connection: Connection) {
+  /// Takes `connection` into the epoll set and the table; false (and the connection closed) when
+  /// it cannot be watched.
+  @discardableResult
+  private func hold(_ connection: Connection) -> Bool {
     owned[connection.id] = connection
-    if !ServerCore.add(connection.fd, tag: connection.id, to: epoll) {
+    guard ServerCore.add(connection.fd, tag: connection.id, to: epoll) else {
       owned[connection.id] = nil
       close(connection, reason: "cannot watch the connection: \(String(cString: strerror(errno)))")
+      return false
     }
+    return true
   }
 
   /// Lets go of `connection` (it goes to a worker, or is closed next).

@@ -15,6 +15,11 @@ final class Worker: @unchecked Sendable {
   let handle: Handler
   let resume: Resumer?
   private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
+  /// How often a worker that does not watch the listening socket looks whether a connection is
+  /// waiting there anyway, in ms.
+  static let fallbackAcceptMs: Int32 = 50
+  /// Connections a worker takes one after the other before it looks at its epoll set again.
+  static let acceptRun = 16
   /// How long a worker waits for the first bytes of a connection it accepted before handing it to
   /// the keeper, in ms.
   static let arrivalWaitMs: Int32 = 2
@@ -33,18 +38,28 @@ final class Worker: @unchecked Sendable {
   func run() {
     var event = epoll_event()
     while true {
-      let count = epoll_wait(core.workerEpoll, &event, 1, -1)
+      let accepting = index < core.acceptors
+      let count = epoll_wait(
+        accepting ? core.workerEpoll : core.servingEpoll, &event, 1, accepting ? -1 : Self.fallbackAcceptMs)
       if count < 0 {
         if errno == EINTR { continue }
         core.fail("epoll_wait failed; worker stops", fields: [("worker", String(index)), describe(errno)])
         return
       }
-      guard count == 1 else { continue }
+      if count == 0 {
+        // The accepting workers may all be stuck in handlers (waiting for the database's write
+        // lock): take a connection that has been waiting, if there is one.
+        if !core.stopping.load(ordering: .relaxed) { acceptOne() }
+        continue
+      }
       switch event.data.u64 {
       case ServerCore.Tag.exit:
         return
       case ServerCore.Tag.listen:
-        acceptOne()
+        // Under load the next connection is usually waiting already: take it before going back
+        // to sleep (a bounded run, so queued jobs and stops are seen).
+        var runs = 0
+        while acceptOne() && runs < Self.acceptRun && !core.stopping.load(ordering: .relaxed) { runs += 1 }
       case ServerCore.Tag.ready:
         if let job = core.takeJob() { perform(job) }
       default:
@@ -55,13 +70,15 @@ final class Worker: @unchecked Sendable {
 
   // MARK: New connections
 
-  private func acceptOne() {
+  /// Accepts one connection and serves it (or hands it on); false when there was none to accept.
+  @discardableResult
+  private func acceptOne() -> Bool {
     let fd = accept4(core.listenFd, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
     guard fd >= 0 else {
       let error = errno
       switch error {
       case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, ECONNRESET:
-        return  // another worker or process took it, or the client left
+        return false  // another worker or process took it, or the client left
       case EMFILE, ENFILE, ENOBUFS, ENOMEM:
         let now = monotonicMilliseconds()
         if now - lastAcceptComplaint >= 1000 {
@@ -71,15 +88,16 @@ final class Worker: @unchecked Sendable {
         }
         var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
         nanosleep(&pause, nil)
-        return
+        return false
       default:
         core.fail("accept failed; the server stops", fields: [("worker", String(index)), describe(error)])
-        return
+        return false
       }
     }
-    guard core.admit(fd) else { return }
+    guard core.admit(fd) else { return false }
     let connection = Connection(id: core.newConnectionID(), fd: fd, bodyLimit: core.bodyLimit)
     readAndServe(connection)
+    return true
   }
 
   /// Reads the connection's request while bytes are there; serves it when complete, or hands the

@@ -273,3 +273,34 @@ func waitFor(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
   }
   return true
 }
+
+/// Workers beyond the CPU count do not watch the listening socket, but take a waiting connection
+/// when the ones that do are all stuck in handlers.
+@Suite struct AcceptorTests {
+  @Test func connectionsAreServedWhileTheAcceptingWorkersAreStuck() throws {
+    let gate = Gate()
+    let workers = 6
+    let rig = try ServerRig(workers: workers) { index in
+      { request, writer in
+        if request.path == "/stuck" {
+          gate.arrive()
+          _ = gate.waitUntilOpen()
+        }
+        writer.send(Response(status: 200, reason: "OK", body: Array("\(index)".utf8)))
+      }
+    }
+    // Stick every worker but one in a handler.
+    var stuck: [FastCGIClient] = []
+    for _ in 0..<(workers - 1) {
+      let client = try rig.connect()
+      try client.send(FastCGIClient.request(FastCGIClient.params("GET", "/stuck")))
+      stuck.append(client)
+    }
+    #expect(gate.wait(forArrivals: workers - 1))
+    #expect(
+      try rig.exchange(FastCGIClient.request(FastCGIClient.params("GET", "/free"))).reply?.status == 200)
+    gate.open()
+    #expect(stuck.allSatisfy { $0.receive().reply?.status == 200 })
+    #expect(rig.stop() == true)
+  }
+}
