@@ -74,7 +74,7 @@ let package = Package(
       name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push"]),
     .executableTarget(
       name: "aprs-cloud-bench",
-      dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API"]),
+      dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API", "TestSupport"]),
 
     // MARK: Tests.
     .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -33,6 +33,10 @@ public struct APIConfig: Sendable {
   public var sendsPerMinute = 10
   /// Sends of one station waiting for an answer at once (`[send] inFlight`); past it, 429.
   public var sendsInFlight = 20
+  /// Whether this responder holds a `/v1/sync` `wait` without a thread of its own (FastCGI:
+  /// `aprs-cloud-fcgi` sets it). `/v1/info` lists `longpoll` in `features` when set. Plain CGI still
+  /// honours `wait` (by polling the database, a process per request) but does not advertise it.
+  public var longPoll = false
 
   public init() {}
 }

@@ -139,6 +139,10 @@ extension APIHandler {
       "aprs_cloud_http_requests_in_flight", "gauge",
       "Requests this responder process is answering now (this scrape included).", String(snapshot.inFlight))
     out.single(
+      "aprs_cloud_http_requests_parked", "gauge",
+      "Long polls (/v1/sync with wait) held now, waiting for a message or their deadline.",
+      String(metrics.parked()))
+    out.single(
       "aprs_cloud_responder_start_time_seconds", "gauge",
       "When this responder process started, epoch seconds.",
       PrometheusText.seconds(ms: metrics.startedAt))

@@ -3,13 +3,56 @@ import JSON
 import Store
 
 extension APIHandler {
+  /// The longest `wait` a sync may ask for, in seconds (PROTOCOL.md, "Long poll").
+  public static let maxWaitSeconds: Int64 = 300
+
   /// `POST /v1/sync`: the caller's messages newer than `since`, the cursor to send next time,
-  /// and the avatar hashes of the peers in them. An unregistered station gets an empty list.
-  func sync(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+  /// and the avatar hashes of the peers in them. An unregistered station gets an empty list. With
+  /// `wait` (0–300 s) and nothing to show, the shell is told to hold the request (`SyncPark`).
+  func sync(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIAnswer {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
+    let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
     let result = try store { () throws(StoreError) in
       try database.sync(station: station.description, since: since, now: now)
     }
+    if wait > 0 && !hasVisibleMessages(result) {
+      return .park(
+        SyncPark(
+          station: station.description, since: since, seen: result.newestTimestamp,
+          deadline: now + wait * 1000))
+    }
+    return .response(syncResponse(result, station: station.description))
+  }
+
+  /// Reads a held sync again (PROTOCOL.md, "Long poll"): its messages, when there are any now; or,
+  /// when there are none, `.park` again (with what this read saw) unless `final` (the wait ran out,
+  /// the server is stopping) or the deadline has passed, in which case `messages:[]` and the usual
+  /// `serverTime`. Never throws: a storage failure is an error response.
+  public func resumeSync(_ park: SyncPark, final: Bool) -> APIAnswer {
+    let now = clock()
+    let result: SyncResult
+    do throws(APIError) {
+      result = try store { () throws(StoreError) in
+        try database.sync(station: park.station, since: park.since, now: now)
+      }
+    } catch {
+      return .response(.error(error, station: park.station))
+    }
+    if !final && now < park.deadline && !hasVisibleMessages(result) {
+      var again = park
+      again.seen = result.newestTimestamp
+      return .park(again)
+    }
+    return .response(syncResponse(result, station: park.station))
+  }
+
+  /// Whether the answer would list a message (sent messages count only when `includeSent`).
+  func hasVisibleMessages(_ result: SyncResult) -> Bool {
+    result.messages.contains { config.includeSent || $0.direction == .received }
+  }
+
+  /// `{"messages":[…],"serverTime":…,"avatars":{…}}`.
+  func syncResponse(_ result: SyncResult, station: String) -> APIResponse {
     var writer = JSONWriter(capacity: 128 + result.messages.count * 128)
     writer.beginObject()
     writeMessages(result.messages, to: &writer)
@@ -17,7 +60,7 @@ extension APIHandler {
     writer.int(result.serverTime)
     writeAvatarHashes(result.avatarHashes, to: &writer)
     writer.endObject()
-    return .ok(writer, station: station.description)
+    return .ok(writer, station: station)
   }
 
   /// `messages`: oldest first, each exactly the keys of PROTOCOL.md ("Messages"); `seqId` is a

@@ -47,22 +47,34 @@ public final class APIHandler {
     }
   }
 
-  /// Answers one request. Never throws: every failure is an error response.
+  /// Answers one request. Never throws: every failure is an error response. A `/v1/sync` with
+  /// `wait` is answered at once, as if its wait had run out (a shell that can hold requests calls
+  /// `answer` instead).
   public func handle(_ request: APIRequest) -> APIResponse {
+    switch answer(request) {
+    case .response(let response): return response
+    case .park(let park): return resumeSync(park, final: true).immediateResponse
+    }
+  }
+
+  /// Answers one request, or, for a `/v1/sync` with `wait` that found nothing newer than `since`,
+  /// says to hold it (`APIAnswer.park`): the shell keeps the request until the station has news
+  /// or the deadline passes and then answers what `resumeSync` returns. Never throws.
+  public func answer(_ request: APIRequest) -> APIAnswer {
     guard let endpoint = Endpoint(rawValue: request.path) else {
-      return .error(.notFound(path: request.path))
+      return .response(.error(.notFound(path: request.path)))
     }
     // /metrics exists only on the private listener: the public server and CGI never show it.
     if endpoint == .metrics && !request.viaMetricsListener {
-      return .error(.notFound(path: request.path))
+      return .response(.error(.notFound(path: request.path)))
     }
     guard request.method == endpoint.method || (endpoint == .health && request.method == "HEAD") else {
-      return .error(.methodNotAllowed(allowed: endpoint.method))
+      return .response(.error(.methodNotAllowed(allowed: endpoint.method)))
     }
-    if endpoint == .health { return health() }
-    if endpoint == .metrics { return metrics() }
+    if endpoint == .health { return .response(health()) }
+    if endpoint == .metrics { return .response(metrics()) }
     guard request.body.count <= config.maxBodyBytes else {
-      return .error(.payloadTooLarge(limit: config.maxBodyBytes))
+      return .response(.error(.payloadTooLarge(limit: config.maxBodyBytes)))
     }
     var station: StationAddress?
     do throws(APIError) {
@@ -71,19 +83,21 @@ public final class APIHandler {
       let now = clock()
       switch endpoint {
       case .register:
-        return try register(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
+        return .response(
+          try register(body, station: station!, client: ClientAddress(request.remoteAddress), now: now))
       case .heartbeat:
-        return try heartbeat(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
+        return .response(
+          try heartbeat(body, station: station!, client: ClientAddress(request.remoteAddress), now: now))
       case .sync: return try sync(body, station: station!, now: now)
-      case .unregister: return try unregister(body, station: station!)
-      case .avatars: return try avatars(body, station: station!)
-      case .send: return try send(body, station: station!, now: now)
-      case .settings: return try settings(body, station: station!, now: now)
-      case .health: return health()
-      case .metrics: return metrics()
+      case .unregister: return .response(try unregister(body, station: station!))
+      case .avatars: return .response(try avatars(body, station: station!))
+      case .send: return .response(try send(body, station: station!, now: now))
+      case .settings: return .response(try settings(body, station: station!, now: now))
+      case .health: return .response(health())
+      case .metrics: return .response(metrics())
       }
     } catch {
-      return .error(error, station: station?.description)
+      return .response(.error(error, station: station?.description))
     }
   }
 

@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The responder's own request counters and latency histograms, kept in memory and shared by its
 /// worker threads (one lock, held for a few additions per request). The shell records every
 /// request it answers; `GET /metrics` renders them next to what the database says.
@@ -25,6 +29,12 @@ public final class RequestMetrics: Sendable {
   /// Every `endpoint` label, in the order `/metrics` lists them.
   static let endpointLabels = APIHandler.Endpoint.allCases.map(\.rawValue) + ["other"]
 
+  /// The position of `path`'s label in `endpointLabels`.
+  static func endpointIndex(_ path: String) -> Int {
+    guard let endpoint = APIHandler.Endpoint(rawValue: path) else { return endpointLabels.count - 1 }
+    return APIHandler.Endpoint.allCases.firstIndex(of: endpoint) ?? endpointLabels.count - 1
+  }
+
   /// One endpoint's latency histogram (bucket counts not yet cumulative).
   struct Histogram: Sendable {
     var buckets = [Int](repeating: 0, count: RequestMetrics.buckets.count)
@@ -32,11 +42,11 @@ public final class RequestMetrics: Sendable {
     var sumMicroseconds: Int64 = 0
   }
 
+  /// The counters, by position in `endpointLabels` (no label hashing per request).
   struct Counts: Sendable {
-    /// Requests by endpoint label and status.
-    var requests: [String: [Int: Int]] = [:]
-    var latency: [String: Histogram] = [:]
-    var inFlight = 0
+    /// Requests by endpoint and status.
+    var requests = [[Int: Int]](repeating: [:], count: RequestMetrics.endpointLabels.count)
+    var latency = [Histogram](repeating: Histogram(), count: RequestMetrics.endpointLabels.count)
   }
 
   /// A copy of the counters at one moment.
@@ -46,7 +56,16 @@ public final class RequestMetrics: Sendable {
     var inFlight: Int
   }
 
-  private let counts = Mutex(Counts())
+  /// The counters, in shards picked by thread, so workers recording at once rarely meet on one
+  /// lock (a contended lock costs a sleep and a wake on a small machine); `/metrics` adds them up.
+  private let shards = (0..<8).map { _ in Shard() }
+
+  private final class Shard: Sendable {
+    let counts = Mutex(Counts())
+  }
+  private let inFlight = Atomic<Int>(0)
+  /// Reads how many long polls are held (the transport knows); nil: none ever are.
+  private let parkedSource = Mutex<(@Sendable () -> Int)?>(nil)
   /// When this process started, epoch ms.
   public let startedAt: Int64
   /// `fastcgi` or `cgi`, shown in `aprs_cloud_responder_info`.
@@ -62,28 +81,61 @@ public final class RequestMetrics: Sendable {
 
   /// A request has started (the in-flight gauge).
   public func begin() {
-    counts.withLock { $0.inFlight += 1 }
+    inFlight.add(1, ordering: .relaxed)
+  }
+
+  /// A request that `begin()` counted is no longer being worked on, and not answered yet (it is
+  /// held as a long poll): only the in-flight gauge goes down.
+  public func end() {
+    inFlight.subtract(1, ordering: .relaxed)
+  }
+
+  /// Where the parked-requests gauge comes from (the FastCGI server's count).
+  public func countParked(with source: @escaping @Sendable () -> Int) {
+    parkedSource.withLock { $0 = source }
+  }
+
+  /// Long polls held right now.
+  func parked() -> Int {
+    parkedSource.withLock { $0 }?() ?? 0
   }
 
   /// A request for `path` was answered with `status` after `microseconds`; pass
   /// `finishing: true` when `begin()` was called for it.
   public func record(path: String, status: Int, microseconds: Int64, finishing: Bool = true) {
-    let endpoint = Self.endpointLabel(path)
+    let endpoint = Self.endpointIndex(path)
     let elapsed = max(0, microseconds)
     let bucket = Self.buckets.firstIndex { elapsed <= $0.microseconds }
-    counts.withLock { counts in
-      if finishing { counts.inFlight = max(0, counts.inFlight - 1) }
-      counts.requests[endpoint, default: [:]][status, default: 0] += 1
-      var histogram = counts.latency[endpoint] ?? Histogram()
-      if let bucket { histogram.buckets[bucket] += 1 }
-      histogram.count += 1
-      histogram.sumMicroseconds += elapsed
-      counts.latency[endpoint] = histogram
+    if finishing { inFlight.subtract(1, ordering: .relaxed) }
+    let thread = UInt64(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))))
+    shards[Int((thread &* 0x9E37_79B9_7F4A_7C15) >> 61)].counts.withLock { counts in
+      counts.requests[endpoint][status, default: 0] += 1
+      if let bucket { counts.latency[endpoint].buckets[bucket] += 1 }
+      counts.latency[endpoint].count += 1
+      counts.latency[endpoint].sumMicroseconds += elapsed
     }
   }
 
   /// The counters as they are now.
   func snapshot() -> Snapshot {
-    counts.withLock { Snapshot(requests: $0.requests, latency: $0.latency, inFlight: $0.inFlight) }
+    var total = Counts()
+    for shard in shards {
+      let copy = shard.counts.withLock { $0 }
+      for index in Self.endpointLabels.indices {
+        total.requests[index].merge(copy.requests[index], uniquingKeysWith: +)
+        for bucket in copy.latency[index].buckets.indices {
+          total.latency[index].buckets[bucket] += copy.latency[index].buckets[bucket]
+        }
+        total.latency[index].count += copy.latency[index].count
+        total.latency[index].sumMicroseconds += copy.latency[index].sumMicroseconds
+      }
+    }
+    var requests: [String: [Int: Int]] = [:]
+    var latency: [String: Histogram] = [:]
+    for (index, label) in Self.endpointLabels.enumerated() {
+      if !total.requests[index].isEmpty { requests[label] = total.requests[index] }
+      if total.latency[index].count > 0 { latency[label] = total.latency[index] }
+    }
+    return Snapshot(requests: requests, latency: latency, inFlight: max(0, inFlight.load(ordering: .relaxed)))
   }
 }

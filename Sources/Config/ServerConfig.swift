@@ -13,6 +13,8 @@ import Logging
 /// ringSize = 50            ; messages kept per station, 1–1000
 /// maxBody = 65536          ; largest request body in bytes
 /// busyTimeout = 5s         ; how long a write waits for another writer's lock
+/// logRequests = false      ; a log line per request at info (else at debug; CGI: always info)
+/// maxParked = 10000        ; long polls (`/v1/sync` with `wait`) held at once, 0–1000000
 ///
 /// [ratelimit]
 /// registrationsPerHour = 60
@@ -43,6 +45,11 @@ public struct ServerConfig: Sendable, Equatable {
   public var maxBody = 65_536
   /// How long a write waits for another connection's lock before answering 503 (ms).
   public var busyTimeoutMs: Int64 = 5000
+  /// Whether every request gets a log line at info level. Off, FastCGI logs them at debug only:
+  /// nginx's access log already has one line per request. CGI logs them at info either way.
+  public var logRequests = false
+  /// Long polls held at once (FastCGI); past it a `wait` is answered at once. 0 turns parking off.
+  public var maxParked = 10_000
   /// Registrations per station per hour.
   public var registrationsPerHour = 60
   /// Heartbeats per station per hour.
@@ -85,6 +92,8 @@ public struct ServerConfig: Sendable, Equatable {
     maxBody = try config.int("server", "maxBody", default: defaults.maxBody, range: 1024...16_777_216)
     busyTimeoutMs = try config.duration(
       "server", "busyTimeout", default: defaults.busyTimeoutMs, range: 0...60_000)
+    logRequests = try config.bool("server", "logRequests", default: defaults.logRequests)
+    maxParked = try config.int("server", "maxParked", default: defaults.maxParked, range: 0...1_000_000)
     let perHour = 1...1_000_000
     registrationsPerHour = try config.int(
       "ratelimit", "registrationsPerHour", default: defaults.registrationsPerHour, range: perHour)
@@ -111,6 +120,7 @@ public struct ServerConfig: Sendable, Equatable {
   public static let schema = ConfigSchema(sections: [
     "server": [
       "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
+      "logRequests", "maxParked",
     ],
     "ratelimit": [
       "registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "newStationsPerAddressPerHour",

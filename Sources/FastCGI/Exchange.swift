@@ -1,13 +1,14 @@
 import Logging
 import Platform
 
-/// What a server calls once per request, on the worker thread that read it: look at the
-/// request, send one answer through the writer, return. The worker takes its next connection
-/// only after the handler returns (see `FastCGIServer` for what that means for slow handlers).
+/// What a server calls once per request, on a worker thread: look at the request, send one answer
+/// through the writer (or park the request: `ResponseWriter.park`), return. The worker takes its
+/// next job only after the handler returns, so a handler should not wait for anything slow; a
+/// request that waits for an event is parked instead (see `FastCGIServer`).
 public typealias Handler = (Request, inout ResponseWriter) -> Void
 
 /// One request through one channel: parameters, the body (checked against the limit first),
-/// the handler, the answer. The same for FastCGI and CGI.
+/// the handler, the answer. Plain CGI's flow (FastCGI reads its records itself: `RequestParser`).
 enum Exchange {
   static func serve<Channel: RequestChannel>(
     _ channel: inout Channel, bodyLimit: Int, logger: Logger, handler: Handler

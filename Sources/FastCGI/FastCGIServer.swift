@@ -7,56 +7,64 @@ import Synchronization
   import Glibc
 #endif
 
-/// The FastCGI loop: worker threads, each with its own `FCGX_Request` and handler, sharing one
-/// listening socket; a stop that lets requests in flight finish.
+/// The FastCGI server: a few worker threads and one keeper thread over one listening socket,
+/// speaking FastCGI records itself (non-blocking sockets, epoll); requests that must wait are
+/// parked without a thread; a stop answers what is parked and lets requests in flight finish.
 ///
-/// ## How a request flows through the threads today
+/// ## Why not libfcgi
 ///
-/// One thread per worker, nothing else (no event loop, no task pool); the handler runs on the
-/// worker that accepted the connection, and that worker does nothing else until the answer is
-/// written:
+/// libfcgi's `FCGX_Accept_r`/`FCGX_Finish_r` tie a request to a blocking thread from accept to
+/// answer, and its 8 KB stream buffers (in and out, per request) would cost over 150 MB for 10,000
+/// parked requests. It also aborted the whole process on a params record whose name and value
+/// lengths summed past `INT_MAX`, and a client that sent half a header held every idle worker
+/// behind its accept lock. So the records are read here (`RequestParser`, `ParamsDecoder`,
+/// `Record`); libfcgi only still opens the listening socket (`ListenSocket`).
 ///
-/// 1. An idle worker takes the accept lock (idle workers take turns: one connection wakes one
-///    thread, not all of them) and `poll(2)`s the listening socket and the stop pipe.
-/// 2. When the socket is readable, it calls `FCGX_Accept_r`, which accepts the connection (the
-///    listening socket is non-blocking: losing the race to another worker or process is EAGAIN)
-///    and then, still on this thread and still holding the lock, reads FCGI_BEGIN_REQUEST and
-///    every FCGI_PARAMS record (blocking; on a unix socket libfcgi first waits up to 2 s for the
-///    first byte and drops a connection that sends none). A malformed record makes libfcgi close
-///    the connection and go back to accept (EAGAIN here: the worker returns to `poll`). While a
-///    client dawdles over its params, this worker and, through the lock, every idle one wait
-///    for it: a client that sends half a header and nothing more stops all accepting until it
-///    goes away. The socket is meant for nginx only (mode 0660, or loopback), which sends its
-///    records as soon as it connects.
-/// 3. The worker releases the lock and runs `Exchange.serve`: it reads the body from FCGI_STDIN
-///    (blocking; after the `CONTENT_LENGTH` check against `bodyLimit`), calls the worker's
-///    handler, which answers through `ResponseWriter` (buffered in libfcgi's stdout stream).
-/// 4. `FCGX_Finish_r` flushes stdout, sends FCGI_END_REQUEST, shuts the connection down for
-///    writing and, before closing it, reads and throws away whatever the client still sends
-///    (until it closes, or 2 s of silence). nginx runs with `fastcgi_keep_conn off`; a kept
-///    connection would only be read again by this worker's next `FCGX_Accept_r`, after a new
-///    connection wakes it. Back to 1.
+/// ## How a request flows through the threads
 ///
-/// So a request occupies one worker thread from the moment its connection is accepted until its
-/// answer is written, including everything the handler waits for (the database's write lock).
-/// `workers` requests at a time, then new connections queue in the listen backlog (1024). A
-/// long-poll request parked in the handler would hold its worker for as long as it is parked;
-/// the long-poll work has to take parked requests off the workers (answer them later from
-/// another thread) instead of blocking in the handler.
+/// - **Workers** (`workers` of them, each with its own handler, so a handler may hold a
+///   non-thread-safe database connection) wait in `epoll_wait`. As many as there are CPUs (at
+///   least 2) share one set with the listening socket, the ready queue's eventfd and the exit
+///   eventfd (all level-triggered; one event per wake); the others wait on the ready queue and the
+///   exit only, and look at the listening socket every 50 ms in case the accepting ones are all
+///   stuck in handlers (more threads taking connections than CPUs only preempt each other inside
+///   SQLite's locks). A worker that wins a connection (`accept4`, non-blocking) reads at once:
+///   nginx writes the whole request as soon as it connects, so usually the first `read` holds it
+///   all (if not, the worker waits 2 ms once). It runs the handler, writes the answer with
+///   FCGI_END_REQUEST in one `send`, closes the connection and, while connections are waiting,
+///   takes the next one without sleeping; accept to close on one thread, no hand-off (this is the
+///   fast path, the one the throughput benchmark measures).
+/// - **The keeper** (one thread) owns every connection no worker is busy with, in an epoll set of
+///   its own: a request that has not fully arrived when the worker's read finds nothing more
+///   (`adopt`: read on as bytes come, 30 s of silence closes it), a kept connection between two
+///   requests (`FCGI_KEEP_CONN`; 60 s idle), a parked request (`park`), and an answered
+///   connection whose web server still sends something (`drain`: read and thrown away until it
+///   closes, 2 s of silence or 10 s in all, so closing never resets a connection whose answer is
+///   still in flight). A request that becomes complete there goes to the **ready queue** (a
+///   locked FIFO with a semaphore eventfd in the workers' set): the next free worker serves it.
+///   Connections move only through the keeper's inbox and the ready queue; each has one owner at
+///   a time and nothing in it is locked.
+/// - **Parking**: a handler that has nothing to answer yet calls `ResponseWriter.park` with a
+///   ticket (a key, the version it waits to see passed, a deadline) and returns. The worker hands
+///   the connection to the keeper and takes its next job. The keeper holds it in `ParkedSet` (by
+///   key, deadlines in a heap) and in its epoll set, where the web server closing the connection
+///   (its client went away) or aborting the request frees it at once. While anything is parked
+///   the keeper asks the `WakeSource` every `pollIntervalMs` which keys changed; a parked request
+///   whose key passed its version, or whose deadline came, goes back through the ready queue to
+///   the worker's `Resumer`, which answers it (or parks it again). A parked request costs its
+///   socket and a few hundred bytes; no thread, no buffer.
 ///
 /// ## Stopping
 ///
-/// `stop()` (or a stop signal, once `stopOnSignals()` runs the signal thread) writes one byte to
-/// a pipe that is never read; a signal also calls `FCGX_ShutdownPending()` (Debian's libfcgi
-/// 2.4.2 only checks that flag in its accept loop, not in reads and writes, so requests in
-/// flight are unaffected; the flag is process-wide, so `stop()` leaves it alone). Workers wait
-/// for work in `poll(2)` on the listening socket and that pipe, so an idle worker wakes at once
-/// and exits; a busy one finishes its request, comes back to `poll`, sees the pipe and exits. A stopping leader leaves the pipe
-/// readable, so each follower waiting for the accept lock in turn sees it and stops too.
-/// Nothing is done to the listening socket itself: `shutdown(2)` would also wake `accept`, but an
-/// inherited socket is shared with systemd (socket activation keeps it open across restarts),
-/// and shutting it down would break the next start. Connections still queued when the workers
-/// exit are refused when the owner closes the socket (nginx answers those with its 502 page).
+/// `stop()` (or a stop signal, once `stopOnSignals()` runs the signal thread) takes the
+/// listening socket out of the workers' set (connections still in the backlog are refused when
+/// the socket's owner closes it after `run` returns) and tells the keeper, which sends every
+/// parked request back to a worker with reason `stopping` (they are answered at once, and parking
+/// is refused from then on) and closes idle kept and draining connections. Requests in flight,
+/// in a handler or still arriving, finish and are answered. When the last connection is closed
+/// an exit eventfd wakes every thread and `run` returns. Nothing is done to the listening socket
+/// itself: an inherited one is shared with systemd (socket activation keeps it open across
+/// restarts).
 public final class FastCGIServer: @unchecked Sendable {
   /// The socket the workers accept on.
   public let socket: ListenSocket
@@ -64,24 +72,25 @@ public final class FastCGIServer: @unchecked Sendable {
   /// the body is read (`RequestBodyError.tooLarge`).
   public let bodyLimit: Int
   let logger: Logger
-  /// Made readable (never drained) by a stop: idle workers poll it beside the listening socket.
-  private let wakePipe: WakePipe
-  private let stopping = Atomic<Bool>(false)
+  private let core: ServerCore
+  private let started = Atomic<Bool>(false)
 
-  /// Prepares a server on `socket` (it stays the caller's to close after `run`).
-  /// Throws when the stop pipe cannot be created.
-  public init(socket: ListenSocket, bodyLimit: Int, logger: Logger) throws(StartupError) {
-    guard let wakePipe = WakePipe() else {
-      throw StartupError("cannot create the shutdown pipe: \(String(cString: strerror(errno)))")
-    }
+  /// Prepares a server on `socket` (it stays the caller's to close after `run`); `parking` says
+  /// how many requests may be parked and what wakes them. Throws when the event descriptors
+  /// cannot be created.
+  public init(
+    socket: ListenSocket, bodyLimit: Int, logger: Logger, parking: ParkingOptions = ParkingOptions()
+  ) throws(StartupError) {
     self.socket = socket
     self.bodyLimit = bodyLimit
     self.logger = logger
-    self.wakePipe = wakePipe
+    core = try ServerCore(listenFd: socket.fd, bodyLimit: bodyLimit, logger: logger, parking: parking)
   }
 
-  /// The signals that stop the server gracefully. SIGUSR1 is Apache mod_fastcgi's graceful stop;
-  /// left unblocked, libfcgi's own SIGUSR1 handler would stop accepting without waking anyone.
+  /// Requests parked right now (with those a handler is about to park).
+  public var parkedCount: Int { core.parkedCount.load(ordering: .relaxed) }
+
+  /// The signals that stop the server gracefully. SIGUSR1 is Apache mod_fastcgi's graceful stop.
   /// Observed: when the process crashes, the Swift runtime's crash reporter sends SIGUSR1 too
   /// (every 2 s); the signal thread takes those for stop signals, logs "stopping", and the
   /// report and the exit come only about 30 s later.
@@ -95,159 +104,60 @@ public final class FastCGIServer: @unchecked Sendable {
   /// until the process exits. Call `blockStopSignals()` before starting any thread.
   public func stopOnSignals() throws(StartupError) {
     do {
-      try StopSignals.handle(Self.stopSignals) { [self] received in
+      try StopSignals.handle(Self.stopSignals) { [core] received in
         let name =
           received == SIGTERM
           ? "TERM" : received == SIGINT ? "INT" : received == SIGUSR1 ? "USR1" : "\(received)"
-        if beginStop(fields: [("signal", name)]) {
-          // After the pipe, so a worker whose accept fails because of it finds the pipe set. The
-          // flag is process-wide: once set, every failed accept reports -9999 instead of its errno.
-          FCGX_ShutdownPending()
-        }
+        core.beginStop(fields: [("signal", name)])
       }
     } catch {
       throw StartupError("cannot start the signal thread: \(error)")
     }
   }
 
-  /// Stops the server gracefully, from any thread: idle workers exit at once, busy ones after
-  /// their request; `run` returns when all have. Later calls only log. Unlike a stop signal it
-  /// leaves libfcgi's process-wide shutdown flag alone, so other servers in the process go on.
-  public func stop() { beginStop(fields: []) }
-
-  /// The first call logs, wakes the workers and returns true; later ones log that a stop is
-  /// under way and return false.
-  @discardableResult
-  func beginStop(fields: [(String, String)]) -> Bool {
-    guard stopping.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-    else {
-      logger.log(.info, "already stopping; waiting for requests in flight", fields: fields)
-      return false
-    }
-    logger.log(.info, "stopping: finishing requests in flight", fields: fields)
-    wakePipe.wake()
-    return true
-  }
+  /// Stops the server gracefully, from any thread: parked requests are answered at once, requests
+  /// in flight finish; `run` returns when every connection is closed. Later calls only log.
+  public func stop() { core.beginStop(fields: []) }
 
   /// Starts one worker per handler (`handlers[i]` only ever runs on worker `i`, one request at a
-  /// time, so it may hold a non-thread-safe database connection) and returns when every worker
-  /// has stopped: true after `stop()` or a stop signal, false if the workers stopped on their own
-  /// (a broken listening socket).
+  /// time, so it may hold a non-thread-safe database connection) and returns when the server has
+  /// stopped: true after `stop()` or a stop signal, false if it stopped on its own (a broken
+  /// listening socket). Handlers cannot park (`ParkOutcome.unsupported`).
   public func run(handlers: [Handler]) throws(StartupError) -> Bool {
-    let initialised = FCGX_Init()
-    guard initialised == 0 else { throw StartupError("cannot initialise libfcgi: error \(initialised)") }
+    try start(handlers.map { ($0, nil) })
+  }
+
+  /// Like `run(handlers:)`, with a resumer per worker: handlers may park requests.
+  public func run(workers: [WorkerHandlers]) throws(StartupError) -> Bool {
+    try start(workers.map { ($0.handle, $0.resume) })
+  }
+
+  private func start(_ workers: [(Handler, Resumer?)]) throws(StartupError) -> Bool {
+    guard !workers.isEmpty else { throw StartupError("a FastCGI server needs at least one worker") }
+    guard started.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+    else { throw StartupError("the FastCGI server runs only once") }
+    core.parkingEnabled = workers.allSatisfy { $0.1 != nil }
+    core.acceptors = min(workers.count, max(2, Self.cpuCount()))
+    let keeper = try Keeper(core: core)
     var finished: [Latch] = []
-    let acceptLock = Lock()
-    for (index, handler) in handlers.enumerated() {
-      let worker = Worker(
-        index: index, listenFd: socket.fd, wakeFd: wakePipe.readDescriptor, bodyLimit: bodyLimit,
-        handler: handler, logger: logger, acceptLock: acceptLock)
-      do {
+    do {
+      finished.append(try startThread(name: "fcgi-keeper") { keeper.run() })
+      for (index, (handle, resume)) in workers.enumerated() {
+        let worker = Worker(index: index, core: core, handle: handle, resume: resume)
         finished.append(try startThread(name: "fcgi-\(index)") { worker.run() })
-      } catch {
-        throw StartupError("cannot start worker thread \(index): \(error)")
       }
+    } catch {
+      // Threads already running leave with the stop.
+      core.fail("cannot start the server's threads", fields: [("error", error.description)])
+      for latch in finished { latch.wait() }
+      throw StartupError("cannot start a worker thread: \(error)")
     }
     for latch in finished { latch.wait() }
-    var probe = pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0)
-    return poll(&probe, 1, 0) == 1
-  }
-}
-
-/// One worker thread: waits for a connection or the shutdown pipe, accepts, serves, repeats.
-final class Worker: @unchecked Sendable {
-  let index: Int
-  let listenFd: Int32
-  let wakeFd: Int32
-  let bodyLimit: Int
-  let handler: Handler
-  let logger: Logger
-  let acceptLock: Lock
-
-  init(
-    index: Int, listenFd: Int32, wakeFd: Int32, bodyLimit: Int, handler: @escaping Handler, logger: Logger,
-    acceptLock: Lock
-  ) {
-    self.acceptLock = acceptLock
-    self.index = index
-    self.listenFd = listenFd
-    self.wakeFd = wakeFd
-    self.bodyLimit = bodyLimit
-    self.handler = handler
-    self.logger = logger
+    return !core.failed.load(ordering: .sequentiallyConsistent)
   }
 
-  func run() {
-    let request = UnsafeMutablePointer<FCGX_Request>.allocate(capacity: 1)
-    defer { request.deallocate() }
-    guard FCGX_InitRequest(request, listenFd, 0) == 0 else {
-      logger.error("cannot initialise a FastCGI request", ["worker": String(index)])
-      return
-    }
-    defer { FCGX_Free(request, 1) }
-    while true {
-      // Leader/followers: one idle worker at a time waits on the socket, so a connection wakes one
-      // thread instead of every idle one. A stopping leader leaves the pipe readable, so each
-      // follower in turn sees it and stops too.
-      acceptLock.lock()
-      let outcome = waitAndAccept(request)
-      acceptLock.unlock()
-      switch outcome {
-      case .stop: return
-      case .retry: continue
-      case .accepted:
-        var channel = FastCGIChannel(request: request)
-        Exchange.serve(&channel, bodyLimit: bodyLimit, logger: logger, handler: handler)
-        FCGX_Finish_r(request)
-      }
-    }
-  }
-
-  private enum AcceptOutcome {
-    case accepted, retry, stop
-  }
-
-  /// Waits for a connection or the shutdown pipe and accepts.
-  private func waitAndAccept(_ request: UnsafeMutablePointer<FCGX_Request>) -> AcceptOutcome {
-    var fds = [
-      pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: listenFd, events: Int16(POLLIN), revents: 0),
-    ]
-    let ready = poll(&fds, 2, -1)
-    if ready < 0 {
-      if errno == EINTR { return .retry }
-      logger.error("poll failed", ["worker": String(index), "error": String(cString: strerror(errno))])
-      return .stop
-    }
-    if fds[0].revents != 0 { return .stop }
-    if fds[1].revents & Int16(POLLNVAL | POLLERR) != 0 {
-      logger.error("the listening socket failed; worker stops", ["worker": String(index)])
-      return .stop
-    }
-    let accepted = FCGX_Accept_r(request)
-    guard accepted < 0 else { return .accepted }
-    if isStopping() { return .stop }
-    let error = -accepted
-    switch error {
-    case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, ECONNRESET:
-      return .retry  // another process took it, or the client left
-    case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-      logger.error("cannot accept; retrying", ["worker": String(index), "error": describe(error)])
-      var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
-      nanosleep(&pause, nil)
-      return .retry
-    default:
-      logger.error("accept failed; worker stops", ["worker": String(index), "error": describe(error)])
-      return .stop
-    }
-  }
-
-  private func isStopping() -> Bool {
-    var probe = pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)
-    return poll(&probe, 1, 0) == 1
-  }
-
-  private func describe(_ error: Int32) -> String {
-    error > 0 ? String(cString: strerror(error)) : "libfcgi error \(error)"
+  /// The CPUs online, at least 1.
+  static func cpuCount() -> Int {
+    max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
   }
 }

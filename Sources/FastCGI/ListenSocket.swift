@@ -25,8 +25,9 @@ public struct ListenSocket: Sendable {
   private let ownedPath: String?
   private let ownedIdentity: (dev: UInt, ino: UInt)?
 
-  /// The listen backlog of the sockets we open: connections waiting while every worker is busy.
-  static let backlog: Int32 = 1024
+  /// The listen backlog of the sockets we open: connections waiting to be accepted (after a restart,
+  /// every long-poll client comes back at once). Linux caps it at `net.core.somaxconn`.
+  static let backlog: Int32 = 4096
 
   /// Whether fd 0 is a listening socket (spawn-fcgi, mod_fcgid, systemd with
   /// `StandardInput=socket`) rather than a CGI request's body or a terminal. Asks libfcgi

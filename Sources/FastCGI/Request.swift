@@ -4,8 +4,24 @@
 /// checked against the server's body limit before a byte of it is read (see `RequestBodyError`).
 public struct Request: Sendable {
   /// Every CGI/FastCGI parameter the web server passed (`REQUEST_METHOD`, `CONTENT_TYPE`,
-  /// `HTTP_*`, …). In CGI mode this is the whole process environment.
-  public var params: [String: String]
+  /// `HTTP_*`, …). In CGI mode this is the whole process environment. Over FastCGI the dictionary
+  /// is built when asked for (from the FCGI_PARAMS bytes); `parameter(_:)` finds one without it.
+  public var params: [String: String] {
+    get {
+      switch storage {
+      case .decoded(let params): params
+      case .raw(let bytes): (try? ParamsDecoder.decodeParameters(bytes[...])) ?? [:]
+      }
+    }
+    set { storage = .decoded(newValue) }
+  }
+  /// The parameters as given, or still as FCGI_PARAMS name-value pairs (checked well-formed).
+  private var storage: Parameters
+
+  private enum Parameters: Sendable {
+    case decoded([String: String])
+    case raw([UInt8])
+  }
   /// `REQUEST_METHOD`; `GET` when it is missing or empty.
   public var method: String
   /// The path the application routes on, from `DOCUMENT_URI`, `REQUEST_URI` or `SCRIPT_NAME` +
@@ -18,13 +34,33 @@ public struct Request: Sendable {
   public var remoteAddress: String
 
   /// `CONTENT_TYPE`, if the web server passed one.
-  public var contentType: String? { params["CONTENT_TYPE"] }
+  public var contentType: String? { parameter("CONTENT_TYPE") }
+
+  /// One parameter's value (the first, if the name came twice), or nil.
+  public func parameter(_ name: String) -> String? {
+    switch storage {
+    case .decoded(let params): params[name]
+    case .raw(let bytes): ParamsDecoder.values(of: ParamsDecoder.Names([name]), in: bytes[...])[0]
+    }
+  }
 
   public init(
     params: [String: String], method: String, path: String, body: Result<[UInt8], RequestBodyError>,
     remoteAddress: String
   ) {
-    self.params = params
+    self.storage = .decoded(params)
+    self.method = method
+    self.path = path
+    self.body = body
+    self.remoteAddress = remoteAddress
+  }
+
+  /// A request whose parameters are still FCGI_PARAMS bytes (well-formed: `ParamsDecoder.check`).
+  init(
+    rawParams: [UInt8], method: String, path: String, body: Result<[UInt8], RequestBodyError>,
+    remoteAddress: String
+  ) {
+    self.storage = .raw(rawParams)
     self.method = method
     self.path = path
     self.body = body

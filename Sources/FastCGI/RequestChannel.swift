@@ -1,6 +1,6 @@
 /// One request's transport: where its parameters and body come from and where its answer goes.
-/// FastCGI (`FastCGIChannel`) and plain CGI (`CGIChannel`) each provide one; `Exchange` does the
-/// same thing over both.
+/// Plain CGI's is `CGIChannel`, which `Exchange` serves (FastCGI's records are read by the server
+/// itself: `RequestParser`).
 protocol RequestChannel {
   /// Every CGI/FastCGI parameter (`REQUEST_METHOD`, `CONTENT_LENGTH`, …). A name sent twice keeps
   /// its first value, as libfcgi's `FCGX_GetParam` does.

@@ -33,18 +33,32 @@ enum RequestPath {
 
   private static func lastRange(of needle: String, in text: Substring) -> Range<Substring.Index>? {
     let needle = Array(needle.utf8)
-    let bytes = Array(text.utf8)
-    guard bytes.count >= needle.count else { return nil }
-    var start = bytes.count - needle.count
-    while start >= 0 {
-      if bytes[start..<start + needle.count].elementsEqual(needle) {
-        let lower = text.utf8.index(text.startIndex, offsetBy: start)
-        let upper = text.utf8.index(lower, offsetBy: needle.count)
-        return lower..<upper
+    let found: Int?? = text.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+      guard bytes.count >= needle.count else { return nil }
+      var start = bytes.count - needle.count
+      while start >= 0 {
+        if bytes[start] == needle[0] && bytes[start..<start + needle.count].elementsEqual(needle) {
+          return start
+        }
+        start -= 1
       }
-      start -= 1
+      return nil
     }
-    return nil
+    let start: Int?
+    if let found {
+      start = found
+    } else {
+      // Not contiguous (a bridged string): the same search over a copy.
+      let bytes = Array(text.utf8)
+      start =
+        bytes.count >= needle.count
+        ? (0...(bytes.count - needle.count)).last { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
+        : nil
+    }
+    guard let start else { return nil }
+    let lower = text.utf8.index(text.startIndex, offsetBy: start)
+    let upper = text.utf8.index(lower, offsetBy: needle.count)
+    return lower..<upper
   }
 }
 

@@ -20,15 +20,41 @@ public struct Response: Sendable {
 
   /// The bytes on the wire (FastCGI stdout or CGI standard output).
   public func encoded() -> [UInt8] {
-    var head = "Status: \(status) \(Response.headerSafe(reason))\r\n"
-    for (name, value) in headers where !Response.serverHeaders.contains(name.lowercased()) {
-      head += Response.headerSafe(name) + ": " + Response.headerSafe(value) + "\r\n"
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(64 + headers.count * 48 + body.count)
+    Self.append("Status: ", to: &bytes)
+    Self.append(String(status), to: &bytes)
+    bytes.append(0x20)
+    Self.appendSafe(reason, to: &bytes)
+    bytes.append(contentsOf: [13, 10])
+    for (name, value) in headers where !Response.isServerHeader(name) {
+      Self.appendSafe(name, to: &bytes)
+      bytes.append(contentsOf: [0x3A, 0x20])
+      Self.appendSafe(value, to: &bytes)
+      bytes.append(contentsOf: [13, 10])
     }
-    head += "Content-Length: \(body.count)\r\n\r\n"
-    var bytes = Array(head.utf8)
-    bytes.reserveCapacity(bytes.count + body.count)
+    Self.append("Content-Length: ", to: &bytes)
+    Self.append(String(body.count), to: &bytes)
+    bytes.append(contentsOf: [13, 10, 13, 10])
     bytes.append(contentsOf: body)
     return bytes
+  }
+
+  private static func append(_ text: String, to bytes: inout [UInt8]) {
+    bytes.append(contentsOf: text.utf8)
+  }
+
+  /// `text` without line breaks and other control characters (`headerSafe`), straight into `bytes`.
+  /// In UTF-8 those are exactly the bytes below 0x20 and 0x7F.
+  private static func appendSafe(_ text: String, to bytes: inout [UInt8]) {
+    for byte in text.utf8 where byte >= 0x20 && byte != 0x7F { bytes.append(byte) }
+  }
+
+  /// Whether `name` is one of `serverHeaders`, in any case.
+  static func isServerHeader(_ name: String) -> Bool {
+    let utf8 = name.utf8
+    guard utf8.count == 6 || utf8.count == 14 else { return false }
+    return serverHeaders.contains(name.lowercased())
   }
 
   /// Header names (lower case) only the server writes.

@@ -206,7 +206,9 @@ extension Database {
       let cursor = try syncCursor(address)
       let hashes = try avatarHashes(of: messages)
       return (
-        SyncResult(messages: messages, serverTime: max(since, last), avatarHashes: hashes), cursor
+        SyncResult(
+          messages: messages, serverTime: max(since, last), avatarHashes: hashes, newestTimestamp: last),
+        cursor
       )
     }
     if let storedCursor, result.serverTime > storedCursor, !options.readOnly {
@@ -217,6 +219,28 @@ extension Database {
       }
     }
     return result
+  }
+
+  /// The stations that got messages after `timestamp` (epoch ms, exclusive), each with its newest
+  /// timestamp, and the newest timestamp of all, from ONE read snapshot. It walks only the new rows
+  /// (through the unique index on `timestamp`), so asking after every commit costs next to nothing;
+  /// asked with `Int64.max` it only reads the newest timestamp. A message committed after the
+  /// snapshot has a larger timestamp than `newestTimestamp`: ask again from there.
+  public func messageActivity(after timestamp: Int64) throws(StoreError) -> MessageActivity {
+    try readTransaction { () throws(StoreError) in
+      let newest = try lastMessageTimestamp()
+      var stations: [String: Int64] = [:]
+      guard timestamp < newest else { return MessageActivity(newestTimestamp: newest, stations: stations) }
+      let statement = try prepared(
+        "SELECT station, timestamp FROM messages WHERE timestamp > ?1")
+      defer { statement.reset() }
+      try statement.bind(1, timestamp)
+      while try statement.step() {
+        let station = statement.text(0)
+        stations[station] = max(stations[station] ?? 0, statement.int64(1))
+      }
+      return MessageActivity(newestTimestamp: newest, stations: stations)
+    }
   }
 
   private func syncCursor(_ address: String) throws(StoreError) -> Int64? {

@@ -50,6 +50,24 @@ public struct SyncResult: Sendable, Equatable {
   public var serverTime: Int64
   /// The avatar hash of each distinct peer in `messages` that has a stored avatar.
   public var avatarHashes: [String: String]
+  /// The newest message timestamp of the whole database in the read that built this answer
+  /// (`serverTime` before `since` is folded in): a long poll that parks looks for messages after it.
+  public var newestTimestamp: Int64 = 0
+}
+
+/// Which stations got messages after a given timestamp, read in one snapshot: what wakes parked
+/// long polls (`Database.messageActivity(after:)`).
+public struct MessageActivity: Sendable, Equatable {
+  /// The newest message timestamp ever assigned, as that snapshot saw it (0 before the first).
+  public var newestTimestamp: Int64
+  /// Each station with messages stored after the given timestamp (and still in its ring), with
+  /// the newest of their timestamps.
+  public var stations: [String: Int64]
+
+  public init(newestTimestamp: Int64, stations: [String: Int64]) {
+    self.newestTimestamp = newestTimestamp
+    self.stations = stations
+  }
 }
 
 /// A message the listener heard for a registered station, to be stored once.

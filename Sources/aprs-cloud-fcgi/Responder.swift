@@ -11,6 +11,12 @@ import Platform
 /// one log line and the request metrics out. The transport (sockets, workers, the body and its
 /// limit) is the `FastCGI` module's; this only turns its refusals into API errors (413 for an
 /// announced body over the limit, 400 for a `CONTENT_LENGTH` that is missing, garbage or a lie).
+///
+/// A `/v1/sync` with `wait` that finds nothing (`APIAnswer.park`) is parked with the server
+/// (`ResponseWriter.park`, keyed by station) and answered by `resume` when the station gets a
+/// message, the wait runs out or the server stops. Where nothing can be parked (plain CGI: one
+/// process per request) the sync is read again every `pollIntervalMs` until then; where the
+/// server is full (or parking is off) it is answered at once.
 struct Responder {
   let handler: APIHandler
   let logger: Logger
@@ -19,38 +25,130 @@ struct Responder {
   /// Whether `metricsParameter` is believed: true for FastCGI, where parameters come from the web
   /// server's configuration; false for CGI, where any of them may come from the environment.
   var acceptsMetricsParameter = false
+  /// The level of the line each successful request gets (4xx answers: always info, 5xx: error).
+  /// nginx's access log has a line per request already, so FastCGI uses debug unless
+  /// `[server] logRequests`.
+  var requestLogLevel = LogLevel.info
+  /// Whether a sync that cannot be parked is held by reading the database again every
+  /// `pollIntervalMs` (plain CGI, where the request is the process); otherwise (FastCGI with
+  /// `maxParked` 0) it is answered at once.
+  var holdsByPolling = false
+  /// How often a held sync reads the database again where requests cannot be parked (CGI), ms.
+  var pollIntervalMs: Int64 = 250
+  /// The clock the handler uses (epoch ms): a held sync's deadline is on it.
+  var clock: EpochClock = epochMilliseconds
 
   /// The FastCGI parameter that marks a request from nginx's private metrics listener
   /// (`fastcgi_param APRS_CLOUD_METRICS on;` in nginx/aprs-cloud-metrics.conf; the public locations
   /// send it empty). A client cannot set it: nginx passes request headers as `HTTP_*`.
   static let metricsParameter = "APRS_CLOUD_METRICS"
 
-  /// Answers one request (a `FastCGI.Handler`).
+  /// What a parked sync carries through the server (`ParkTicket.context`).
+  struct HeldSync: Sendable {
+    var park: SyncPark
+  }
+
+  /// Answers one request (a `FastCGI.Handler`), or parks it.
   func handle(_ request: Request, _ writer: inout ResponseWriter) {
     metrics?.begin()
-    let response: APIResponse
+    let answer: APIAnswer
     switch request.body {
     case .success(let body):
-      response = handler.handle(
+      answer = handler.answer(
         APIRequest(
           method: request.method, path: request.path, contentType: request.contentType, body: body,
           remoteAddress: request.remoteAddress,
-          viaMetricsListener: acceptsMetricsParameter && request.params[Self.metricsParameter] == "on"))
+          viaMetricsListener: acceptsMetricsParameter && request.parameter(Self.metricsParameter) == "on"))
     case .failure(let error):
-      response = .error(Responder.apiError(error))
+      answer = .response(.error(Responder.apiError(error)))
     }
+    carryOut(answer, method: request.method, path: request.path, waitedMs: 0, &writer)
+  }
 
+  /// Answers a parked sync that is back (a `FastCGI.Resumer`): its messages, or `messages:[]` when
+  /// the wait ran out or the server stops; parked again when it was woken for nothing it shows.
+  func resume(_ parked: ParkedRequest, _ writer: inout ResponseWriter) {
+    metrics?.begin()
+    guard let held = parked.ticket.context as? HeldSync else {
+      deliver(
+        .error(.internalError("a held request lost its state")), method: parked.method, path: parked.path,
+        waitedMs: parked.parkedMilliseconds, &writer)
+      return
+    }
+    carryOut(
+      handler.resumeSync(held.park, final: parked.reason != .woken), method: parked.method, path: parked.path,
+      waitedMs: parked.parkedMilliseconds, &writer)
+  }
+
+  private func carryOut(
+    _ answer: APIAnswer, method: String, path: String, waitedMs: Int64, _ writer: inout ResponseWriter
+  ) {
+    var answer = answer
+    var waited = waitedMs
+    while true {
+      switch answer {
+      case .response(let response):
+        deliver(response, method: method, path: path, waitedMs: waited, &writer)
+        return
+      case .park(let park):
+        let remaining = max(0, park.deadline - clock())
+        let ticket = ParkTicket(
+          key: park.station, after: park.since, seen: park.seen,
+          deadline: monotonicMilliseconds() + remaining,
+          context: HeldSync(park: park))
+        switch writer.park(ticket) {
+        case .parked:
+          metrics?.end()
+          return
+        case .refused:
+          answer = handler.resumeSync(park, final: true)
+        case .unsupported where !holdsByPolling:
+          answer = handler.resumeSync(park, final: true)
+        case .unsupported:
+          let started = monotonicMilliseconds()
+          answer = .response(waitByPolling(park))
+          waited += monotonicMilliseconds() - started
+        }
+      }
+    }
+  }
+
+  /// Reads the sync again every `pollIntervalMs` until it has messages or its deadline passes (plain
+  /// CGI, where a request is a process and nothing else can hold it).
+  private func waitByPolling(_ park: SyncPark) -> APIResponse {
+    var park = park
+    while true {
+      let remaining = park.deadline - clock()
+      if remaining > 0 {
+        let pause = min(remaining, pollIntervalMs)
+        var time = timespec(tv_sec: Int(pause / 1000), tv_nsec: Int(pause % 1000) * 1_000_000)
+        var left = timespec()
+        while nanosleep(&time, &left) != 0 && errno == EINTR { time = left }
+      }
+      switch handler.resumeSync(park, final: clock() >= park.deadline) {
+      case .response(let response): return response
+      case .park(let again): park = again
+      }
+    }
+  }
+
+  /// Writes the answer, then counts and logs it.
+  private func deliver(
+    _ response: APIResponse, method: String, path: String, waitedMs: Int64, _ writer: inout ResponseWriter
+  ) {
     let delivery = writer.send(Responder.encode(response))
-    let path = request.path
     metrics?.record(path: path, status: response.status, microseconds: delivery.microseconds)
     // A scraper asks for /metrics every few seconds: its answers are logged at debug only.
     let level: LogLevel =
-      response.status >= 500 ? .error : (path == "/metrics" && response.status == 200 ? .debug : .info)
+      response.status >= 500
+      ? .error
+      : response.status >= 400 ? .info : (path == "/metrics" ? .debug : requestLogLevel)
     if logger.isEnabled(level) {
-      var fields: [(String, String)] = [("method", request.method), ("path", path)]
+      var fields: [(String, String)] = [("method", method), ("path", path)]
       if let station = response.station { fields.append(("station", station)) }
       fields.append(("status", String(response.status)))
       fields.append(("us", String(delivery.microseconds)))
+      if waitedMs > 0 { fields.append(("waitedMs", String(waitedMs))) }
       if !delivery.delivered { fields.append(("delivered", "false")) }
       logger.log(level, "request", fields: fields)
     }
@@ -67,11 +165,17 @@ struct Responder {
   /// `Status:` line, `Content-Type` and `Cache-Control`, the response's own headers,
   /// `Content-Length`, body.
   static func encode(_ response: APIResponse) -> Response {
-    let reserved: Set<String> = ["status", "content-type", "cache-control", "content-length"]
+    var headers: [(name: String, value: String)] = [
+      ("Content-Type", response.contentType), ("Cache-Control", "no-store"),
+    ]
+    for header in response.headers where !reservedHeaders.contains(header.name.lowercased()) {
+      headers.append(header)
+    }
     return Response(
-      status: response.status, reason: APIResponse.reasonPhrase(response.status),
-      headers: [("Content-Type", response.contentType), ("Cache-Control", "no-store")]
-        + response.headers.filter { !reserved.contains($0.name.lowercased()) },
+      status: response.status, reason: APIResponse.reasonPhrase(response.status), headers: headers,
       body: response.body)
   }
+
+  /// Headers `encode` writes itself (lower case).
+  static let reservedHeaders: Set<String> = ["status", "content-type", "cache-control", "content-length"]
 }

@@ -28,6 +28,9 @@ if options.help {
   exit(0)
 }
 
+// The database watch is what wakes the FastCGI server's parked long polls.
+extension SyncWatch: WakeSource {}
+
 /// How this process was started.
 enum Mode {
   case socket(String)
@@ -104,6 +107,8 @@ let apiConfig: APIConfig = {
   config.send = settings.send.enabled
   config.sendsPerMinute = settings.send.perMinute
   config.sendsInFlight = settings.send.inFlight
+  // Advertised (/v1/info) only where a held sync costs no thread; CGI still honours `wait`.
+  config.longPoll = !runsAsCGI && settings.maxParked > 0
   return config
 }()
 
@@ -126,7 +131,10 @@ func makeResponder(_ database: Database) -> Responder {
   Responder(
     handler: APIHandler(
       database: database, config: apiConfig, metrics: requestMetrics, clock: epochMilliseconds),
-    logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI)
+    logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI,
+    // One line per request duplicates nginx's access log: debug unless asked for. A CGI request
+    // is a process of its own, where the line costs nothing next to the start.
+    requestLogLevel: runsAsCGI || settings.logRequests ? .info : .debug, holdsByPolling: runsAsCGI)
 }
 
 FileModes.createParentDirectories(of: settings.database)
@@ -163,13 +171,26 @@ case .socket, .inherited:
     logger.error(error.description)
     exit(1)
   }
+  // Every parked long poll holds a socket: take every descriptor the hard limit allows.
+  let descriptors = OpenFileLimit.raiseToHardLimit()
+  if settings.maxParked > 0 && descriptors < settings.maxParked + settings.workers + 64 {
+    logger.warn(
+      "the open-file limit is below what maxParked needs; long polls past it are refused at accept",
+      ["limit": String(descriptors), "maxParked": String(settings.maxParked)])
+  }
   var databases: [Database] = []
   let schemaVersion: Int
+  let wakeSource: SyncWatch?
   do {
     let first = try openDatabase()
     schemaVersion = try first.migrate()
     databases.append(first)
     while databases.count < settings.workers { databases.append(try openDatabase()) }
+    wakeSource =
+      settings.maxParked > 0
+      ? try SyncWatch(database: try openDatabase()) { [logger] error in
+        logger.error("cannot read what woke long polls", ["error": error])
+      } : nil
   } catch {
     logger.error("cannot open the database", ["database": settings.database, "error": error.description])
     socket.close()
@@ -180,18 +201,29 @@ case .socket, .inherited:
     [
       "mode": socket.kind.rawValue, "listen": socket.address, "workers": String(settings.workers),
       "database": settings.database, "schemaVersion": String(schemaVersion), "pid": String(getpid()),
+      "maxParked": String(settings.maxParked), "openFiles": String(descriptors),
     ])
   let stoppedBySignal: Bool
   do {
-    let server = try FastCGIServer(socket: socket, bodyLimit: settings.maxBody, logger: logger)
+    let server = try FastCGIServer(
+      socket: socket, bodyLimit: settings.maxBody, logger: logger,
+      parking: ParkingOptions(maxParked: settings.maxParked, source: wakeSource))
+    requestMetrics.countParked { server.parkedCount }
     try server.stopOnSignals()
-    stoppedBySignal = try server.run(handlers: databases.map { makeResponder($0).handle })
+    let responders = databases.map(makeResponder)
+    if settings.maxParked > 0 {
+      stoppedBySignal = try server.run(
+        workers: responders.map { WorkerHandlers(handle: $0.handle, resume: $0.resume) })
+    } else {
+      stoppedBySignal = try server.run(handlers: responders.map { $0.handle })
+    }
   } catch {
     logger.error(error.description)
     exit(1)
   }
   socket.close()
   for database in databases { database.close() }
+  wakeSource?.close()
   if stoppedBySignal {
     logger.info("aprs-cloud-fcgi stopped")
     exit(0)

@@ -22,6 +22,23 @@ struct NginxLocalConfig: Equatable {
   var readTimeout: Int = 60
   /// The user name for a `user` line, set only when nginx will start as root.
   var rootUser: String?
+  /// The workers' open-file limit (`worker_rlimit_nofile`): 65536, or the hard limit of the user
+  /// who starts nginx when that is lower (nginx cannot raise it past that without privileges).
+  var openFiles = NginxLocalConfig.openFileLimit()
+
+  /// The open files nginx is given at most.
+  static let maxOpenFiles = 65_536
+
+  /// `maxOpenFiles`, or this process's hard open-file limit when lower (nginx inherits it).
+  static func openFileLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+    return Int(clamping: min(UInt64(maxOpenFiles), UInt64(limit.rlim_max)))
+  }
+
+  /// Connections per worker (`worker_connections`): 10,000 long polls hold two each, plus room for
+  /// everything else, within `openFiles` (with some left for logs and listening sockets).
+  var workerConnections: Int { max(64, min(32_768, openFiles - 128)) }
 
   /// Replaces the placeholders of `template`. Throws when a value cannot be written into an nginx
   /// configuration safely or when the template has a placeholder this build does not know.
@@ -50,6 +67,8 @@ struct NginxLocalConfig: Equatable {
       ("@SOCKET@", socket),
       ("@NGINX_DIR@", nginxDirectory),
       ("@READ_TIMEOUT@", String(readTimeout)),
+      ("@OPEN_FILES@", String(openFiles)),
+      ("@CONNECTIONS@", String(workerConnections)),
       ("@USER_LINE@", userLine),
     ]
     var text = template

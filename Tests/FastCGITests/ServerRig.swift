@@ -32,6 +32,23 @@ final class ServerRig: @unchecked Sendable {
     }
   }
 
+  /// Starts `workers` workers that may park requests; `code(i)` is worker `i`'s handler and resumer.
+  init(
+    workers: Int, bodyLimit: Int = 1000, parking: ParkingOptions,
+    code: @escaping @Sendable (Int) -> WorkerHandlers
+  ) throws {
+    directory = try makeTemporaryDirectory("fcgi")
+    socketPath = directory + "/server.sock"
+    socket = try ListenSocket.open(socketPath)
+    server = try FastCGIServer(
+      socket: socket, bodyLimit: bodyLimit, logger: Logger(level: .debug, fileDescriptor: log.writeFd),
+      parking: parking)
+    let server = server
+    finished = Background {
+      Result { () throws(StartupError) -> Bool in try server.run(workers: (0..<workers).map(code)) }
+    }
+  }
+
   /// A new connection to the server.
   func connect() throws -> FastCGIClient { try FastCGIClient(path: socketPath) }
 

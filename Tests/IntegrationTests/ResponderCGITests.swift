@@ -158,6 +158,51 @@ import Testing
     #expect(overridden.stderr.contains("msg=\"request\" method=POST path=/v1/sync status=400"))
   }
 
+  /// Plain CGI holds a `wait` by reading the database again every 250 ms (the request is the
+  /// process): `messages:[]` when the wait runs out, the message as soon as one is stored.
+  @Test func aWaitIsServedByReadingTheDatabaseAgain() throws {
+    let post = ["REQUEST_METHOD": "POST", "CONTENT_TYPE": "application/json"]
+    let register = Array(#"{"callsign":"N0CALL","ssid":0,"auth":"13023","wantHistory":false,"since":0}"#.utf8)
+    let registered = try run(
+      post.merging(["REQUEST_URI": "/v1/register", "CONTENT_LENGTH": String(register.count)]) { $1 },
+      body: register)
+    #expect(try registered.reply().status == 200)
+
+    let shortWait = Array(#"{"callsign":"N0CALL","ssid":0,"since":0,"auth":"13023","wait":1}"#.utf8)
+    let started = Date()
+    let empty = try run(
+      post.merging(["REQUEST_URI": "/v1/sync", "CONTENT_LENGTH": String(shortWait.count)]) { $1 },
+      body: shortWait)
+    let waited = Date().timeIntervalSince(started)
+    #expect(waited >= 1 && waited < 5, "\(waited) s")
+    #expect(try empty.reply().bodyText == #"{"messages":[],"serverTime":0,"avatars":{}}"#)
+    #expect(
+      empty.stderr.contains("path=/v1/sync station=N0CALL status=200") && empty.stderr.contains("waitedMs="))
+
+    let database = SQLiteFile(path: directory + "/aprs.sqlite")
+    let writer = ResponderThread { () -> String? in
+      usleep(500_000)
+      return try? database.run(
+        """
+        BEGIN IMMEDIATE;
+        INSERT INTO messages (station, direction, peer, text, msgno, timestamp)
+          VALUES ('N0CALL', 'received', 'W5AGO', 'while you waited', '7', 1000);
+        UPDATE meta SET value = '1000' WHERE key = 'last_message_ts';
+        COMMIT;
+        """)
+    }
+    let longWait = Array(#"{"callsign":"N0CALL","ssid":0,"since":0,"auth":"13023","wait":30}"#.utf8)
+    let woken = try run(
+      post.merging(["REQUEST_URI": "/v1/sync", "CONTENT_LENGTH": String(longWait.count)]) { $1 },
+      body: longWait)
+    #expect(writer.join(timeout: 10) != nil)
+    #expect(Date().timeIntervalSince(started) - waited < 10)
+    let reply = try woken.reply()
+    #expect(
+      reply.status == 200 && reply.bodyText.contains(#""text":"while you waited""#), "\(reply.bodyText)")
+    #expect(reply.bodyText.contains(#""serverTime":1000"#))
+  }
+
   @Test func brokenConfigurationStillAnswersJson() throws {
     let run = try run(
       ["REQUEST_METHOD": "GET", "REQUEST_URI": "/health", "APRS_CLOUD_SERVER_WORKERS": "lots"],

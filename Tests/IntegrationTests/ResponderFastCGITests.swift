@@ -25,7 +25,7 @@ import Testing
       executable: try ResponderPaths.tool("spawn-fcgi"),
       arguments: [
         "-n", "-s", socketPath, "-M", "0660", "--", try ResponderPaths.responder(), "--db", database,
-        "--workers", "2",
+        "--workers", "2", "--log-level", "debug",
       ],
       directory: directory)
     #expect(server.log.contains("mode=inherited listen=fd:0 workers=2"))
@@ -127,7 +127,8 @@ import Testing
     let socketPath = directory + "/checks.sock"
     let server = try ResponderServer(
       executable: try ResponderPaths.responder(),
-      arguments: ["--listen", socketPath, "--db", database, "--workers", "2"], directory: directory)
+      arguments: ["--listen", socketPath, "--db", database, "--workers", "2"], directory: directory,
+      environment: ["APRS_CLOUD_SERVER_LOGREQUESTS": "true"])
 
     // Over the limit: 413, whether the body follows or not.
     let big = [UInt8](repeating: UInt8(ascii: "x"), count: 70_000)
@@ -177,7 +178,8 @@ import Testing
     let socketPath = directory + "/busy.sock"
     let server = try ResponderServer(
       executable: try ResponderPaths.responder(),
-      arguments: ["--listen", socketPath, "--db", database, "--workers", "4"], directory: directory)
+      arguments: ["--listen", socketPath, "--db", database, "--workers", "4"], directory: directory,
+      environment: ["APRS_CLOUD_SERVER_LOGREQUESTS": "true"])
     let clients = (0..<8).map { _ in
       ResponderThread { () -> [String] in
         var seen: [String] = []

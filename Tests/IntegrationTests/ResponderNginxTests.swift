@@ -16,7 +16,8 @@ import Testing
     let responder = try ResponderServer(
       executable: try ResponderPaths.responder(),
       arguments: ["--listen", socketPath, "--db", directory + "/aprs.sqlite", "--workers", "2"],
-      directory: directory, environment: ["APRS_CLOUD_SERVER_MAXBODY": "4096"])
+      directory: directory,
+      environment: ["APRS_CLOUD_SERVER_MAXBODY": "4096", "APRS_CLOUD_SERVER_LOGREQUESTS": "true"])
     let nginx = try ResponderNginx(directory: directory, socketPath: socketPath)
     defer { nginx.stop() }
 

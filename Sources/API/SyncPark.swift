@@ -1,0 +1,40 @@
+/// What the API leaves to the shell for a `/v1/sync` with `wait` that found nothing yet
+/// (PROTOCOL.md, "Long poll"): hold the request until the station has a message newer than
+/// `since`, or until `deadline`, then call `APIHandler.resumeSync` (which reads again).
+public struct SyncPark: Sendable, Equatable {
+  /// The station's canonical address (`N0CALL-7`): what wakes the request.
+  public var station: String
+  /// The cursor the client sent: a message for `station` with a timestamp above it is news.
+  public var since: Int64
+  /// The newest message timestamp (any station) the read that found nothing saw: messages after it
+  /// are the ones to look at.
+  public var seen: Int64
+  /// When the wait runs out, epoch ms (the handler's clock): then the answer is `messages:[]` and
+  /// the usual `serverTime`.
+  public var deadline: Int64
+
+  public init(station: String, since: Int64, seen: Int64, deadline: Int64) {
+    self.station = station
+    self.since = since
+    self.seen = seen
+    self.deadline = deadline
+  }
+}
+
+/// What `APIHandler.answer` decided: an answer now, or a sync to hold.
+public enum APIAnswer: Sendable {
+  /// Answer with this.
+  case response(APIResponse)
+  /// Hold the request (`SyncPark`); answer what `resumeSync` returns.
+  case park(SyncPark)
+}
+
+extension APIAnswer {
+  /// The response, for an answer that cannot be `.park` (`resumeSync` with `final`).
+  var immediateResponse: APIResponse {
+    switch self {
+    case .response(let response): response
+    case .park(let park): .error(.internalError("a sync was held where it cannot be"), station: park.station)
+    }
+  }
+}

@@ -1,0 +1,119 @@
+/// Parking: a handler that has nothing to answer yet hands its request back to the server
+/// (`ResponseWriter.park`) and returns; no thread waits for it. The server keeps the connection,
+/// answers nothing until the request's key changes, its deadline passes or the server stops, and
+/// then calls the worker's `Resumer` with the request's ticket on whichever worker is free.
+
+/// Why a parked request is back on a worker.
+public enum ParkReason: Sendable, Equatable {
+  /// Its key changed past its `after` (the handler may park it again when it finds nothing).
+  case woken
+  /// Its deadline passed: answer it.
+  case timedOut
+  /// The server is stopping: answer it (parking is refused from now on).
+  case stopping
+}
+
+/// What a handler leaves with the server when it parks a request: what wakes it, until when, and
+/// whatever the handler needs to answer it later.
+public struct ParkTicket: Sendable {
+  /// What wakes it: the `WakeSource` reports keys (the API uses station addresses).
+  public var key: String
+  /// It wakes when the source reports a newest version for `key` above this (a sync's `since`).
+  public var after: Int64
+  /// The newest version of any key that the handler's own read saw (the database's newest message
+  /// timestamp): the source looks again from there, so a change between that read and the moment
+  /// the server holds the request is not missed.
+  public var seen: Int64
+  /// When it is answered anyway: monotonic milliseconds, as `monotonicMilliseconds()`.
+  public var deadline: Int64
+  /// The handler's own state, handed back unchanged to the `Resumer`.
+  public var context: any Sendable
+
+  public init(key: String, after: Int64, seen: Int64, deadline: Int64, context: any Sendable) {
+    self.key = key
+    self.after = after
+    self.seen = seen
+    self.deadline = deadline
+    self.context = context
+  }
+}
+
+/// A parked request on its way back to a handler.
+public struct ParkedRequest: Sendable {
+  /// The ticket the handler parked it with.
+  public var ticket: ParkTicket
+  public var reason: ParkReason
+  /// The request's method and path, as `Request` had them (for log lines).
+  public var method: String
+  public var path: String
+  /// `REMOTE_ADDR` as the request had it.
+  public var remoteAddress: String
+  /// Milliseconds (monotonic) since the request was first parked.
+  public var parkedMilliseconds: Int64
+
+  public init(
+    ticket: ParkTicket, reason: ParkReason, method: String, path: String, remoteAddress: String,
+    parkedMilliseconds: Int64
+  ) {
+    self.ticket = ticket
+    self.reason = reason
+    self.method = method
+    self.path = path
+    self.remoteAddress = remoteAddress
+    self.parkedMilliseconds = parkedMilliseconds
+  }
+}
+
+/// What `ResponseWriter.park` did.
+public enum ParkOutcome: Sendable, Equatable {
+  /// The server holds the request now: return without answering.
+  case parked
+  /// No room (`ParkingOptions.maxParked`), the server is stopping, or the request was answered
+  /// already: answer now.
+  case refused
+  /// This transport holds no requests (plain CGI, or a server run without resumers): wait some
+  /// other way or answer now.
+  case unsupported
+}
+
+/// What a worker calls for a parked request that is back (same thread rules as `Handler`: it runs
+/// on the worker that took it, with that worker's own state). It answers through the writer, or
+/// parks the request again.
+public typealias Resumer = (ParkedRequest, inout ResponseWriter) -> Void
+
+/// Where the server learns that keys changed. Called on the server's keeper thread only (so it may
+/// own a database connection that no other thread touches), every `ParkingOptions.pollIntervalMs`
+/// while any request is parked.
+public protocol WakeSource: AnyObject {
+  /// The keys that changed, each with its newest version; empty when nothing changed. `recheckFrom`
+  /// is the smallest `ParkTicket.seen` among the requests parked since the last call (nil when
+  /// none were): changes after that version must be reported again for them.
+  func changes(recheckFrom: Int64?) -> [String: Int64]
+}
+
+/// How the server parks requests.
+public struct ParkingOptions: @unchecked Sendable {
+  /// Requests held at most; past it `park` is refused and the handler answers at once.
+  public var maxParked: Int
+  /// How often the `source` is asked while anything is parked, in milliseconds.
+  public var pollIntervalMs: Int64
+  /// What wakes parked requests; nil: only deadlines and the stop do.
+  public var source: (any WakeSource)?
+
+  public init(maxParked: Int = 10_000, pollIntervalMs: Int64 = 10, source: (any WakeSource)? = nil) {
+    self.maxParked = maxParked
+    self.pollIntervalMs = pollIntervalMs
+    self.source = source
+  }
+}
+
+/// One worker's code: its handler for new requests, and its resumer for parked ones coming back.
+public struct WorkerHandlers {
+  public var handle: Handler
+  public var resume: Resumer
+
+  public init(handle: @escaping Handler, resume: @escaping Resumer) {
+    self.handle = handle
+    self.resume = resume
+  }
+}
