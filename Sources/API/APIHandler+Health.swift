@@ -10,7 +10,8 @@ extension APIHandler {
   ///
   /// `status` is `ok`, or `degraded` with the reasons in `degraded`: the listener is not running, it
   /// is not connected to APRS-IS, its login is unverified or receive-only (no ACKs), a push provider
-  /// stopped on a configuration fault.
+  /// stopped on a configuration fault, or one that sends but published a warning (an APNs `production`
+  /// setting the devices' tokens contradict).
   ///
   /// `listener`: `running` (its lease is held), `connected` (logged in to APRS-IS, as last published by a running
   /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
@@ -37,8 +38,11 @@ extension APIHandler {
         degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
       }
       for platform in DevicePlatform.allCases {
-        guard case .stopped = push.state(of: platform) else { continue }
-        degraded.append("push for \(platform.rawValue) is \(push.state(of: platform))")
+        if case .stopped = push.state(of: platform) {
+          degraded.append("push for \(platform.rawValue) is \(push.state(of: platform))")
+        } else if push.state(of: platform) == .ok, let warning = push.warnings[platform] {
+          degraded.append("push for \(platform.rawValue): \(warning)")
+        }
       }
       var writer = JSONWriter(capacity: 512)
       writer.beginObject()

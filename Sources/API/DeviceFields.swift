@@ -6,7 +6,7 @@ import Store
 struct DeviceFields: Equatable {
   /// Android (an FCM registration token) or iOS (a raw hex APNs device token), or nil.
   var platform: DevicePlatform?
-  /// The push token, or nil for a sync-only station.
+  /// The push token, or nil for a sync-only station; an APNs token in lower case (`DeviceToken.apns`).
   var pushToken: String?
 
   init(platform: DevicePlatform?, pushToken: String?) {
@@ -26,9 +26,15 @@ struct DeviceFields: Equatable {
       case nil:
         throw .badRequest("platform is required with a pushToken (\"android\" or \"ios\")")
       case .ios?:
-        guard Self.isAPNsToken(token) else {
-          throw .badRequest("pushToken must be an APNs device token in hex for platform ios")
+        // Stored lower case: the app sends it in upper case, and one device must stay one row.
+        guard let hex = DeviceToken.apns(token) else {
+          throw .badRequest(
+            "pushToken must be an APNs device token in hex (an even number of "
+              + "\(DeviceToken.apnsDigits.lowerBound)–\(DeviceToken.apnsDigits.upperBound) digits) for platform ios"
+          )
         }
+        self.init(platform: platform, pushToken: hex)
+        return
       default:
         guard Self.isFCMToken(token) else {
           throw .badRequest("pushToken is not an FCM registration token")
@@ -36,15 +42,6 @@ struct DeviceFields: Equatable {
       }
     }
     self.init(platform: platform, pushToken: token)
-  }
-
-  /// APNs device tokens are hex (32 bytes today; Apple reserves the right to grow them).
-  static func isAPNsToken(_ token: String) -> Bool {
-    let utf8 = token.utf8
-    return utf8.count >= 16 && utf8.count <= 400 && utf8.count % 2 == 0
-      && utf8.allSatisfy { byte in
-        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
-      }
   }
 
   /// FCM registration tokens are URL-safe text such as `dXk…:APA91b…`.

@@ -27,8 +27,10 @@
 /// keyId = ABC123DEFG
 /// teamId = DEF123GHIJ
 /// bundleId = org.example.htcommander
-/// production = true
-/// ;endpoint = https://api.push.apple.com
+/// production = true         ; the environment a new device is tried in first
+/// ;productionEndpoint = https://api.push.apple.com
+/// ;sandboxEndpoint = https://api.sandbox.push.apple.com
+/// ;endpoint = ...           ; both environments' base URL, unless the two above are set
 /// ;caFile = ...
 /// ```
 ///
@@ -64,25 +66,40 @@ public struct PushConfig: Sendable, Equatable {
     public var teamId: String
     /// The app's bundle id (`apns-topic`).
     public var bundleId: String
-    /// Production (`api.push.apple.com`) or sandbox (`api.sandbox.push.apple.com`).
+    /// Which environment a device's token is tried in first while none accepted it yet: production
+    /// (`api.push.apple.com`, store and TestFlight builds) or sandbox (`api.sandbox.push.apple.com`,
+    /// development builds). A token the first one refuses as `BadDeviceToken` is tried in the other.
     public var production: Bool
-    /// The APNs base URL, without a trailing slash (from `production` unless set).
-    public var endpoint: String
+    /// The APNs production base URL, without a trailing slash (`productionEndpoint`, else `endpoint`, else
+    /// Apple's).
+    public var productionEndpoint: String
+    /// The APNs sandbox base URL, without a trailing slash (`sandboxEndpoint`, else `endpoint`, else Apple's).
+    public var sandboxEndpoint: String
     /// A PEM bundle of CA certificates to trust instead of the system's.
     public var caFile: String?
 
+    /// `endpoint` overrides both environments' base URLs unless `productionEndpoint` or `sandboxEndpoint`
+    /// gives that one.
     public init(
       keyFile: String, keyId: String, teamId: String, bundleId: String, production: Bool = true,
-      endpoint: String? = nil, caFile: String? = nil
+      endpoint: String? = nil, productionEndpoint: String? = nil, sandboxEndpoint: String? = nil,
+      caFile: String? = nil
     ) {
       self.keyFile = keyFile
       self.keyId = keyId
       self.teamId = teamId
       self.bundleId = bundleId
       self.production = production
-      self.endpoint = endpoint ?? (production ? PushConfig.apnsProduction : PushConfig.apnsSandbox)
+      self.productionEndpoint = productionEndpoint ?? endpoint ?? PushConfig.apnsProduction
+      self.sandboxEndpoint = sandboxEndpoint ?? endpoint ?? PushConfig.apnsSandbox
       self.caFile = caFile
     }
+
+    /// The base URL of one environment: production when `production` is true, else sandbox.
+    public func endpoint(production: Bool) -> String { production ? productionEndpoint : sandboxEndpoint }
+
+    /// The base URL of the environment `production` picks (where a new device is tried first).
+    public var endpoint: String { endpoint(production: production) }
   }
 
   /// FCM's base URL.
@@ -148,6 +165,8 @@ public struct PushConfig: Sendable, Equatable {
     let iosEnabled = try config.bool(iosSection, "enabled", default: anySet)
     let production = try config.bool(apns, "production", default: true)
     let endpoint = try PushConfig.url(config, apns, "endpoint")
+    let productionEndpoint = try PushConfig.url(config, apns, "productionEndpoint")
+    let sandboxEndpoint = try PushConfig.url(config, apns, "sandboxEndpoint")
     let caFile = try PushConfig.readableFile(config, apns, "caFile")
     if iosEnabled {
       let because = iosSection + ".enabled"
@@ -157,7 +176,8 @@ public struct PushConfig: Sendable, Equatable {
       guard let bundleId else { throw PushConfig.missing(config, apns, "bundleId", because: because) }
       ios = IOS(
         keyFile: keyFile, keyId: keyId, teamId: teamId, bundleId: bundleId, production: production,
-        endpoint: endpoint, caFile: caFile)
+        endpoint: endpoint, productionEndpoint: productionEndpoint, sandboxEndpoint: sandboxEndpoint,
+        caFile: caFile)
       iosOff = nil
     } else {
       iosOff = !anySet && config.value(iosSection, "enabled") == nil ? "not configured" : "disabled"
@@ -169,7 +189,11 @@ public struct PushConfig: Sendable, Equatable {
     "messaging": ["coalesceWindow", "preview", "maxAge"],
     "messaging.android": ["enabled", "serviceAccountFile", "endpoint", "caFile"],
     "messaging.ios": ["enabled"],
-    "messaging.ios.apns": ["keyFile", "keyId", "teamId", "bundleId", "production", "endpoint", "caFile"],
+    "messaging.ios.apns": [
+      "keyFile", "keyId", "teamId", "bundleId", "production", "endpoint", "productionEndpoint",
+      "sandboxEndpoint",
+      "caFile",
+    ],
   ])
 
   // MARK: Validation helpers

@@ -7,11 +7,16 @@ import Store
 /// per request. `ExpiredProviderToken` re-signs at once and resends that push once;
 /// `InvalidProviderToken` stops the provider.
 ///
-/// The token is also shared across processes and restarts through `cache` (the database's meta
-/// table): APNs answers `TooManyProviderTokenUpdates` to a new token within 20 minutes of the
-/// previous one, which a restarted listener or an operator's `push-test` would otherwise earn. A
-/// cached token APNs calls invalid (a replaced key) is dropped and re-signed once before the
-/// provider is stopped.
+/// The token is also kept across restarts through `cache` (a 0600 file of the listener's beside the
+/// database, `PrivateTokenFile`; never the database, which the internet-facing responder reads):
+/// APNs answers `TooManyProviderTokenUpdates` to a new token within 20 minutes of the previous
+/// one, which a restarted listener or an operator's `push-test` would otherwise earn. A cached
+/// token APNs calls invalid (a replaced key) is dropped and re-signed once before the provider is
+/// stopped.
+///
+/// Each device's push goes to the environment that last accepted it, else to the one `production`
+/// picks; a `BadDeviceToken` is tried once in the other environment before the token is called
+/// dead (`APNsRoute`), and a `production` setting the devices contradict becomes `warning`.
 final class APNsClient: ProviderClient {
   /// Where the provider token is kept between processes: `load` and `save` a
   /// `"<keyId> <teamId> <issuedAtMs> <jwt>"` line.
@@ -40,6 +45,8 @@ final class APNsClient: ProviderClient {
   var cache: TokenCache?
   /// Provider tokens signed so far (for tests and logs).
   private(set) var tokensSigned = 0
+  private var environmentWatch: APNsEnvironmentWatch
+  private(set) var warning: String?
 
   init(
     config: PushConfig.IOS, key: SigningKey, logger: Logger, maxInFlight: Int = 100,
@@ -50,6 +57,7 @@ final class APNsClient: ProviderClient {
     self.logger = logger
     self.maxInFlight = maxInFlight
     self.jitter = jitter
+    environmentWatch = APNsEnvironmentWatch(production: config.production)
   }
 
   /// Loads the `.p8` key named by the configuration: the error names the key and file.
@@ -99,19 +107,22 @@ final class APNsClient: ProviderClient {
     guard let providerToken else { return [] }
     var ended: [JobOutcome] = []
     while jobs.inFlight.count < maxInFlight, var job = jobs.popFirst() {
-      let token = job.device.token
-      guard APNsClient.isDeviceToken(token) else {
+      guard let token = DeviceToken.apns(job.device.token) else {
         ended.append(
           JobOutcome(
             job: job, decision: .deleteToken(reason: "not a hex APNs device token", refreshedBefore: nil)))
         continue
       }
+      let environment =
+        job.apnsEnvironment
+        ?? APNsRoute.first(stored: job.device.apnsEnvironment, production: config.production)
+      job.apnsEnvironment = environment
       job.credential = providerToken
       var headers = ["authorization: bearer " + providerToken]
       for (name, value) in job.headers { headers.append(name + ": " + value) }
       let request = HTTPRequest(
-        url: config.endpoint + "/3/device/" + token, headers: headers, body: job.payload,
-        caFile: config.caFile)
+        url: config.endpoint(production: environment == .production) + "/3/device/" + token, headers: headers,
+        body: job.payload, caFile: config.caFile)
       tags += 1
       if let refused = jobs.start(job, request, http: http, tag: tags, now: now) { ended.append(refused) }
     }
@@ -145,7 +156,36 @@ final class APNsClient: ProviderClient {
       ended.append(JobOutcome(job: job, decision: decision, response: response))
       return ended
     }
-    return [JobOutcome(job: job, decision: decision, response: response)]
+    let environment = job.apnsEnvironment ?? APNsRoute.configured(production: config.production)
+    let step = APNsRoute.next(
+      after: decision, badDeviceToken: RetryPolicy.isBadDeviceToken(response), environment: environment,
+      triedOther: job.triedOtherEnvironment)
+    switch step {
+    case .tryOther(let other):
+      logger.debug(
+        "apns: BadDeviceToken; trying the other environment",
+        ["token": redactedToken(job.device.token), "refusedBy": environment.rawValue, "next": other.rawValue])
+      job.apnsEnvironment = other
+      job.triedOtherEnvironment = true
+      jobs.pushFront(job)
+      return []
+    case .done(let final):
+      if final == .delivered { noteAccepted(job.device.token, by: environment) }
+      return [JobOutcome(job: job, decision: final, response: response)]
+    }
+  }
+
+  /// Feeds the environment watch; logs its warning when it appears.
+  private func noteAccepted(_ token: String, by environment: APNsEnvironment) {
+    environmentWatch.accepted(token: token, by: environment)
+    let now = environmentWatch.warning
+    guard now != warning else { return }
+    warning = now
+    if let now {
+      logger.warn("apns: the production setting contradicts the devices", ["warning": now])
+    } else {
+      logger.info("apns: the configured environment accepts devices again")
+    }
   }
 
   /// Takes the shared provider token when it is for this key and team and young enough.
@@ -153,7 +193,7 @@ final class APNsClient: ProviderClient {
     guard let line = cache?.load() else { return }
     let fields = line.split(separator: " ", maxSplits: 3).map(String.init)
     guard fields.count == 4, fields[0] == config.keyId, fields[1] == config.teamId,
-      let issuedAt = Int64(fields[2]),
+      let issuedAt = Int64(fields[2]), issuedAt >= 0, now >= 0,
       issuedAt <= now + 60_000, now - issuedAt < APNsClient.tokenRefreshMs
     else { return }
     providerToken = fields[3]
@@ -161,15 +201,6 @@ final class APNsClient: ProviderClient {
     cachedToken = fields[3]
     logger.debug(
       "apns provider token reused", ["keyId": config.keyId, "ageSeconds": String((now - issuedAt) / 1000)])
-  }
-
-  /// An APNs device token: an even number of hex digits (64 today, up to 200 allowed).
-  static func isDeviceToken(_ token: String) -> Bool {
-    let count = token.utf8.count
-    return count >= 16 && count <= 200 && count % 2 == 0
-      && token.utf8.allSatisfy {
-        ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66)
-      }
   }
 
   /// Stops the provider (a configuration fault): every waiting job ends with the reason.

@@ -62,6 +62,8 @@ final class FCMClient: ProviderClient {
   }
 
   var pendingCount: Int { jobs.count }
+  /// FCM has no setting the answers can contradict.
+  var warning: String? { nil }
 
   var nextTimerAt: Int64? {
     guard state == .ok, tokenTag == nil, jobs.waiting > 0 else { return nil }
@@ -151,9 +153,10 @@ final class FCMClient: ProviderClient {
       tokensFetched += 1
       tokenFailures = 0
       tokenRetryAt = 0
-      let lifetime = expiresIn * 1000
-      tokenExpiresAt = now + lifetime
-      tokenRefreshAt = now + lifetime - min(300_000, lifetime / 4)
+      // `expiresIn` is clamped by the policy; the arithmetic saturates all the same.
+      let lifetime = ProviderNumber.multiplying(expiresIn, 1000)
+      tokenExpiresAt = ProviderNumber.adding(now, lifetime)
+      tokenRefreshAt = ProviderNumber.adding(now, lifetime - min(300_000, lifetime / 4))
       logger.debug("fcm access token fetched", ["expiresIn": String(expiresIn)])
       return []
     case .retry(let at, let reason):

@@ -41,6 +41,16 @@ struct SendJob {
   var reauthenticated = false
   /// The credential it was sent with (to refresh it only once for many refusals).
   var credential = ""
+  /// APNs: the environment of its current (or last) attempt; nil until the client picks one.
+  var apnsEnvironment: APNsEnvironment?
+  /// APNs: already sent to the other environment after `BadDeviceToken`.
+  var triedOtherEnvironment = false
+
+  /// APNs: the environment to remember for the device after `decision` (`APNsRoute.remember`).
+  func environmentToRemember(after decision: PushDecision) -> APNsEnvironment? {
+    guard decision == .delivered, let apnsEnvironment else { return nil }
+    return APNsRoute.remember(stored: device.apnsEnvironment, accepted: apnsEnvironment)
+  }
 }
 
 /// The result of one job.
@@ -65,8 +75,12 @@ protocol ProviderClient: AnyObject {
   /// Refreshes credentials and starts queued jobs; returns the jobs that ended without an answer.
   func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome]
   /// Takes the answer to one of its transfers (nil when `tag` is not its own); returns the jobs
-  /// that ended (a job resent with fresh credentials does not end).
+  /// that ended (a job resent with fresh credentials, or to the other APNs environment, does not end).
   func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]?
+  /// Stops the provider (a configuration fault): every waiting job ends with the reason (returned).
+  func stop(_ reason: String) -> [JobOutcome]
+  /// A misconfiguration the provider sends despite (shown in `/health`), nil when none.
+  var warning: String? { get }
 }
 
 /// The queue and in-flight bookkeeping both clients share.

@@ -20,11 +20,18 @@ public struct PushServiceOptions: Sendable {
   public var logger: Logger
   /// Epoch milliseconds.
   public var clock: EpochClock
+  /// The file the APNs provider token is kept in between restarts (mode 0600, this user's; see
+  /// `PrivateTokenFile`); nil keeps it in memory only. `apnsTokenFile(database:)` of the database
+  /// given to `init`.
+  public var apnsTokenFile: String?
+  /// A provider whose every push fails the same way, not because of its token, for this long is
+  /// stopped (`FailureWatch`), ms.
+  public var stopAfterUniformFailuresMs: Int64
 
   public init(
     databasePath: String, storeOptions: StoreOptions = .init(), push: PushConfig,
     stationExpiryMs: Int64 = 7 * 86_400_000, pollIntervalMs: Int64 = 1000, logger: Logger = Logger(),
-    clock: @escaping EpochClock = epochMilliseconds
+    clock: @escaping EpochClock = epochMilliseconds, stopAfterUniformFailuresMs: Int64 = 10 * 60_000
   ) {
     self.databasePath = databasePath
     self.storeOptions = storeOptions
@@ -33,7 +40,13 @@ public struct PushServiceOptions: Sendable {
     self.pollIntervalMs = pollIntervalMs
     self.logger = logger
     self.clock = clock
+    self.apnsTokenFile = Self.apnsTokenFile(database: databasePath)
+    self.stopAfterUniformFailuresMs = stopAfterUniformFailuresMs
   }
+
+  /// Where the APNs provider token of the database at `path` is kept: beside it, in the data directory
+  /// the listener owns (`<database>.apns-token`).
+  public static func apnsTokenFile(database path: String) -> String { path + ".apns-token" }
 }
 
 /// The providers a configuration yields: clients for those that can send, a state for each.
@@ -42,8 +55,8 @@ struct ProviderSetup {
   var states: [DevicePlatform: ProviderState] = [:]
 
   /// Loads the credentials of each configured provider; a bad file stops that provider alone.
-  /// With `database`, the APNs provider token is shared through it (`Database.apnsProviderToken()`).
-  init(_ config: PushConfig, logger: Logger, database: Database?) {
+  /// With `apnsTokenFile`, the APNs provider token is kept in that file between processes.
+  init(_ config: PushConfig, logger: Logger, apnsTokenFile: String?) {
     if let android = config.android {
       switch FCMClient.load(android, logger: logger) {
       case .success(let client):
@@ -57,10 +70,22 @@ struct ProviderSetup {
     if let ios = config.ios {
       switch APNsClient.load(ios, logger: logger) {
       case .success(let client):
-        if let database {
+        if let apnsTokenFile {
+          let file = PrivateTokenFile(path: apnsTokenFile)
           client.cache = APNsClient.TokenCache(
-            load: { (try? database.apnsProviderToken()) ?? nil },
-            save: { try? database.setAPNsProviderToken($0) })
+            load: {
+              switch file.load() {
+              case .success(let line): return line
+              case .failure(let failure):
+                logger.warn("apns provider token file not used", ["reason": failure.description])
+                return nil
+              }
+            },
+            save: { line in
+              if case .failure(let failure) = file.save(line) {
+                logger.warn("cannot keep the apns provider token", ["reason": failure.description])
+              }
+            })
         }
         clients[.ios] = client
         states[.ios] = .ok
@@ -90,6 +115,11 @@ final class PushEngine {
   private(set) var states: [DevicePlatform: ProviderState]
   private var clients: [DevicePlatform: any ProviderClient]
   private var coalescer: Coalescer
+  /// Each provider's watch for uniform non-token failures.
+  private var failureWatches: [DevicePlatform: FailureWatch] = [:]
+  /// Each provider's warning as last published.
+  private var warnings: [DevicePlatform: String] = [:]
+  private var messageIDs = PushMessageIDs()
   private var logger: Logger { options.logger }
   private let jitter: () -> Double
 
@@ -130,11 +160,15 @@ final class PushEngine {
       throw PushError("cannot open the database \(options.databasePath): \(error)")
     }
     http = try CurlMulti()
-    let setup = ProviderSetup(options.push, logger: options.logger, database: database)
+    let setup = ProviderSetup(options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile)
     clients = setup.clients
     states = setup.states
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
-    for platform in DevicePlatform.allCases { announce(platform) }
+    for platform in DevicePlatform.allCases {
+      failureWatches[platform] = FailureWatch(windowMs: options.stopAfterUniformFailuresMs)
+      announce(platform)
+      publishWarning(platform)
+    }
   }
 
   /// Closes the HTTP client and the database (on the engine's thread).
@@ -170,6 +204,10 @@ final class PushEngine {
     }
     for client in clients.values {
       for outcome in client.pump(now: now, http: http, tags: &tags) { handle(outcome, now: now) }
+    }
+    for (platform, client) in clients where client.warning != warnings[platform] {
+      warnings[platform] = client.warning
+      publishWarning(platform)
     }
     flush()
     return waitTime(now: now)
@@ -252,7 +290,6 @@ final class PushEngine {
     }
     let expiresAt = newest.createdAt + options.push.maxAgeMs
     let ttlSeconds = max(1, (expiresAt - now) / 1000)
-    var apnsPayload: Result<BuiltPayload, PayloadTooLarge>?
     for device in devices {
       let platform = device.platform
       guard let client = clients[platform], client.state == .ok else {
@@ -274,8 +311,8 @@ final class PushEngine {
         built = PushPayload.fcm(
           content, token: device.token, preview: options.push.preview, ttlSeconds: ttlSeconds)
       case .ios:
-        if apnsPayload == nil { apnsPayload = PushPayload.apns(content, preview: options.push.preview) }
-        built = apnsPayload!
+        // Each push its own `gcm.message_id` (FlutterFire hands only such pushes to the app).
+        built = PushPayload.apns(content, preview: options.push.preview, messageID: messageIDs.next())
         headers = PushPayload.apnsHeaders(
           station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
       }
@@ -306,6 +343,7 @@ final class PushEngine {
       ("station", state.batch.station), ("platform", device.platform.rawValue),
       ("token", redactedToken(device.token)),
     ]
+    var stopReason: String?
     switch outcome.decision {
     case .delivered:
       state.accepted += 1
@@ -313,10 +351,18 @@ final class PushEngine {
       counters[device.platform][.accepted] += 1
       counters.notifications += 1
       markDone(ids, device.token)
+      failureWatches[device.platform]?.succeeded()
+      if let environment = outcome.job.environmentToRemember(after: outcome.decision) {
+        writes.apnsEnvironments.append((device.token, environment))
+        logger.log(
+          .info, "apns environment remembered for the device",
+          fields: fields + [("environment", environment.rawValue)])
+      }
       if logger.isEnabled(.debug) {
         logger.log(.debug, "push sent", fields: fields + [("count", String(state.batch.entries.count))])
       }
     case .deleteToken(let reason, let refreshedBefore):
+      if outcome.response != nil { failureWatches[device.platform]?.succeeded() }
       state.deleted += 1
       counters[device.platform].tokensDeleted += 1
       markDone(ids, device.token)
@@ -328,6 +374,10 @@ final class PushEngine {
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(
         .warn, "push failed; will retry", fields: fields + [("reason", reason), ("inMs", String(at - now))])
+      // A refusal that is not about load or an outage (401 even with fresh credentials) counts as uniform.
+      if let response = outcome.response, (400..<500).contains(response.status), response.status != 429 {
+        stopReason = noteFailure(outcome, response, reason, now: now)
+      }
     case .reauthenticate(let reason):
       counters[device.platform][.retried] += 1
       let at = now + RetryPolicy.backoffMs(attempts: state.attempts, jitter: jitter())
@@ -338,7 +388,10 @@ final class PushEngine {
       state.gaveUp += 1
       counters[device.platform][.failed] += 1
       markDone(ids, device.token)
-      logger.log(.warn, "push refused; not retrying", fields: fields + [("reason", reason)])
+      var logged = fields + [("reason", reason)]
+      if let response = outcome.response { logged.append(("body", response.bodyForLog)) }
+      logger.log(.warn, "push refused; not retrying", fields: logged)
+      if let response = outcome.response { stopReason = noteFailure(outcome, response, reason, now: now) }
     case .stopProvider(let reason):
       state.skipped += 1
       providerStopped(device.platform, reason)
@@ -346,6 +399,24 @@ final class PushEngine {
     state.pending -= 1
     batches[outcome.job.batchID] = state
     if state.pending == 0 { finish(outcome.job.batchID, now: now) }
+    if let stopReason { stop(device.platform, stopReason, now: now) }
+  }
+
+  /// Feeds a non-token failure to its provider's watch; the reason to stop the provider, if it is time.
+  private func noteFailure(_ outcome: JobOutcome, _ response: ProviderResponse, _ reason: String, now: Int64)
+    -> String?
+  {
+    let platform = outcome.job.device.platform
+    let kind = RetryPolicy.failureKind(response, platform: platform)
+    return failureWatches[platform]?.failed(
+      kind: kind, token: outcome.job.device.token, detail: reason, now: now)
+  }
+
+  /// Stops a provider the engine found misconfigured: published, logged, its waiting jobs ended.
+  private func stop(_ platform: DevicePlatform, _ reason: String, now: Int64) {
+    guard let client = clients[platform], client.state == .ok else { return }
+    providerStopped(platform, reason)
+    for outcome in client.stop(reason) { handle(outcome, now: now) }
   }
 
   private func markDone(_ ids: [Int64], _ token: String) {
@@ -389,7 +460,8 @@ final class PushEngine {
         try database.applyPushResults(
           completed: writes.completed, failed: writes.failed,
           rescheduled: writes.rescheduled.map { (id: $0.0, nextAttemptAt: $0.1) },
-          deadTokens: writes.deadTokens.map { (token: $0.0, refreshedBefore: $0.1) })
+          deadTokens: writes.deadTokens.map { (token: $0.0, refreshedBefore: $0.1) },
+          apnsEnvironments: writes.apnsEnvironments.map { (token: $0.0, environment: $0.1) })
       }
       countersChanged = false
       guard !writes.isEmpty else { return }
@@ -429,6 +501,15 @@ final class PushEngine {
     }
     onStateChange?(states)
   }
+
+  /// Logs nothing (the client did) and publishes a provider's warning (for `/health`).
+  private func publishWarning(_ platform: DevicePlatform) {
+    do throws(StoreError) {
+      try database.publishPushWarning(warnings[platform], for: platform)
+    } catch {
+      logger.error("push: cannot publish the provider warning", ["error": error.description])
+    }
+  }
 }
 
 /// One batch's progress.
@@ -451,9 +532,12 @@ private struct PendingWrites {
   /// Rescheduled rows, released from the coalescer after the write.
   var released: [Int64] = []
   var deadTokens: [(String, Int64?)] = []
+  /// iOS devices whose accepting APNs environment is to be remembered.
+  var apnsEnvironments: [(String, APNsEnvironment)] = []
   var dropped: Set<Int64> = []
 
   var isEmpty: Bool {
     completed.isEmpty && failed.isEmpty && rescheduled.isEmpty && deadTokens.isEmpty && released.isEmpty
+      && apnsEnvironments.isEmpty
   }
 }

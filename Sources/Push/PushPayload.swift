@@ -20,18 +20,27 @@ public struct PayloadTooLarge: Error, Sendable, Equatable {
 
 /// Builds the FCM HTTP v1 message and the APNs payload and headers from a `PushContent`: pure.
 ///
-/// Data keys exactly as PROTOCOL.md lists them, all strings, never a reserved key; a collapse id
-/// unique per station; the whole payload at most `maxBytes`: the avatar image goes first, then
-/// the body is shortened (on character boundaries, never inside a UTF-8 sequence).
+/// Data keys exactly as PROTOCOL.md lists them, all strings, never a key FCM reserves in `data`; a
+/// collapse id unique per station; the whole payload at most `maxBytes`: the avatar image goes
+/// first, then the body is shortened (on character boundaries, never inside a UTF-8 sequence).
+///
+/// Every APNs payload also carries a top-level `gcm.message_id` string unique per push: the app
+/// receives pushes through FlutterFire, whose iOS plugin hands a notification to the app's
+/// foreground, tap and launch handlers only when that key is there (PROTOCOL.md). FCM payloads
+/// never carry it (in FCM `data` it is a reserved key, and FCM adds its own).
 public enum PushPayload {
   /// The providers' payload limit, enforced locally on the whole request body.
   public static let maxBytes = 4096
   /// An avatar image rides along only up to this many characters.
   public static let maxImageCharacters = 3000
-  /// Data keys FCM reserves (it refuses the whole message); keys starting `google` or `gcm` too.
+  /// Keys FCM reserves in `data` (it refuses the whole message); keys starting `google` or `gcm` too.
+  /// An FCM rule only: the APNs payload has its own top-level `gcm.message_id`.
   public static let reservedDataKeys: Set<String> = ["from", "notification", "message_type", "collapse_key"]
   /// The APNs collapse id limit, in bytes.
   public static let maxCollapseIDBytes = 64
+  /// The top-level APNs payload key FlutterFire's iOS plugin requires before it hands a notification to
+  /// the app (`PushMessageIDs` makes the values).
+  public static let apnsMessageIDKey = "gcm.message_id"
 
   /// Whether FCM would refuse `key` in `data`.
   public static func isReserved(_ key: String) -> Bool {
@@ -131,8 +140,11 @@ public enum PushPayload {
 
   // MARK: APNs
 
-  /// The APNs payload: `aps` with the alert, then the data keys at the top level.
-  public static func apns(_ content: PushContent, preview: Bool) -> Result<BuiltPayload, PayloadTooLarge> {
+  /// The APNs payload: `aps` with the alert, `gcm.message_id` (`messageID`, unique per push), then
+  /// the data keys at the top level.
+  public static func apns(_ content: PushContent, preview: Bool, messageID: String)
+    -> Result<BuiltPayload, PayloadTooLarge>
+  {
     fit(content, preview: preview) { text, includeImage in
       var writer = JSONWriter(capacity: 1024)
       writer.beginObject()
@@ -150,6 +162,8 @@ public enum PushPayload {
       writer.key("thread-id")
       writer.string(content.station)
       writer.endObject()
+      writer.key(apnsMessageIDKey)
+      writer.string(messageID)
       for (key, value) in data(content, includeImage: includeImage) {
         writer.key(key)
         writer.string(value)

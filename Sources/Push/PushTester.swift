@@ -19,8 +19,9 @@ public struct PushTestResult: Sendable, Equatable {
 
 /// `aprs-cloud push-test`: sends one test notification to every device of a station and
 /// reports each provider's answer. Nothing in the database is changed (a dead token is
-/// reported, and the push sender deletes it on the next real push) except the shared APNs
-/// provider token, which it reuses or refreshes like the sender does.
+/// reported, and the push sender deletes it on the next real push, nor an APNs environment
+/// remembered). The APNs provider token file (`PushServiceOptions.apnsTokenFile`) is reused or
+/// refreshed like the sender does: run it as the listener's user to share its token.
 public enum PushTester {
   /// Sends and waits for every answer (at most `timeoutMs`). Throws when the database cannot
   /// be opened; the provider states say which providers could send.
@@ -37,7 +38,8 @@ public enum PushTester {
       throw PushError("cannot read the database \(options.databasePath): \(error)")
     }
     defer { database.close() }
-    var setup = ProviderSetup(options.push, logger: options.logger, database: database)
+    var setup = ProviderSetup(options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile)
+    var messageIDs = PushMessageIDs()
     let http = try CurlMulti()
     defer { http.close() }
     let now = options.clock()
@@ -66,7 +68,7 @@ public enum PushTester {
         built = PushPayload.fcm(
           content, token: device.token, preview: true, ttlSeconds: options.push.maxAgeMs / 1000)
       case .ios:
-        built = PushPayload.apns(content, preview: true)
+        built = PushPayload.apns(content, preview: true, messageID: messageIDs.next())
         headers = PushPayload.apnsHeaders(
           station: content.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
       }

@@ -1,4 +1,5 @@
 import JSON
+import Store
 
 /// A provider's answer to one request, or why there was none.
 public struct ProviderResponse: Sendable, Equatable {
@@ -23,6 +24,14 @@ public struct ProviderResponse: Sendable, Equatable {
     self.retryAfterSeconds = retryAfterSeconds
     self.transportError = transportError
     self.connectionLost = connectionLost
+  }
+
+  /// The body for a log line: at most 2000 bytes of it as text (invalid UTF-8 replaced), `(empty)` when
+  /// there is none.
+  var bodyForLog: String {
+    guard !body.isEmpty else { return "(empty)" }
+    let text = String(decoding: body.prefix(2000), as: UTF8.self)
+    return body.count > 2000 ? text + "…" : text
   }
 
   /// A JSON body's string, shortened, for logs.
@@ -93,8 +102,22 @@ public enum RetryPolicy {
     public var errorCode: String?
     /// Fields named by `google.rpc.BadRequest` violations.
     public var violatedFields: [String] = []
+    /// The descriptions of those violations.
+    public var violationDescriptions: [String] = []
     /// `error.message`.
     public var message: String?
+
+    /// Whether the error is about the registration token: a violation on `message.token`, or a violation or
+    /// message that names the registration token (FCM often answers a dead or malformed token with
+    /// `INVALID_ARGUMENT` and only the message "The registration token is not a valid FCM registration token").
+    public var namesTheRegistrationToken: Bool {
+      violatedFields.contains("message.token")
+        || (violationDescriptions + [message ?? ""]).contains { Self.mentionsRegistrationToken($0) }
+    }
+
+    static func mentionsRegistrationToken(_ text: String) -> Bool {
+      text.lowercased().contains("registration token")
+    }
 
     /// Parses an FCM error body; nil when it is not one (an HTML page from a proxy, say).
     public init?(body: [UInt8]) {
@@ -114,6 +137,7 @@ public enum RetryPolicy {
           if case .array(let violations)? = detail["fieldViolations"] {
             for case .object(let violation) in violations {
               if case .string(let field)? = violation["field"] { violatedFields.append(field) }
+              if case .string(let text)? = violation["description"] { violationDescriptions.append(text) }
             }
           }
         }
@@ -151,9 +175,12 @@ public enum RetryPolicy {
     case (_, "SENDER_ID_MISMATCH"):
       return .deleteToken(reason: label, refreshedBefore: nil)
     case (400, _):
-      if let error, error.violatedFields.contains("message.token") {
-        return .deleteToken(reason: label + " (message.token)", refreshedBefore: nil)
+      if let error, error.namesTheRegistrationToken {
+        return .deleteToken(
+          reason: label + " (the registration token" + (error.message.map { ": " + $0 } ?? "") + ")",
+          refreshedBefore: nil)
       }
+      // Anything else wrong with the request: that push is given up (the engine logs the body).
       return .giveUp(reason: label + (error?.message.map { ": " + $0 } ?? ""))
     case (401, nil):
       return reauthenticated
@@ -176,16 +203,35 @@ public enum RetryPolicy {
   /// The parts of an APNs error body: `{"reason":…,"timestamp":…}`.
   public struct APNsError: Sendable, Equatable {
     public var reason: String?
-    /// For 410: when APNs learned the token was no longer valid, epoch ms.
+    /// For 410: when APNs learned the token was no longer valid, epoch ms (a number out of range clamped to
+    /// 0…Int64.max; nil when absent or not a number).
     public var timestamp: Int64?
 
     public init(body: [UInt8]) {
       guard case .object(let root)? = try? JSONParser.parse(body) else { return }
       if case .string(let reason)? = root["reason"] { self.reason = reason }
-      if case .number(let number)? = root["timestamp"] {
-        timestamp = number.int64 ?? number.double.map { Int64($0) }
-      }
+      timestamp = ProviderNumber.int64(root["timestamp"], clampedTo: 0...Int64.max)
     }
+  }
+
+  /// Whether APNs refused the device token as `400 BadDeviceToken`: malformed, or a token of the other
+  /// environment (a development build's token sent to production, or the reverse).
+  public static func isBadDeviceToken(_ response: ProviderResponse) -> Bool {
+    response.transportError == nil && response.status == 400
+      && APNsError(body: response.body).reason == "BadDeviceToken"
+  }
+
+  /// What kind of failure an answer is, for telling "every push fails the same way" from scattered
+  /// failures: the status and the provider's code (`400 INVALID_ARGUMENT`, `400 BadTopic`), without the
+  /// free-text message.
+  public static func failureKind(_ response: ProviderResponse, platform: DevicePlatform) -> String {
+    if response.transportError != nil { return "no answer" }
+    let code: String? =
+      switch platform {
+      case .android: FCMError(body: response.body).flatMap { $0.errorCode ?? $0.status }
+      case .ios: APNsError(body: response.body).reason
+      }
+    return "\(response.status) \(code ?? "")".trimmingTrailingSpace
   }
 
   /// The decision for an APNs answer. `reauthenticated`: this request already went out again
@@ -202,7 +248,8 @@ public enum RetryPolicy {
     let label = "\(response.status) \(reason)".trimmingTrailingSpace
     switch (response.status, reason) {
     case (410, _):
-      return .deleteToken(reason: label, refreshedBefore: error.timestamp)
+      // A time in the future is taken as now: APNs cannot have learned it later than it answered.
+      return .deleteToken(reason: label, refreshedBefore: error.timestamp.map { min($0, now) })
     case (400, "BadDeviceToken"):
       return .deleteToken(reason: label, refreshedBefore: nil)
     case (403, "ExpiredProviderToken"):
@@ -228,13 +275,19 @@ public enum RetryPolicy {
 
   /// What the token endpoint's answer means.
   public enum TokenDecision: Sendable, Equatable {
-    /// A new access token, valid for `expiresIn` seconds.
+    /// A new access token, valid for `expiresIn` seconds (always within `accessTokenLifetime`).
     case token(String, expiresIn: Int64)
     /// Try again at this time (epoch ms).
     case retry(at: Int64, reason: String)
     /// The service account is refused: a configuration fault.
     case stopProvider(reason: String)
   }
+
+  /// The lifetimes an access token is taken to have, s: Google's are 3599 s; a longer claim is cut to an
+  /// hour, a shorter one raised to a minute (a 401 refreshes it sooner anyway).
+  public static let accessTokenLifetime: ClosedRange<Int64> = 60...3600
+  /// The lifetime taken when the answer has none (or not a number), s.
+  public static let defaultAccessTokenLifetime: Int64 = 3600
 
   /// The decision for the OAuth token endpoint's answer to a JWT-bearer grant.
   public static func oauth(_ response: ProviderResponse, now: Int64, attempts: Int, jitter: Double)
@@ -250,10 +303,9 @@ public enum RetryPolicy {
       guard case .string(let token)? = object?["access_token"], !token.isEmpty else {
         return .retry(at: backoff, reason: "token endpoint: 200 without access_token")
       }
-      var expiresIn: Int64 = 3600
-      if case .number(let number)? = object?["expires_in"], let seconds = number.int64, seconds > 0 {
-        expiresIn = seconds
-      }
+      let expiresIn =
+        ProviderNumber.int64(object?["expires_in"], clampedTo: accessTokenLifetime)
+        ?? defaultAccessTokenLifetime
       return .token(token, expiresIn: expiresIn)
     }
     var detail = ""

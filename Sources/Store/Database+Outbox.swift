@@ -64,16 +64,32 @@ extension Database {
   /// Applies the push sender's bookkeeping for one round in ONE write transaction: pushes done
   /// (deleted), failed for good (kept as `failed`), rescheduled (attempts + 1, not before the
   /// given time), and dead tokens deleted (each with an optional `refreshedBefore` bound, see
-  /// `deleteDevice(token:refreshedBefore:)`). Returns the tokens actually deleted.
+  /// `deleteDevice(token:refreshedBefore:)`), and the APNs environment that accepted an iOS
+  /// device remembered (`apnsEnvironments`, see `DeviceRecord.apnsEnvironment`). Returns the
+  /// tokens actually deleted.
   @discardableResult
   public func applyPushResults(
     completed: [Int64], failed: [Int64], rescheduled: [(id: Int64, nextAttemptAt: Int64)],
-    deadTokens: [(token: String, refreshedBefore: Int64?)]
+    deadTokens: [(token: String, refreshedBefore: Int64?)],
+    apnsEnvironments: [(token: String, environment: APNsEnvironment)] = []
   ) throws(StoreError) -> [String] {
-    guard !completed.isEmpty || !failed.isEmpty || !rescheduled.isEmpty || !deadTokens.isEmpty else {
+    guard
+      !completed.isEmpty || !failed.isEmpty || !rescheduled.isEmpty || !deadTokens.isEmpty
+        || !apnsEnvironments.isEmpty
+    else {
       return []
     }
     return try writeTransaction { () throws(StoreError) in
+      if !apnsEnvironments.isEmpty {
+        let statement = try prepared(
+          "UPDATE devices SET apns_environment = ?2 WHERE token = ?1 AND platform = 'ios'")
+        for (token, environment) in apnsEnvironments {
+          defer { statement.reset() }
+          try statement.bind(1, token)
+          try statement.bind(2, environment)
+          try statement.run()
+        }
+      }
       if !completed.isEmpty {
         let statement = try prepared("DELETE FROM outbox WHERE id = ?1")
         for id in completed {

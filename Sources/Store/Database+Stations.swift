@@ -7,15 +7,19 @@ extension Database {
   /// and sets `heartbeat_at = now`; a registration also sets `registered_at = now`. A non-nil
   /// `ackMessages` is stored, nil keeps the stored value; a nil `platform` keeps the stored
   /// one. A non-empty `pushToken` upserts its device row: a token already held by another
-  /// station moves to this one, a known token only has its refresh time updated.
+  /// station moves to this one, a known token only has its refresh time updated. An iOS token is
+  /// stored lower case (`DeviceToken.stored`), so every spelling of it is one row.
   public func upsertStation(_ upsert: StationUpsert, now: Int64) throws(StoreError) -> StationRecord {
     let address = upsert.address.canonicalAddress
     let base = upsert.base.canonicalAddress
     guard !address.isEmpty, !base.isEmpty else { throw .invalidArgument("empty station address or base") }
     guard (0...15).contains(upsert.ssid) else { throw .invalidArgument("ssid \(upsert.ssid) is not 0–15") }
-    let token = upsert.pushToken.flatMap { $0.isEmpty ? nil : $0 }
+    var token = upsert.pushToken.flatMap { $0.isEmpty ? nil : $0 }
     if token != nil, upsert.platform == nil {
       throw .invalidArgument("a push token needs a platform")
+    }
+    if let given = token, let platform = upsert.platform {
+      token = DeviceToken.stored(given, platform: platform)
     }
     return try writeTransaction { () throws(StoreError) in
       let upsertRow = try prepared(
@@ -148,15 +152,18 @@ extension Database {
     }
   }
 
-  /// Drops one device of a station (unregister with a push token); the station stays.
-  /// Returns false when that token was not registered for that station.
+  /// Drops one device of a station (unregister with a push token); the station stays. An iOS
+  /// token matches in any case (it is stored lower case). Returns false when that token was not
+  /// registered for that station.
   @discardableResult
   public func deleteDevice(token: String, station: String) throws(StoreError) -> Bool {
     try writeTransaction { () throws(StoreError) in
-      let statement = try prepared("DELETE FROM devices WHERE token = ?1 AND station = ?2")
+      let statement = try prepared(
+        "DELETE FROM devices WHERE (token = ?1 OR (platform = 'ios' AND token = ?3)) AND station = ?2")
       defer { statement.reset() }
       try statement.bind(1, token)
       try statement.bind(2, station.canonicalAddress)
+      try statement.bind(3, DeviceToken.stored(token, platform: .ios))
       try statement.run()
       return changes > 0
     }
@@ -196,7 +203,7 @@ extension Database {
   public func devices(of address: String, refreshedSince: Int64 = .min) throws(StoreError) -> [DeviceRecord] {
     let statement = try prepared(
       """
-      SELECT token, station, platform, registered_at, refreshed_at FROM devices
+      SELECT token, station, platform, registered_at, refreshed_at, apns_environment FROM devices
       WHERE station = ?1 AND refreshed_at >= ?2 ORDER BY refreshed_at DESC, id DESC
       """)
     defer { statement.reset() }
@@ -208,7 +215,8 @@ extension Database {
       devices.append(
         DeviceRecord(
           token: statement.text(0), station: statement.text(1), platform: platform,
-          registeredAt: statement.int64(3), refreshedAt: statement.int64(4)))
+          registeredAt: statement.int64(3), refreshedAt: statement.int64(4),
+          apnsEnvironment: platform == .ios ? statement.optionalValue(5) : nil))
     }
     return devices
   }

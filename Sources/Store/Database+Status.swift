@@ -33,21 +33,16 @@ extension Database {
     try setMetaValues(counters.metaRows)
   }
 
-  /// What the push sender last published: each provider's state (`.off` when none) and its counters.
+  /// What the push sender last published: each provider's state (`.off` when none), its warning and its
+  /// counters.
   public func pushStatus() throws(StoreError) -> PushStatus {
     PushStatus(metaRows: try metaValues(prefix: PushStatus.keyPrefix))
   }
 
-  /// The APNs provider token (a signed JWT) push senders share, so that a restart or `aprs-cloud push-test`
-  /// reuses it instead of signing a new one (APNs refuses tokens refreshed too often); nil when none was
-  /// saved. A credential: never shown in any status.
-  public func apnsProviderToken() throws(StoreError) -> String? {
-    try meta(PushStatus.apnsProviderTokenKey)
-  }
-
-  /// Saves the shared APNs provider token (see `apnsProviderToken()`).
-  public func setAPNsProviderToken(_ token: String) throws(StoreError) {
-    try setMeta(PushStatus.apnsProviderTokenKey, token)
+  /// Publishes one push provider's warning (nil clears it): a provider that sends but is misconfigured, shown
+  /// in `/health`'s `degraded` list.
+  public func publishPushWarning(_ warning: String?, for platform: DevicePlatform) throws(StoreError) {
+    try setMeta(PushStatus.warningKey(platform), warning ?? "")
   }
 
   // MARK: Maintenance

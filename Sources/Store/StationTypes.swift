@@ -98,6 +98,40 @@ public struct DeviceRecord: Sendable, Equatable {
   public var registeredAt: Int64
   /// Its last register or heartbeat, epoch ms.
   public var refreshedAt: Int64
+  /// iOS: the APNs environment that last accepted the token (`devices.apns_environment`); nil until one did,
+  /// and for other platforms.
+  public var apnsEnvironment: APNsEnvironment?
+
+  /// A device; see the properties.
+  public init(
+    token: String, station: String, platform: DevicePlatform, registeredAt: Int64, refreshedAt: Int64,
+    apnsEnvironment: APNsEnvironment? = nil
+  ) {
+    self.token = token
+    self.station = station
+    self.platform = platform
+    self.registeredAt = registeredAt
+    self.refreshedAt = refreshedAt
+    self.apnsEnvironment = apnsEnvironment
+  }
+}
+
+/// One of the two APNs environments (stored as its raw value in `devices.apns_environment`). An app built for
+/// development gets sandbox tokens, a store or TestFlight build production ones; each environment refuses the
+/// other's tokens with `400 BadDeviceToken`.
+public enum APNsEnvironment: String, Sendable, CaseIterable {
+  /// `api.push.apple.com`.
+  case production
+  /// `api.sandbox.push.apple.com`.
+  case sandbox
+
+  /// The other environment.
+  public var other: APNsEnvironment {
+    switch self {
+    case .production: .sandbox
+    case .sandbox: .production
+    }
+  }
 }
 
 /// A station the listener should watch: heard from within the expiry window.

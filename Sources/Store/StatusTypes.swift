@@ -267,16 +267,23 @@ public struct PushCounters: Sendable, Equatable {
   }
 }
 
-/// What the push sender published: each provider's state and the counters.
+/// What the push sender published: each provider's state, its warning, and the counters.
 public struct PushStatus: Sendable, Equatable {
   /// Each provider's state; absent reads as `.off`.
   public var states: [DevicePlatform: PushProviderState] = [:]
+  /// A provider that sends but is misconfigured says why (`push.<platform>.warning`; for example an APNs
+  /// `production` setting every device's token contradicts); absent when it has nothing to say.
+  public var warnings: [DevicePlatform: String] = [:]
   /// The counters.
   public var counters = PushCounters()
 
   /// A status; see the properties.
-  public init(states: [DevicePlatform: PushProviderState] = [:], counters: PushCounters = PushCounters()) {
+  public init(
+    states: [DevicePlatform: PushProviderState] = [:], warnings: [DevicePlatform: String] = [:],
+    counters: PushCounters = PushCounters()
+  ) {
     self.states = states
+    self.warnings = warnings
     self.counters = counters
   }
 
@@ -288,16 +295,17 @@ extension PushStatus {
   /// Every key of the record starts with this.
   static let keyPrefix = "push."
 
-  /// The key the APNs provider token is shared under between push senders (not part of the status).
-  static let apnsProviderTokenKey = "push.ios.providerToken"
-
-  /// The keys under `push.<platform>.` that are not outcome counters.
+  /// The keys under `push.<platform>.` that are not outcome counters (`providerToken`: the APNs provider
+  /// token senders before schema 4 kept here; migration 4 deletes it, and it is never read).
   private static let providerFields: Set<String> = [
-    "state", "providerToken", "tokensDeleted", "messages", "notifications",
+    "state", "warning", "providerToken", "tokensDeleted", "messages", "notifications",
   ]
 
   /// The meta key of `platform`'s state.
   static func stateKey(_ platform: DevicePlatform) -> String { keyPrefix + platform.rawValue + ".state" }
+
+  /// The meta key of `platform`'s warning (`""` when it has none).
+  static func warningKey(_ platform: DevicePlatform) -> String { keyPrefix + platform.rawValue + ".warning" }
 
   /// The meta key of `platform`'s counter `name` (an outcome, or `tokensDeleted`).
   static func counterKey(_ platform: DevicePlatform, _ name: String) -> String {
@@ -305,7 +313,8 @@ extension PushStatus {
   }
 
   /// Decodes the `push.*` rows (by key). Garbled counters read as 0 (outcomes that are not non-negative
-  /// integers are left out), a garbled state as `.off`; keys it does not know are ignored.
+  /// integers are left out), a garbled state as `.off`, an empty warning as none; keys it does not know are
+  /// ignored.
   init(metaRows rows: [String: String]) {
     self.init()
     for (key, value) in rows where key.hasPrefix(Self.keyPrefix) {
@@ -319,6 +328,7 @@ extension PushStatus {
         let name = String(parts[1])
         switch name {
         case "state": states[platform] = PushProviderState(published: value)
+        case "warning": if !value.isEmpty { warnings[platform] = value }
         case "tokensDeleted": counters[platform].tokensDeleted = StatusText.count(value)
         default:
           guard !name.isEmpty, !name.contains("."), !Self.providerFields.contains(name),

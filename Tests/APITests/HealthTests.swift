@@ -67,4 +67,24 @@ import Testing
     #expect(reasons.contains { $0.contains("receive-only") })
     #expect(reasons.contains { $0.contains("push for ios is stopped: InvalidProviderToken") })
   }
+
+  @Test func aPushProviderThatSendsDespiteAWrongSettingIsDegradedWithItsWarning() throws {
+    let api = try APIFixture()
+    try api.database.publishPushState(.ok, for: .ios)
+    try api.database.publishPushState(.ok, for: .android)
+    let warning =
+      "production = true in [messaging.ios.apns], but APNs production refuses every device token and sandbox "
+      + "accepts them (2 devices so far): set production = false (pushes go through sandbox meanwhile)"
+    try api.database.publishPushWarning(warning, for: .ios)
+    let reply = health(api)
+    #expect(reply.status == 200)
+    #expect(reply["status"] == .string("degraded"))
+    #expect(degraded(reply) == ["push for ios: " + warning])
+    // Cleared: healthy again. A stopped provider's warning is not shown twice.
+    try api.database.publishPushWarning(nil, for: .ios)
+    #expect(health(api)["status"] == .string("ok"))
+    try api.database.publishPushWarning(warning, for: .ios)
+    try api.database.publishPushState(.stopped(reason: "InvalidProviderToken"), for: .ios)
+    #expect(degraded(health(api)) == ["push for ios is stopped: InvalidProviderToken"])
+  }
 }

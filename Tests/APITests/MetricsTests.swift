@@ -149,7 +149,8 @@ private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":
     push.messages = 9
     push.notifications = 3
     try fixture.database.publishPushCounters(push)
-    try fixture.database.setAPNsProviderToken("eyJhbGciOiJFUzI1NiJ9.secret")
+    // A provider token row as senders before schema 4 kept it: never shown.
+    try fixture.database.setMeta("push.ios.providerToken", "eyJhbGciOiJFUzI1NiJ9.secret")
     let document = try fixture.scrape()
     #expect(document.value("aprs_cloud_listener_running") == 1)
     #expect(document.value("aprs_cloud_listener_connected") == 1)

@@ -25,8 +25,10 @@ import Testing
     return try object(try parseObject(built.bytes)["message"], "message")
   }
 
-  func apnsPayload(_ content: PushContent, preview: Bool = true) throws -> JSONObject {
-    guard case .success(let built) = PushPayload.apns(content, preview: preview) else {
+  func apnsPayload(_ content: PushContent, preview: Bool = true, messageID: String = "0123456789abcdef:1")
+    throws -> JSONObject
+  {
+    guard case .success(let built) = PushPayload.apns(content, preview: preview, messageID: messageID) else {
       throw TestFailure("did not fit")
     }
     return try parseObject(built.bytes)
@@ -43,10 +45,11 @@ import Testing
     return result
   }
 
-  /// The custom keys of an APNs payload (everything but `aps`): every value must be a string.
+  /// The data keys of an APNs payload (everything but `aps` and `gcm.message_id`): every value must be a
+  /// string.
   func apnsData(_ content: PushContent) throws -> [String: String] {
     var result: [String: String] = [:]
-    for (key, value) in try apnsPayload(content).members where key != "aps" {
+    for (key, value) in try apnsPayload(content).members where key != "aps" && key != "gcm.message_id" {
       guard case .string(let text) = value else { throw TestFailure("\(key) is \(value.typeName)") }
       result[key] = text
     }
@@ -83,6 +86,50 @@ import Testing
     for reserved in ["from", "notification", "message_type", "collapse_key", "google.x", "gcm.n", "GoogleX"] {
       #expect(PushPayload.isReserved(reserved))
     }
+  }
+
+  // MARK: gcm.message_id
+
+  /// FlutterFire's iOS plugin hands a notification to the app's tap, launch and foreground handlers only
+  /// when its userInfo has `gcm.message_id`: every APNs payload has one, FCM's never.
+  @Test func everyAPNsPayloadCarriesATopLevelMessageIdAndFCMNever() throws {
+    for avatar in [PushAvatar.none, .cleared, .stored(Avatar(icon: "x", image: Self.smallImage, hash: "z"))] {
+      let payload = try apnsPayload(content(avatar: avatar), messageID: "0123456789abcdef:7")
+      #expect(payload["gcm.message_id"] == .string("0123456789abcdef:7"))
+      #expect(payload.keys.prefix(2) == ["aps", "gcm.message_id"])
+      guard
+        case .success(let fcm) = PushPayload.fcm(
+          content(avatar: avatar), token: "t", preview: true, ttlSeconds: 60)
+      else { throw TestFailure("did not fit") }
+      #expect(!String(decoding: fcm.bytes, as: UTF8.self).contains("gcm."))
+    }
+    // The reserved-key rule is FCM's, for `data` only.
+    #expect(PushPayload.isReserved(PushPayload.apnsMessageIDKey))
+  }
+
+  @Test func theMessageIdStillFitsWhenThePayloadIsCut() throws {
+    let text = String(repeating: "Grüße 😀 ", count: 800)
+    guard
+      case .success(let built) = PushPayload.apns(
+        content(text: text), preview: true, messageID: "0123456789abcdef:18446744073709551615")
+    else { throw TestFailure("did not fit") }
+    #expect(built.bytes.count <= 4096 && built.bodyShortened)
+    #expect(
+      try parseObject(built.bytes)["gcm.message_id"] == .string("0123456789abcdef:18446744073709551615"))
+  }
+
+  @Test func messageIdsAreUniquePerPushAndPerSender() {
+    var first = PushMessageIDs(seed: 0xABC)
+    var second = PushMessageIDs()
+    var seen = Set<String>()
+    for _ in 0..<10_000 {
+      seen.insert(first.next())
+      seen.insert(second.next())
+    }
+    #expect(seen.count == 20_000)
+    var fixed = PushMessageIDs(seed: 0xABC)
+    #expect(fixed.next() == "0000000000000abc:1")
+    #expect(fixed.next() == "0000000000000abc:2")
   }
 
   // MARK: Provider structure
@@ -153,7 +200,7 @@ import Testing
     for count in [1, 4] {
       let pushed = content(count: count, text: secret)
       guard case .success(let fcm) = PushPayload.fcm(pushed, token: "t", preview: false, ttlSeconds: 60),
-        case .success(let apns) = PushPayload.apns(pushed, preview: false)
+        case .success(let apns) = PushPayload.apns(pushed, preview: false, messageID: "m:1")
       else { throw TestFailure("did not fit") }
       for bytes in [fcm.bytes, apns.bytes] {
         #expect(!String(decoding: bytes, as: UTF8.self).contains("secret"))
@@ -207,7 +254,7 @@ import Testing
       text: text)
     for build in [
       PushPayload.fcm(pushed, token: String(repeating: "t", count: 160), preview: true, ttlSeconds: 3600),
-      PushPayload.apns(pushed, preview: true),
+      PushPayload.apns(pushed, preview: true, messageID: "m:1"),
     ] {
       guard case .success(let built) = build else { throw TestFailure("did not fit") }
       #expect(built.bytes.count <= 4096)
@@ -240,7 +287,8 @@ import Testing
 
   @Test func escapedCharactersAreCountedWhenShortening() throws {
     let text = String(repeating: "\"\u{01}", count: 3000)
-    guard case .success(let built) = PushPayload.apns(content(text: text), preview: true) else {
+    guard case .success(let built) = PushPayload.apns(content(text: text), preview: true, messageID: "m:1")
+    else {
       throw TestFailure("did not fit")
     }
     #expect(built.bytes.count <= 4096)
@@ -249,7 +297,7 @@ import Testing
   }
 
   @Test func aSmallPushIsLeftAlone() throws {
-    guard case .success(let built) = PushPayload.apns(content(), preview: true) else {
+    guard case .success(let built) = PushPayload.apns(content(), preview: true, messageID: "m:1") else {
       throw TestFailure("did not fit")
     }
     #expect(!built.imageDropped && !built.bodyShortened)

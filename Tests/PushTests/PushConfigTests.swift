@@ -71,6 +71,28 @@ import Testing
         == "https://fcm.googleapis.com")
   }
 
+  @Test func bothAPNsEnvironmentsHaveAnEndpointAndEndpointOverridesBoth() throws {
+    let apns = "[messaging.ios.apns]\nkeyFile = k.p8\nkeyId = K\nteamId = T\nbundleId = b\n"
+    let apple = try #require(try parse(apns).ios)
+    #expect(apple.productionEndpoint == "https://api.push.apple.com")
+    #expect(apple.sandboxEndpoint == "https://api.sandbox.push.apple.com")
+    #expect(apple.endpoint(production: false) == "https://api.sandbox.push.apple.com")
+    let both = try #require(try parse(apns + "endpoint = https://proxy:9/\nproduction = false\n").ios)
+    #expect(both.productionEndpoint == "https://proxy:9" && both.sandboxEndpoint == "https://proxy:9")
+    #expect(both.endpoint == "https://proxy:9")
+    let split = try #require(
+      try parse(
+        apns + "endpoint = https://proxy:9\nproductionEndpoint = https://p:1\nsandboxEndpoint = https://s:2\n"
+      ).ios)
+    #expect(split.productionEndpoint == "https://p:1" && split.sandboxEndpoint == "https://s:2")
+    #expect(split.endpoint == "https://p:1", "production picks the first")
+    let one = try #require(
+      try parse(apns + "endpoint = https://proxy:9\nsandboxEndpoint = https://s:2\n").ios)
+    #expect(one.productionEndpoint == "https://proxy:9" && one.sandboxEndpoint == "https://s:2")
+    #expect(error(apns + "sandboxEndpoint = http://s\n").contains("messaging.ios.apns.sandboxEndpoint"))
+    #expect(error(apns + "productionEndpoint = x\n").contains("messaging.ios.apns.productionEndpoint"))
+  }
+
   @Test func enabledFalseTurnsAConfiguredProviderOff() throws {
     let config = try parse("[messaging.android]\nenabled = false\nserviceAccountFile = a.json\n")
     #expect(config.android == nil)

@@ -14,13 +14,14 @@ import Testing
     try rig.register("N0CALL-7", [(.ios, sandbox), (.ios, gone), (.ios, plain)])
     try rig.fake.tokens(production: [plain], sandbox: [sandbox])
     // A literal JSON.stringify would not write (the absurd ones, 1e400 and the like, are for the
-    // parser's own tests: today they trap in `RetryPolicy.APNsError`).
+    // parser's own tests).
     try rig.fake.script("apns", token: gone, answer: "Unregistered", #""timestampRaw":"1700000000000.0""#)
     try rig.start()
     try rig.store("N0CALL-7", ["hello"])
     #expect(try rig.fake.wait("apns", count: 3))
 
-    // The rig's sender talks to production: the sandbox token is refused there.
+    // The rig's sender tries production first: the sandbox token is refused there (and then
+    // accepted by the sandbox).
     let refused = try #require(try rig.fake.requests("apns", token: sandbox).first)
     #expect(refused.int(at: ["status"]) == 400)
     #expect(refused.string(at: ["response", "reason"]) == "BadDeviceToken")
@@ -36,7 +37,10 @@ import Testing
     #expect(delivered.string(at: ["headers", "apns-collapse-id"]) != nil)
     #expect(delivered.value(at: ["body", "aps"]) != nil)
     #expect(try rig.fake.requests("apns", environment: "production").count == 3)
-    #expect(try rig.fake.requests(environment: "sandbox").isEmpty)
+    #expect(try rig.fake.wait("apns", count: 4))
+    let sandboxed = try rig.fake.requests(environment: "sandbox")
+    #expect(sandboxed.count == 1 && sandboxed.first?.string(at: ["deviceToken"]) == sandbox)
+    #expect(sandboxed.first?.int(at: ["status"]) == 200)
     #expect(try rig.fake.requests().count >= 3)
   }
 }

@@ -6,6 +6,7 @@ import Platform
 import Push
 import Store
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -32,10 +33,11 @@ final class PushRig {
   private(set) var service: PushService?
 
   /// `messaging` goes into `[messaging]`; `android`/`ios` configure those providers against the
-  /// fake; `iosKeyFile` overrides the key file (to break it).
+  /// fake (APNs with both environments, `production` picking the first); `iosKeyFile` overrides
+  /// the key file (to break it).
   init(
     messaging: String = "coalesceWindow = 0", android: Bool = true, ios: Bool = true,
-    iosKeyFile: String? = nil
+    iosKeyFile: String? = nil, production: Bool = true
   )
     throws
   {
@@ -62,7 +64,9 @@ final class PushRig {
         keyId = TESTKEY123
         teamId = TEAM123456
         bundleId = org.example.htcommander
-        endpoint = \(fake.apnsEndpoint)
+        production = \(production)
+        productionEndpoint = \(fake.apnsEndpoint)
+        sandboxEndpoint = \(fake.apnsSandboxEndpoint)
         caFile = ca.pem
 
         """
@@ -78,11 +82,13 @@ final class PushRig {
   }
 
   /// Starts the service (poll interval 250 ms so tests that wait for a poll stay short).
-  func start() throws {
+  /// `stopAfterUniformFailuresMs`: see `PushServiceOptions`.
+  func start(stopAfterUniformFailuresMs: Int64 = 10 * 60_000) throws {
     let clock = self.clock
     let options = PushServiceOptions(
       databasePath: databasePath, push: try pushConfig(), pollIntervalMs: 250,
-      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() })
+      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() },
+      stopAfterUniformFailuresMs: stopAfterUniformFailuresMs)
     let service = PushService(options: options)
     try service.start()
     self.service = service
@@ -121,6 +127,14 @@ final class PushRig {
   /// The device tokens of `station`.
   func tokens(_ station: String) throws -> Set<String> {
     Set(try database.devices(of: station).map(\.token))
+  }
+
+  /// Writes the APNs provider token file the sender keeps beside the database (mode 0600), as an
+  /// earlier run would have left it.
+  func writeAPNsTokenFile(_ line: String) throws {
+    let path = PushServiceOptions.apnsTokenFile(database: databasePath)
+    try (line + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    guard chmod(path, 0o600) == 0 else { throw TestFailure("chmod \(path)") }
   }
 
   /// What the sender logged.

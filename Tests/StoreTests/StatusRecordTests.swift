@@ -123,7 +123,7 @@ import Testing
       #expect(push == PushStatus())
       #expect(DevicePlatform.allCases.allSatisfy { push.state(of: $0) == .off && push.states[$0] == nil })
       #expect(try database.maintenanceStatus() == MaintenanceStatus())
-      #expect(try database.apnsProviderToken() == nil)
+      #expect(try database.meta("push.ios.providerToken") == nil)
     }
   }
 
@@ -140,14 +140,15 @@ import Testing
       counters.notifications = 3
       try database.publishPushState(.ok, for: .android)
       try database.publishPushState(.stopped(reason: "403 InvalidProviderToken"), for: .ios)
-      try database.setAPNsProviderToken("eyJ.token")
+      // A row a sender before schema 4 kept its APNs provider token in (no longer written): never decoded.
+      try database.setMeta("push.ios.providerToken", "eyJ.token")
       let before = database.transactionCounts
       try database.publishPushCounters(counters)
       #expect(database.transactionCounts.writes == before.writes + 1)
       let expected = PushStatus(
         states: [.android: .ok, .ios: .stopped(reason: "403 InvalidProviderToken")], counters: counters)
       #expect(try database.pushStatus() == expected)
-      #expect(try database.apnsProviderToken() == "eyJ.token")
+      #expect(try database.meta("push.ios.providerToken") == "eyJ.token")
       #expect(
         try rows(database, PushStatus.keyPrefix) == """
           push.android.accepted = 7
@@ -169,7 +170,24 @@ import Testing
       let later = try database.pushStatus()
       #expect(later.counters == counters && later.state(of: .android) == .off)
       #expect(later.state(of: .ios) == .stopped(reason: "403 InvalidProviderToken"))
-      #expect(try database.apnsProviderToken() == "eyJ.token")
+      #expect(try database.meta("push.ios.providerToken") == "eyJ.token")
+    }
+  }
+
+  @Test func aProviderWarningRoundTripsAndIsNeitherAStateNorACounter() throws {
+    try withDatabase { database in
+      try database.publishPushState(.ok, for: .ios)
+      try database.publishPushWarning("production = true, but sandbox accepts them", for: .ios)
+      var expected = PushStatus(
+        states: [.ios: .ok], warnings: [.ios: "production = true, but sandbox accepts them"])
+      #expect(try database.pushStatus() == expected)
+      #expect(
+        try rows(database, "push.ios.warning")
+          == "push.ios.warning = production = true, but sandbox accepts them")
+      try database.publishPushWarning(nil, for: .ios)
+      expected.warnings = [:]
+      #expect(try database.pushStatus() == expected)
+      #expect(try database.pushStatus().counters[.ios].outcomes.isEmpty)
     }
   }
 
