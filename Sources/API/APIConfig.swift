@@ -26,6 +26,11 @@ public struct APIConfig: Sendable {
   public var maxAvatarsAnswerBytes = 262_144
   /// Whether `/v1/sync` may report outgoing (`"sent"`) messages.
   public var includeSent = true
+  /// What `GET /v1/info` tells clients: version, features, the VAPID public key.
+  public var info = ServerInfo()
+  /// Whether Web Push / UnifiedPush endpoints on loopback or private addresses are accepted
+  /// (`[messaging.webpush] allowPrivateEndpoints`; tests only).
+  public var allowPrivatePushEndpoints = false
 
   public init() {}
 }

@@ -36,11 +36,23 @@ public final class APIHandler {
     case avatars = "/v1/avatars"
     case health = "/health"
     case metrics = "/metrics"
+    case info = "/v1/info"
 
+    /// The methods it takes, as the `Allow` header lists them.
     var method: String {
       switch self {
       case .health, .metrics: "GET"
+      case .info: "GET, HEAD, POST"
       default: "POST"
+      }
+    }
+
+    /// Whether it takes `method` (`HEAD` wherever `GET` is, but on /metrics).
+    func allows(_ method: String) -> Bool {
+      switch self {
+      case .health: method == "GET" || method == "HEAD"
+      case .info: method == "GET" || method == "HEAD" || method == "POST"
+      default: method == self.method
       }
     }
   }
@@ -54,11 +66,12 @@ public final class APIHandler {
     if endpoint == .metrics && !request.viaMetricsListener {
       return .error(.notFound(path: request.path))
     }
-    guard request.method == endpoint.method || (endpoint == .health && request.method == "HEAD") else {
+    guard endpoint.allows(request.method) else {
       return .error(.methodNotAllowed(allowed: endpoint.method))
     }
     if endpoint == .health { return health() }
     if endpoint == .metrics { return metrics() }
+    if endpoint == .info { return info() }
     guard request.body.count <= config.maxBodyBytes else {
       return .error(.payloadTooLarge(limit: config.maxBodyBytes))
     }
@@ -77,6 +90,7 @@ public final class APIHandler {
       case .avatars: return try avatars(body, station: station!)
       case .health: return health()
       case .metrics: return metrics()
+      case .info: return info()
       }
     } catch {
       return .error(error, station: station?.description)

@@ -101,6 +101,18 @@ let apiConfig: APIConfig = {
   config.maxStations = settings.maxStations
   config.devicesPerStation = settings.devicesPerStation
   config.avatarBytesTotal = Int64(settings.avatarBytesTotal)
+  // Web Push: on as the listener's [messaging.webpush] says; the VAPID public key from the file the listener
+  // writes beside its private key (this process never reads the private key).
+  do throws(ConfigError) {
+    if let webPush = try PushConfig.webPush(configFile).settings {
+      let path = VAPIDPublicKeyFile.path(forKeyFile: webPush.keyFile(database: settings.database))
+      config.info.webPush = true
+      config.info.vapidPublicKey = { VAPIDPublicKeyFile.read(path) }
+      config.allowPrivatePushEndpoints = webPush.allowPrivateEndpoints
+    }
+  } catch {
+    logger.warn("web push is off for /v1/info: its configuration is invalid", ["error": error.description])
+  }
   return config
 }()
 

@@ -1,0 +1,171 @@
+import Config
+import Logging
+import Store
+
+/// Web Push and UnifiedPush (RFC 8030): one POST per subscription to its endpoint, with a VAPID `Authorization`
+/// (RFC 8292) and, when the subscription has keys, the body encrypted as `aes128gcm` (RFC 8291). One client per
+/// platform (`webpush`, `unifiedpush`), both sharing one `VAPID` identity and the engine's curl multi handle:
+/// requests to one origin share its connection (HTTP/2 where the push service offers it, else one kept-alive
+/// HTTP/1.1 connection), at most `maxInFlightPerOrigin` at once so one slow service cannot hold every slot.
+///
+/// No credential to refresh and no account: the client stops only when the engine stops it.
+final class WebPushClient: ProviderClient {
+  /// Requests on the wire to one origin at most.
+  static let maxInFlightPerOrigin = 16
+
+  let platform: DevicePlatform
+  private(set) var state = ProviderState.ok
+  let vapid: VAPID
+  private let settings: PushConfig.WebPush
+  private let logger: Logger
+  private let jitter: () -> Double
+  let maxInFlight: Int
+
+  private var jobs = JobQueue()
+  /// The origin of each transfer on the wire, by tag.
+  private var origins: [Int: String] = [:]
+  private var inFlightByOrigin: [String: Int] = [:]
+
+  init(
+    platform: DevicePlatform, vapid: VAPID, settings: PushConfig.WebPush, logger: Logger,
+    maxInFlight: Int = 100,
+    jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
+  ) {
+    self.jitter = jitter
+    precondition(platform.isWebPush, "a Web Push client is for webpush or unifiedpush")
+    self.platform = platform
+    self.vapid = vapid
+    self.settings = settings
+    self.logger = logger
+    self.maxInFlight = maxInFlight
+  }
+
+  var pendingCount: Int { jobs.count }
+  var nextTimerAt: Int64? { nil }
+  var warning: String? { nil }
+
+  func enqueue(_ job: SendJob) {
+    jobs.append(job)
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+    guard state == .ok else { return drain() }
+    var ended: [JobOutcome] = []
+    var held: [SendJob] = []
+    while jobs.inFlight.count < maxInFlight, let job = jobs.popFirst() {
+      let request: HTTPRequest
+      let origin: String
+      switch prepare(job, now: now) {
+      case .failure(let box):
+        ended.append(box.outcome)
+        continue
+      case .success(let prepared):
+        (request, origin) = prepared
+      }
+      guard inFlightByOrigin[origin, default: 0] < Self.maxInFlightPerOrigin else {
+        held.append(job)
+        continue
+      }
+      tags += 1
+      if let refused = jobs.start(job, request, http: http, tag: tags, now: now) {
+        ended.append(refused)
+      } else {
+        origins[tags] = origin
+        inFlightByOrigin[origin, default: 0] += 1
+      }
+    }
+    for job in held.reversed() { jobs.pushFront(job) }
+    return ended
+  }
+
+  /// The request for `job`, with its endpoint's origin; or the job's end when it cannot be sent to (a token that
+  /// is not an endpoint, or keys that are not a P-256 point: the subscription is unusable and goes).
+  private func prepare(_ job: SendJob, now: Int64) -> Result<(HTTPRequest, String), OutcomeBox> {
+    let device = job.device
+    guard let endpoint = WebPushEndpoint(device.token) else {
+      return .failure(dead(job, "not an https:// push endpoint"))
+    }
+    if endpoint.isPrivateHost && !settings.allowPrivateEndpoints {
+      return .failure(dead(job, "the endpoint is on a loopback or private address"))
+    }
+    if platform == .webpush && device.webPushKeys == nil {
+      return .failure(dead(job, "a webpush subscription without keys"))
+    }
+    var headers: [String] = []
+    let body: [UInt8]
+    do throws(PushError) {
+      headers.append("authorization: " + (try vapid.authorization(origin: endpoint.origin, now: now)))
+      if let keys = device.webPushKeys {
+        body = try WebPushEncryption.encrypt(job.payload, for: keys)
+        headers += ["content-type: application/octet-stream", "content-encoding: aes128gcm"]
+      } else {
+        body = job.payload
+        headers.append("content-type: application/json")
+      }
+    } catch {
+      return .failure(dead(job, "cannot encrypt for this subscription: \(error)"))
+    }
+    for (name, value) in job.headers { headers.append(name + ": " + value) }
+    headers.append("topic: " + vapid.topic(station: device.station))
+    // No `Expect: 100-continue` round trip on HTTP/1.1 push services.
+    headers.append("expect:")
+    let request = HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile)
+    return .success((request, endpoint.origin))
+  }
+
+  private func dead(_ job: SendJob, _ reason: String) -> OutcomeBox {
+    OutcomeBox(JobOutcome(job: job, decision: .deleteToken(reason: reason, refreshedBefore: nil)))
+  }
+
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+    guard let job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
+    if let origin = origins.removeValue(forKey: tag) {
+      let count = inFlightByOrigin[origin, default: 1] - 1
+      inFlightByOrigin[origin] = count > 0 ? count : nil
+    }
+    let decision = RetryPolicy.webPush(response, now: now, attempts: job.attempts, jitter: jitter())
+    return [JobOutcome(job: job, decision: decision, response: response)]
+  }
+
+  /// Stops the provider: every waiting job ends with the reason.
+  func stop(_ reason: String) -> [JobOutcome] {
+    if case .stopped = state {
+    } else {
+      state = .stopped(reason)
+    }
+    return drain()
+  }
+
+  private func drain() -> [JobOutcome] {
+    guard case .stopped(let reason) = state else { return [] }
+    return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
+  }
+}
+
+/// A job's end as an `Error`, so `prepare` can return it in a `Result`.
+struct OutcomeBox: Error {
+  var outcome: JobOutcome
+  init(_ outcome: JobOutcome) { self.outcome = outcome }
+}
+
+extension ProviderSetup {
+  /// Adds the `webpush` and `unifiedpush` clients when `[messaging.webpush]` is on: the VAPID key at `keyFile`
+  /// is loaded, or made on first use; a key that cannot be read or made stops both, loudly.
+  mutating func addWebPush(_ config: PushConfig, keyFile: String?, logger: Logger) {
+    let platforms: [DevicePlatform] = [.webpush, .unifiedpush]
+    guard let settings = config.webPush, let keyFile else {
+      for platform in platforms { states[platform] = .off(config.webPushOff ?? "not configured") }
+      return
+    }
+    switch VAPIDKeyFile.load(path: keyFile, subject: settings.subject, logger: logger) {
+    case .success(let vapid):
+      for platform in platforms {
+        clients[platform] = WebPushClient(
+          platform: platform, vapid: vapid, settings: settings, logger: logger)
+        states[platform] = .ok
+      }
+    case .failure(let error):
+      for platform in platforms { states[platform] = .stopped(error.description) }
+    }
+  }
+}
