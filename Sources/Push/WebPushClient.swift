@@ -53,18 +53,26 @@ final class WebPushClient: ProviderClient {
     var ended: [JobOutcome] = []
     var held: [SendJob] = []
     while jobs.inFlight.count < maxInFlight, let job = jobs.popFirst() {
-      let request: HTTPRequest
-      let origin: String
-      switch prepare(job, now: now) {
+      let endpoint: WebPushEndpoint
+      switch Self.endpoint(of: job, allowPrivate: settings.allowPrivateEndpoints, platform: platform) {
       case .failure(let box):
         ended.append(box.outcome)
         continue
-      case .success(let prepared):
-        (request, origin) = prepared
+      case .success(let parsed):
+        endpoint = parsed
       }
+      let origin = endpoint.origin
       guard inFlightByOrigin[origin, default: 0] < Self.maxInFlightPerOrigin else {
         held.append(job)
         continue
+      }
+      let request: HTTPRequest
+      switch self.request(job, to: endpoint, now: now) {
+      case .failure(let box):
+        ended.append(box.outcome)
+        continue
+      case .success(let built):
+        request = built
       }
       tags += 1
       if let refused = jobs.start(job, request, http: http, tag: tags, now: now) {
@@ -78,24 +86,33 @@ final class WebPushClient: ProviderClient {
     return ended
   }
 
-  /// The request for `job`, with its endpoint's origin; or the job's end when it cannot be sent to (a token that
-  /// is not an endpoint, or keys that are not a P-256 point: the subscription is unusable and goes).
-  private func prepare(_ job: SendJob, now: Int64) -> Result<(HTTPRequest, String), OutcomeBox> {
-    let device = job.device
-    guard let endpoint = WebPushEndpoint(device.token) else {
+  /// The endpoint of `job`'s device; or the job's end when it cannot be sent to (a token that is not an endpoint,
+  /// a private address on a public server, a `webpush` device without keys): such a subscription goes.
+  static func endpoint(of job: SendJob, allowPrivate: Bool, platform: DevicePlatform)
+    -> Result<WebPushEndpoint, OutcomeBox>
+  {
+    guard let endpoint = WebPushEndpoint(job.device.token) else {
       return .failure(dead(job, "not an https:// push endpoint"))
     }
-    if endpoint.isPrivateHost && !settings.allowPrivateEndpoints {
+    if endpoint.isPrivateHost && !allowPrivate {
       return .failure(dead(job, "the endpoint is on a loopback or private address"))
     }
-    if platform == .webpush && device.webPushKeys == nil {
+    if platform == .webpush && job.device.webPushKeys == nil {
       return .failure(dead(job, "a webpush subscription without keys"))
     }
+    return .success(endpoint)
+  }
+
+  /// The request for `job`: VAPID, the headers, the body encrypted for the subscription's keys (when it has
+  /// them); or the job's end when its keys cannot be used (not a point on P-256).
+  private func request(_ job: SendJob, to endpoint: WebPushEndpoint, now: Int64) -> Result<
+    HTTPRequest, OutcomeBox
+  > {
     var headers: [String] = []
     let body: [UInt8]
     do throws(PushError) {
       headers.append("authorization: " + (try vapid.authorization(origin: endpoint.origin, now: now)))
-      if let keys = device.webPushKeys {
+      if let keys = job.device.webPushKeys {
         body = try WebPushEncryption.encrypt(job.payload, for: keys)
         headers += ["content-type: application/octet-stream", "content-encoding: aes128gcm"]
       } else {
@@ -103,17 +120,16 @@ final class WebPushClient: ProviderClient {
         headers.append("content-type: application/json")
       }
     } catch {
-      return .failure(dead(job, "cannot encrypt for this subscription: \(error)"))
+      return .failure(Self.dead(job, "cannot encrypt for this subscription: \(error)"))
     }
     for (name, value) in job.headers { headers.append(name + ": " + value) }
-    headers.append("topic: " + vapid.topic(station: device.station))
+    headers.append("topic: " + vapid.topic(station: job.device.station))
     // No `Expect: 100-continue` round trip on HTTP/1.1 push services.
     headers.append("expect:")
-    let request = HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile)
-    return .success((request, endpoint.origin))
+    return .success(HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile))
   }
 
-  private func dead(_ job: SendJob, _ reason: String) -> OutcomeBox {
+  private static func dead(_ job: SendJob, _ reason: String) -> OutcomeBox {
     OutcomeBox(JobOutcome(job: job, decision: .deleteToken(reason: reason, refreshedBefore: nil)))
   }
 

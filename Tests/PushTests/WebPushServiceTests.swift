@@ -24,7 +24,7 @@ final class WebPushRig {
   private(set) var service: PushService?
   let configText: String
 
-  init(messaging: String = "coalesceWindow = 0", webpush: String = "") throws {
+  init(messaging: String = "coalesceWindow = 0", webpush: String = "", allowPrivate: Bool = true) throws {
     fake = try WebPushFake()
     directory = fake.directory
     databasePath = directory + "/db.sqlite"
@@ -37,7 +37,7 @@ final class WebPushRig {
       [messaging.webpush]
       subject = mailto:ops@example.org
       caFile = ca.pem
-      allowPrivateEndpoints = true
+      allowPrivateEndpoints = \(allowPrivate)
       \(webpush)
 
       """
@@ -50,6 +50,13 @@ final class WebPushRig {
   /// The VAPID key files (beside the database unless the config names one).
   var keyFile: String { directory + "/vapid.pem" }
   var publicKeyFile: String { VAPIDPublicKeyFile.path(forKeyFile: keyFile) }
+
+  func options() throws -> PushServiceOptions {
+    let clock = self.clock
+    return PushServiceOptions(
+      databasePath: databasePath, push: try pushConfig(), pollIntervalMs: 250,
+      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() })
+  }
 
   func start() throws {
     let clock = self.clock
@@ -351,5 +358,36 @@ final class WebPushRig {
     #expect(try #require(request.int(at: ["plaintextBytes"])) <= 3993)
     #expect(request.string(at: ["json", "fromAvatarHash"]) == "h")
     #expect(request.string(at: ["json", "fromAvatarImage"]) == image)
+  }
+
+  @Test func aPublicServerDeletesSubscriptionsOnPrivateAddressesWithoutSending() throws {
+    let rig = try WebPushRig(allowPrivate: false)
+    defer { rig.close() }
+    let local = try rig.fake.subscribe()
+    try rig.register("N0CALL-7", local)
+    try rig.start()
+    try rig.store("N0CALL-7", ["never sent"])
+    #expect(try eventually { try rig.tokens("N0CALL-7").isEmpty })
+    #expect(try eventually { try rig.pending().isEmpty })
+    #expect(try rig.fake.requests().isEmpty)
+    #expect(rig.log().contains("loopback or private address"))
+  }
+
+  @Test func pushTestSendsToWebPushAndUnifiedPushDevices() throws {
+    let rig = try WebPushRig()
+    defer { rig.close() }
+    let browser = try rig.fake.subscribe()
+    let distributor = try rig.fake.subscribe(keys: false)
+    try rig.register("N0CALL-7", browser)
+    try rig.register("N0CALL-7", distributor, platform: .unifiedpush)
+    let outcome = try PushTester.run(station: "N0CALL-7", options: try rig.options(), timeoutMs: 20_000)
+    #expect(outcome.states[.webpush] == .ok)
+    #expect(outcome.results.count == 2)
+    #expect(outcome.results.allSatisfy { $0.accepted && $0.status == 201 }, "\(outcome.results)")
+    #expect(Set(outcome.results.map(\.platform)) == [.webpush, .unifiedpush])
+    #expect(
+      try rig.fake.requests(browser).first?.string(at: ["json", "body"])
+        == "Test notification from aprs-cloud")
+    #expect(try rig.fake.requests(distributor).first?.string(at: ["json", "title"]) == "N0CALL-7")
   }
 }
