@@ -366,7 +366,7 @@ final class PushEngine {
       if let environment = outcome.job.environmentToRemember(after: outcome.decision) {
         writes.apnsEnvironments.append((device.token, environment))
         logger.log(
-          .info, "apns environment remembered for the device",
+          .debug, "apns environment remembered for the device",
           fields: fields + [("environment", environment.rawValue)])
       }
       if logger.isEnabled(.debug) {

@@ -16,7 +16,9 @@ enum StatusCommand: Command {
     state, the outbox depth, stations live and registered, devices by
     platform, and messages stored. The first line, health, says ok, or
     degraded: and what needs attention (listener not running or not
-    connected, a receive-only login, a stopped push provider).
+    connected, a receive-only login, a stopped push provider, a push
+    provider's warning such as an APNs production setting the devices
+    contradict).
 
     Reads the database read-only, so it is safe while the server runs. Exit
     status 0 when the report was made (whatever it says), 1 when the database
@@ -78,8 +80,12 @@ enum StatusCommand: Command {
         problems.append("receive-only APRS-IS login (no ACKs are sent)")
       }
       for provider in DevicePlatform.allCases {
-        guard case .stopped = push.state(of: provider) else { continue }
-        problems.append("\(provider.rawValue) push \(Format.printable(push.state(of: provider).description))")
+        if case .stopped = push.state(of: provider) {
+          problems.append(
+            "\(provider.rawValue) push \(Format.printable(push.state(of: provider).description))")
+        } else if push.state(of: provider) == .ok, let warning = push.warnings[provider] {
+          problems.append("\(provider.rawValue) push: \(Format.printable(warning))")
+        }
       }
       return problems
     }

@@ -114,7 +114,14 @@ final class OpsDatabase {
       #expect(result.stdout.contains(expected), "missing \(expected) in\n\(result.stdout)")
     }
 
-    // Degraded: a push provider stopped, then the listener gone.
+    // Degraded: a provider sending despite a wrong setting, a push provider stopped, then the listener gone.
+    try fixture.database.publishPushState(.ok, for: .ios)
+    try fixture.database.publishPushWarning("production = true, but sandbox accepts every device", for: .ios)
+    let warned = try runCLI(["status", "--db", fixture.path])
+    #expect(
+      warned.stdout.hasPrefix(
+        "health     degraded: ios push: production = true, but sandbox accepts every device\n"),
+      "\(warned.stdout)")
     try fixture.database.publishPushState(.stopped(reason: "APNs refused the key"), for: .ios)
     let stopped = try runCLI(["status", "--db", fixture.path])
     #expect(stopped.status == 0)

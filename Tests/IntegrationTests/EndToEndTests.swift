@@ -108,6 +108,8 @@ import Testing
     #expect(payload.string("count") == "3", "\(payload)")
     #expect(payload.string("fromCall") == "OH7AA-1", "\(payload)")
     #expect(payload.string("to") == "N0CALL-8", "\(payload)")
+    // FlutterFire hands an iOS notification to the app's tap and launch handlers only with this key.
+    #expect(payload.string("gcm.message_id")?.isEmpty == false, "\(payload)")
     #expect(try push.count("fcm") == 0)
 
     let sync = try endToEndSync(stack, ssid: 8)
@@ -119,6 +121,80 @@ import Testing
     #expect(timestamps.count == 3 && timestamps == timestamps.sorted() && Set(timestamps).count == 3)
     #expect(endToEndInteger(sync["serverTime"]) == timestamps.last)
     #expect(listener.terminate() == 0)
+  }
+
+  /// The app sends its APNs token in upper case; a curl user or an older build may send it in lower case:
+  /// registered both ways through nginx and the responder, it is one device and gets one push.
+  @Test func upperAndLowerCaseRegistrationsOfOneTokenAreOneDeviceAndOnePush() throws {
+    let rig = try EndToEndRig(
+      ssid: 8, platform: "ios", token: Self.apnsToken.uppercased(), coalesceWindow: "0",
+      moreTokens: [Self.apnsToken])
+    defer { rig.stop() }
+    let (push, aprsis, database, listener) = (rig.push, rig.aprsis, rig.database, rig.listener)
+    #expect(try database.int("SELECT count(*) FROM devices") == 1)
+    #expect(try aprsis.inject([messageLine(from: "KJ7ABC-7", to: "N0CALL-8", text: "once", msgno: "1")]) == 1)
+    #expect(try push.endToEndWait("apns", count: 1), "no APNs request:\n\(listener.log)")
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(listener.log)")
+    #expect(try push.endToEndWait("apns", count: 2, timeoutMs: 1000) == false)
+    let requests = try push.endToEndRequests("apns")
+    #expect(requests.map { $0.string("deviceToken") } == [Self.apnsToken])
+    #expect(listener.terminate() == 0)
+  }
+
+  /// A development build's (sandbox) token under `production = true`: refused by production, delivered
+  /// through the sandbox, kept, and its environment remembered.
+  @Test func aSandboxTokenUnderProductionIsDeliveredThroughTheSandboxAndKept() throws {
+    let rig = try EndToEndRig(
+      ssid: 8, platform: "ios", token: Self.apnsToken, coalesceWindow: "0", sandboxTokens: [Self.apnsToken])
+    defer { rig.stop() }
+    let (push, aprsis, database, listener) = (rig.push, rig.aprsis, rig.database, rig.listener)
+    #expect(try aprsis.inject([messageLine(from: "KJ7ABC-7", to: "N0CALL-8", text: "hi", msgno: "1")]) == 1)
+    #expect(try push.endToEndWait("apns", count: 1), "nothing delivered:\n\(listener.log)")
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(listener.log)")
+    let requests = try push.endToEndRequests("apns")
+    #expect(requests.map { $0.string("environment") } == ["production", "sandbox"], "\(requests)")
+    #expect(requests.map { $0.int("status") } == [400, 200])
+    #expect(try database.int("SELECT count(*) FROM devices") == 1)
+    #expect(
+      try database.waitUntil {
+        try $0.int("SELECT count(*) FROM devices WHERE apns_environment = 'sandbox'") == 1
+      })
+    #expect(listener.terminate() == 0)
+  }
+
+  /// `production = true` while every device has a sandbox token (the operator's mistake): every push still
+  /// arrives, no device is deleted, and `/health` says what is wrong, naming both environments.
+  @Test func aMisconfiguredProductionSettingDeletesNothingAndHealthSaysSo() throws {
+    let tokens = [Self.apnsToken, String(repeating: "ef", count: 32)]
+    let rig = try EndToEndRig(
+      ssid: 8, platform: "ios", token: tokens[0], coalesceWindow: "0", moreTokens: [tokens[1]],
+      sandboxTokens: tokens)
+    defer { rig.stop() }
+    let (stack, push, aprsis, database, listener) = (
+      rig.stack, rig.push, rig.aprsis, rig.database, rig.listener
+    )
+    #expect(try aprsis.inject([messageLine(from: "KJ7ABC-7", to: "N0CALL-8", text: "hi", msgno: "1")]) == 1)
+    #expect(try push.endToEndWait("apns", count: 2), "nothing delivered:\n\(listener.log)")
+    #expect(try database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(listener.log)")
+    #expect(try database.int("SELECT count(*) FROM devices") == 2)
+    // The listener's own reasons may show while its status catches up; the push one must come and stay alone.
+    var reasons: [String] = []
+    let degraded = waitUntil(timeout: 10, interval: 0.1) {
+      guard case .array(let items)? = (try? stack.get("/health"))?.jsonObject?["degraded"] else {
+        return false
+      }
+      reasons = items.compactMap {
+        if case .string(let text) = $0 { text.hasPrefix("push") ? text : nil } else { nil }
+      }
+      return !reasons.isEmpty
+    }
+    #expect(degraded, "\(listener.log)")
+    #expect(reasons.count == 1, "\(reasons)")
+    let reason = reasons.first ?? ""
+    #expect(reason.hasPrefix("push for ios: ") && reason.contains("production") && reason.contains("sandbox"))
+    #expect(listener.log.contains("the production setting contradicts the devices"))
+    #expect(listener.terminate() == 0)
+    #expect(try database.int("SELECT count(*) FROM devices") == 2)
   }
 
   /// A sender's retransmission, let through by APRS-IS (its clock moved past the 30 s duplicate window): stored
@@ -214,8 +290,12 @@ private final class EndToEndRig {
   let database: SQLiteFile
   let listener: ListenerProcess
 
-  init(ssid: Int, platform: String, token: String, coalesceWindow: String, extraListener: String = "") throws
-  {
+  /// `moreTokens`: more devices of the same platform registered for the station; `sandboxTokens`: APNs tokens
+  /// the fake's production refuses and its sandbox accepts (a development build's).
+  init(
+    ssid: Int, platform: String, token: String, coalesceWindow: String, extraListener: String = "",
+    moreTokens: [String] = [], sandboxTokens: [String] = []
+  ) throws {
     // What started so far, stopped in reverse when a later step fails.
     var started: [() -> Void] = []
     do {
@@ -226,6 +306,13 @@ private final class EndToEndRig {
       let aprsis = try FakeAPRSIS()
       started.append { aprsis.stop() }
       try endToEndRegister(stack, ssid: ssid, platform: platform, token: token, ackMessages: true)
+      for more in moreTokens {
+        try endToEndRegister(stack, ssid: ssid, platform: platform, token: more, ackMessages: true)
+      }
+      if !sandboxTokens.isEmpty {
+        let list = sandboxTokens.map { "\"\($0)\"" }.joined(separator: ",")
+        try push.control("POST", "/control/tokens", #"{"sandbox":[\#(list)]}"#)
+      }
       let listener = try ListenerProcess(
         database: stack.databasePath,
         config: endToEndConfig(
@@ -299,7 +386,9 @@ private func endToEndConfig(
     keyId = TESTKEY123
     teamId = TEAM123456
     bundleId = org.example.htcommander
-    endpoint = https://localhost:\(push.port)
+    production = true
+    productionEndpoint = https://localhost:\(push.port)
+    sandboxEndpoint = https://localhost:\(push.sandboxPort)
     caFile = \(push.directory)/ca.pem
 
     """

@@ -107,10 +107,12 @@ import Testing
   }
 }
 
-/// `Tests/fakes/push_fake.mjs` with credentials made for it (see `make_push_credentials.sh`).
+/// `Tests/fakes/push_fake.mjs` with credentials made for it (see `make_push_credentials.sh`): FCM and APNs
+/// production on `port`, the APNs sandbox on `sandboxPort`.
 final class PushProviderFake: @unchecked Sendable {
   let directory: String
   let port: Int
+  let sandboxPort: Int
   let controlPort: Int
   private let process: Process
 
@@ -128,24 +130,25 @@ final class PushProviderFake: @unchecked Sendable {
       node,
       [
         TestPaths.packageRoot + "/Tests/fakes/push_fake.mjs", "--dir", directory, "--ready-file", ready,
-        "--max-seconds", "300",
+        "--sandbox-port", "0", "--max-seconds", "300",
       ],
       output: directory + "/fake.log")
-    var ports: (Int, Int)?
+    var ports: (Int, Int, Int)?
     _ = waitUntil(timeout: 15, interval: 0.02) {
       guard let data = FileManager.default.contents(atPath: ready),
         case .object(let object)? = try? JSONParser.parse(Array(data)),
         case .number(let port)? = object["port"], case .number(let control)? = object["control_port"],
-        let port = port.int64, let control = control.int64
+        case .number(let sandbox)? = object["sandbox_port"],
+        let port = port.int64, let control = control.int64, let sandbox = sandbox.int64
       else { return false }
-      ports = (Int(port), Int(control))
+      ports = (Int(port), Int(control), Int(sandbox))
       return true
     }
     guard let ports else {
       process.terminate()
       throw TestFailure("the push fake did not start")
     }
-    (port, controlPort) = ports
+    (port, controlPort, sandboxPort) = ports
     let rewritten = try runProcess("/bin/sh", [script, directory, "https://127.0.0.1:\(port)"])
     guard rewritten.status == 0 else { throw TestFailure("credentials: \(rewritten.stderrText)") }
   }
