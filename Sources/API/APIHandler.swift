@@ -38,11 +38,23 @@ public final class APIHandler {
     case settings = "/v1/settings"
     case health = "/health"
     case metrics = "/metrics"
+    case info = "/v1/info"
 
+    /// The methods it takes, as the `Allow` header lists them.
     var method: String {
       switch self {
       case .health, .metrics: "GET"
+      case .info: "GET, HEAD, POST"
       default: "POST"
+      }
+    }
+
+    /// Whether it takes `method` (`HEAD` wherever `GET` is, but on /metrics).
+    func allows(_ method: String) -> Bool {
+      switch self {
+      case .health: method == "GET" || method == "HEAD"
+      case .info: method == "GET" || method == "HEAD" || method == "POST"
+      default: method == self.method
       }
     }
   }
@@ -68,11 +80,12 @@ public final class APIHandler {
     if endpoint == .metrics && !request.viaMetricsListener {
       return .response(.error(.notFound(path: request.path)))
     }
-    guard request.method == endpoint.method || (endpoint == .health && request.method == "HEAD") else {
+    guard endpoint.allows(request.method) else {
       return .response(.error(.methodNotAllowed(allowed: endpoint.method)))
     }
     if endpoint == .health { return .response(health()) }
     if endpoint == .metrics { return .response(metrics()) }
+    if endpoint == .info { return .response(info()) }
     guard request.body.count <= config.maxBodyBytes else {
       return .response(.error(.payloadTooLarge(limit: config.maxBodyBytes)))
     }
@@ -95,6 +108,7 @@ public final class APIHandler {
       case .settings: return .response(try settings(body, station: station!, now: now))
       case .health: return .response(health())
       case .metrics: return .response(metrics())
+      case .info: return .response(info())
       }
     } catch {
       return .response(.error(error, station: station?.description))

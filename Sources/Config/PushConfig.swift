@@ -123,6 +123,10 @@ public struct PushConfig: Sendable, Equatable {
   public var androidOff: String? = "not configured"
   /// Why iOS push is off, nil when it is on.
   public var iosOff: String? = "not configured"
+  /// Web Push / UnifiedPush settings, nil when off (see `webPushOff`).
+  public var webPush: WebPush?
+  /// Why Web Push and UnifiedPush are off, nil when they are on.
+  public var webPushOff: String? = "not configured"
 
   /// Everything off, default timings.
   public init() {}
@@ -182,6 +186,9 @@ public struct PushConfig: Sendable, Equatable {
     } else {
       iosOff = !anySet && config.value(iosSection, "enabled") == nil ? "not configured" : "disabled"
     }
+
+    // Web Push and UnifiedPush (PushConfig+WebPush.swift).
+    (webPush, webPushOff) = try PushConfig.webPush(config)
   }
 
   /// The keys this struct reads.
@@ -194,6 +201,7 @@ public struct PushConfig: Sendable, Equatable {
       "sandboxEndpoint",
       "caFile",
     ],
+    PushConfig.webPushSection: PushConfig.webPushKeys,
   ])
 
   // MARK: Validation helpers

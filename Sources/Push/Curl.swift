@@ -72,7 +72,8 @@ final class CurlMulti {
     wakeHandle = CurlWakeHandle(multi: multi)
     _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
     _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1)
-    _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 8)
+    // FCM, APNs (two environments), the OAuth host, and the Web Push services' origins.
+    _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 32)
   }
 
   deinit {

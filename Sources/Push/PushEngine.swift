@@ -27,6 +27,9 @@ public struct PushServiceOptions: Sendable {
   /// A provider whose every push fails the same way, not because of its token, for this long is
   /// stopped (`FailureWatch`), ms.
   public var stopAfterUniformFailuresMs: Int64
+  /// The VAPID private key of Web Push and UnifiedPush (made there on first start); nil when they are off.
+  /// `[messaging.webpush] vapidKeyFile`, else `vapid.pem` beside the database given to `init`.
+  public var vapidKeyFile: String?
 
   public init(
     databasePath: String, storeOptions: StoreOptions = .init(), push: PushConfig,
@@ -42,6 +45,7 @@ public struct PushServiceOptions: Sendable {
     self.clock = clock
     self.apnsTokenFile = Self.apnsTokenFile(database: databasePath)
     self.stopAfterUniformFailuresMs = stopAfterUniformFailuresMs
+    self.vapidKeyFile = push.webPush?.keyFile(database: databasePath)
   }
 
   /// Where the APNs provider token of the database at `path` is kept: beside it, in the data directory
@@ -56,7 +60,7 @@ struct ProviderSetup {
 
   /// Loads the credentials of each configured provider; a bad file stops that provider alone.
   /// With `apnsTokenFile`, the APNs provider token is kept in that file between processes.
-  init(_ config: PushConfig, logger: Logger, apnsTokenFile: String?) {
+  init(_ config: PushConfig, logger: Logger, apnsTokenFile: String?, vapidKeyFile: String? = nil) {
     if let android = config.android {
       switch FCMClient.load(android, logger: logger) {
       case .success(let client):
@@ -94,6 +98,7 @@ struct ProviderSetup {
     } else {
       states[.ios] = .off(config.iosOff ?? "not configured")
     }
+    addWebPush(config, keyFile: vapidKeyFile, logger: logger)
   }
 }
 
@@ -160,7 +165,9 @@ final class PushEngine {
       throw PushError("cannot open the database \(options.databasePath): \(error)")
     }
     http = try CurlMulti()
-    let setup = ProviderSetup(options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile)
+    let setup = ProviderSetup(
+      options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile,
+      vapidKeyFile: options.vapidKeyFile)
     clients = setup.clients
     states = setup.states
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
@@ -328,6 +335,10 @@ final class PushEngine {
         headers = PushPayload.apnsHeaders(
           station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000,
           collapseID: content.collapseID)
+      case .webpush, .unifiedpush:
+        built = WebPushPayload.body(
+          content, preview: options.push.preview, encrypted: device.webPushKeys != nil)
+        headers = WebPushPayload.headers(ttlSeconds: ttlSeconds)
       }
       switch built {
       case .failure(let error):
@@ -420,6 +431,8 @@ final class PushEngine {
     -> String?
   {
     let platform = outcome.job.device.platform
+    // Web Push speaks to many independent push services: one refusing is not this server's configuration.
+    guard !platform.isWebPush else { return nil }
     let kind = RetryPolicy.failureKind(response, platform: platform)
     return failureWatches[platform]?.failed(
       kind: kind, token: outcome.job.device.token, detail: reason, now: now)

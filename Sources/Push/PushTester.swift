@@ -38,7 +38,9 @@ public enum PushTester {
       throw PushError("cannot read the database \(options.databasePath): \(error)")
     }
     defer { database.close() }
-    var setup = ProviderSetup(options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile)
+    var setup = ProviderSetup(
+      options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile,
+      vapidKeyFile: options.vapidKeyFile)
     var messageIDs = PushMessageIDs()
     let http = try CurlMulti()
     defer { http.close() }
@@ -71,6 +73,9 @@ public enum PushTester {
         built = PushPayload.apns(content, preview: true, messageID: messageIDs.next())
         headers = PushPayload.apnsHeaders(
           station: content.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
+      case .webpush, .unifiedpush:
+        built = WebPushPayload.body(content, preview: true, encrypted: device.webPushKeys != nil)
+        headers = WebPushPayload.headers(ttlSeconds: options.push.maxAgeMs / 1000)
       }
       guard case .success(let payload) = built else {
         result.reason = "not sent: payload too large"

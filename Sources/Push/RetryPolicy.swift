@@ -230,6 +230,7 @@ public enum RetryPolicy {
       switch platform {
       case .android: FCMError(body: response.body).flatMap { $0.errorCode ?? $0.status }
       case .ios: APNsError(body: response.body).reason
+      case .webpush, .unifiedpush: nil
       }
     return "\(response.status) \(code ?? "")".trimmingTrailingSpace
   }

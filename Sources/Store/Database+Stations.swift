@@ -8,8 +8,9 @@ extension Database {
   /// `ackMessages` is stored and sets the ACK policy (`server` or `never`, see `AckPolicy`), nil
   /// keeps both; a nil `platform` keeps the stored
   /// one. A non-empty `pushToken` upserts its device row: a token already held by another
-  /// station moves to this one, a known token only has its refresh time updated. An iOS token is
-  /// stored lower case (`DeviceToken.stored`), so every spelling of it is one row.
+  /// station moves to this one, a known token only has its refresh time (and its Web Push keys)
+  /// updated. An iOS token is stored lower case (`DeviceToken.stored`), so every spelling of it is
+  /// one row.
   public func upsertStation(_ upsert: StationUpsert, now: Int64) throws(StoreError) -> StationRecord {
     let address = upsert.address.canonicalAddress
     let base = upsert.base.canonicalAddress
@@ -50,20 +51,25 @@ extension Database {
       if let token, let platform = upsert.platform {
         let device = try prepared(
           """
-          INSERT INTO devices (token, station, platform, registered_at, refreshed_at)
-          VALUES (?1, ?2, ?3, ?4, ?4)
+          INSERT INTO devices (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth)
+          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
           ON CONFLICT (token) DO UPDATE SET
             registered_at = CASE WHEN devices.station = excluded.station
               THEN devices.registered_at ELSE excluded.registered_at END,
             station = excluded.station,
             platform = excluded.platform,
-            refreshed_at = excluded.refreshed_at
+            refreshed_at = excluded.refreshed_at,
+            push_p256dh = excluded.push_p256dh,
+            push_auth = excluded.push_auth
           """)
         defer { device.reset() }
+        let keys = platform.isWebPush ? upsert.webPushKeys : nil
         try device.bind(1, token)
         try device.bind(2, address)
         try device.bind(3, platform)
         try device.bind(4, now)
+        try device.bind(5, keys?.p256dhText)
+        try device.bind(6, keys?.authText)
         try device.run()
       }
       guard let record = try station(address) else {
@@ -209,8 +215,8 @@ extension Database {
   public func devices(of address: String, refreshedSince: Int64 = .min) throws(StoreError) -> [DeviceRecord] {
     let statement = try prepared(
       """
-      SELECT token, station, platform, registered_at, refreshed_at, apns_environment FROM devices
-      WHERE station = ?1 AND refreshed_at >= ?2 ORDER BY refreshed_at DESC, id DESC
+      SELECT token, station, platform, registered_at, refreshed_at, apns_environment, push_p256dh, push_auth
+      FROM devices WHERE station = ?1 AND refreshed_at >= ?2 ORDER BY refreshed_at DESC, id DESC
       """)
     defer { statement.reset() }
     try statement.bind(1, address.canonicalAddress)
@@ -222,9 +228,17 @@ extension Database {
         DeviceRecord(
           token: statement.text(0), station: statement.text(1), platform: platform,
           registeredAt: statement.int64(3), refreshedAt: statement.int64(4),
-          apnsEnvironment: platform == .ios ? statement.optionalValue(5) : nil))
+          apnsEnvironment: platform == .ios ? statement.optionalValue(5) : nil,
+          webPushKeys: platform.isWebPush
+            ? webPushKeys(statement.optionalText(6), statement.optionalText(7)) : nil))
     }
     return devices
+  }
+
+  /// Stored subscription keys, nil when either is missing or unreadable.
+  private func webPushKeys(_ p256dh: String?, _ auth: String?) -> WebPushKeys? {
+    guard let p256dh, let auth else { return nil }
+    return WebPushKeys(p256dh: p256dh, auth: auth)
   }
 
   /// The avatar of `address` (any case) for a push: stored, cleared (a known station that

@@ -28,7 +28,7 @@ public enum DeviceToken {
   public static func stored(_ token: String, platform: DevicePlatform) -> String {
     switch platform {
     case .ios: String(decoding: token.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
-    case .android: token
+    case .android, .webpush, .unifiedpush: token
     }
   }
 }

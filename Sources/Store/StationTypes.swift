@@ -8,6 +8,15 @@ public enum DevicePlatform: String, Sendable, CaseIterable {
   case android
   /// An APNs device token (hex).
   case ios
+  /// A Web Push subscription (RFC 8030): the token is the push service's `https://` endpoint URL, the keys
+  /// (`WebPushKeys`) encrypt each push (RFC 8291).
+  case webpush
+  /// A UnifiedPush endpoint a distributor handed the app: Web Push on the wire, the keys optional (without
+  /// them the body goes unencrypted).
+  case unifiedpush
+
+  /// Web Push or UnifiedPush: the token is an endpoint URL and the push goes out as RFC 8030 Web Push.
+  public var isWebPush: Bool { self == .webpush || self == .unifiedpush }
 }
 
 /// What a register or heartbeat request tells the store about a station.
@@ -27,12 +36,15 @@ public struct StationUpsert: Sendable, Equatable {
   public var ackMessages: Bool?
   /// True for /v1/register (also sets `registered_at`), false for /v1/heartbeat.
   public var isRegistration: Bool
+  /// Web Push / UnifiedPush: the subscription's keys, stored with the device (nil stores none).
+  public var webPushKeys: WebPushKeys?
 
   /// A station upsert; see the properties.
   public init(
     address: String, base: String, ssid: Int, platform: DevicePlatform?, pushToken: String?,
-    ackMessages: Bool?, isRegistration: Bool
+    ackMessages: Bool?, isRegistration: Bool, webPushKeys: WebPushKeys? = nil
   ) {
+    self.webPushKeys = webPushKeys
     self.address = address
     self.base = base
     self.ssid = ssid
@@ -88,7 +100,7 @@ public struct Avatar: Sendable, Equatable {
 
 /// One push token of a station.
 public struct DeviceRecord: Sendable, Equatable {
-  /// The provider token (FCM registration token or APNs device token).
+  /// The provider token (FCM registration token, APNs device token, or a Web Push endpoint URL).
   public var token: String
   /// The upper-case address of the station it belongs to.
   public var station: String
@@ -101,12 +113,16 @@ public struct DeviceRecord: Sendable, Equatable {
   /// iOS: the APNs environment that last accepted the token (`devices.apns_environment`); nil until one did,
   /// and for other platforms.
   public var apnsEnvironment: APNsEnvironment?
+  /// Web Push / UnifiedPush: the subscription's keys (`devices.push_p256dh`, `devices.push_auth`); nil when none
+  /// were given, and for other platforms.
+  public var webPushKeys: WebPushKeys?
 
   /// A device; see the properties.
   public init(
     token: String, station: String, platform: DevicePlatform, registeredAt: Int64, refreshedAt: Int64,
-    apnsEnvironment: APNsEnvironment? = nil
+    apnsEnvironment: APNsEnvironment? = nil, webPushKeys: WebPushKeys? = nil
   ) {
+    self.webPushKeys = webPushKeys
     self.token = token
     self.station = station
     self.platform = platform

@@ -109,6 +109,20 @@ let apiConfig: APIConfig = {
   config.sendsInFlight = settings.send.inFlight
   // Advertised (/v1/info) only where a held sync costs no thread; CGI still honours `wait`.
   config.longPoll = !runsAsCGI && settings.maxParked > 0
+  config.info.longPoll = config.longPoll
+  config.info.send = config.send
+  // Web Push: on as the listener's [messaging.webpush] says; the VAPID public key from the file the listener
+  // writes beside its private key (this process never reads the private key).
+  do throws(ConfigError) {
+    if let webPush = try PushConfig.webPush(configFile).settings {
+      let path = VAPIDPublicKeyFile.path(forKeyFile: webPush.keyFile(database: settings.database))
+      config.info.webPush = true
+      config.info.vapidPublicKey = { VAPIDPublicKeyFile.read(path) }
+      config.allowPrivatePushEndpoints = webPush.allowPrivateEndpoints
+    }
+  } catch {
+    logger.warn("web push is off for /v1/info: its configuration is invalid", ["error": error.description])
+  }
   return config
 }()
 

@@ -1,0 +1,29 @@
+import JSON
+
+extension APIHandler {
+  /// `GET /v1/info` (also `HEAD`, and `POST` with any body; no auth):
+  /// `{"server":"aprs-cloud","version":…,"features":[…],"maxWait":300,"vapidPublicKey":…}`, the key only when
+  /// Web Push is on and the listener has made it.
+  func info() -> APIResponse {
+    let info = config.info
+    let key = info.webPush ? info.vapidPublicKey() : nil
+    var writer = JSONWriter(capacity: 256)
+    writer.beginObject()
+    writer.key("server")
+    writer.string(ServerInfo.name)
+    writer.key("version")
+    writer.string(info.version)
+    writer.key("features")
+    writer.beginArray()
+    for feature in info.features(vapidPublicKey: key) { writer.string(feature) }
+    writer.endArray()
+    writer.key("maxWait")
+    writer.int(Int64(info.maxWaitSeconds))
+    if let key {
+      writer.key("vapidPublicKey")
+      writer.string(key)
+    }
+    writer.endObject()
+    return .ok(writer)
+  }
+}

@@ -1,0 +1,36 @@
+/// What `GET /v1/info` says about this server (PROTOCOL.md, "Server information"): its name and version, the
+/// features it offers, the longest long-poll `wait`, and the VAPID public key when Web Push is on. The responder
+/// fills it from its configuration and the listener's public key file.
+public struct ServerInfo: Sendable {
+  /// The `server` member.
+  public static let name = "aprs-cloud"
+
+  /// The `version` member.
+  public var version = "0.1"
+  /// `/v1/sync` takes `wait` (the `longpoll` feature).
+  public var longPoll = false
+  /// The longest `wait`, seconds (`maxWait`).
+  public var maxWaitSeconds = 300
+  /// `POST /v1/send` is on (`[send] enabled`; the `send` feature).
+  public var send = false
+  /// `POST /v1/settings` (every build has it; the `settings` feature).
+  public var settings = true
+  /// `[messaging.webpush]` is on: with a VAPID public key, `webpush` and `unifiedpush` are features.
+  public var webPush = false
+  /// The VAPID public key (unpadded base64url of the 65-byte point) as the listener published it, read at each
+  /// request (the listener may make it after the responder started); nil while there is none.
+  public var vapidPublicKey: @Sendable () -> String? = { nil }
+
+  public init() {}
+
+  /// The features, in PROTOCOL.md's order; Web Push and UnifiedPush only once a VAPID key is known (a client
+  /// cannot subscribe without it).
+  public func features(vapidPublicKey key: String?) -> [String] {
+    var features: [String] = []
+    if longPoll { features.append("longpoll") }
+    if send { features.append("send") }
+    if webPush && key != nil { features += ["webpush", "unifiedpush"] }
+    if settings { features.append("settings") }
+    return features
+  }
+}

@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `[messaging.webpush]`: Web Push and UnifiedPush (RFC 8030 with RFC 8291 encryption and RFC 8292 VAPID), the
+/// Google-free push paths. They need no account anywhere, only a contact for the push services:
+///
+/// ```ini
+/// [messaging.webpush]
+/// subject = mailto:operator@example.org   ; or https://… : the VAPID `sub`, required when on
+/// ;enabled = true                         ; on as soon as any key here is set
+/// ;vapidKeyFile = /var/lib/aprs-cloud/vapid.pem   ; default: vapid.pem beside the database
+/// ;caFile = ...                           ; a CA bundle for push services (tests, private services)
+/// ;allowPrivateEndpoints = false          ; true: endpoints on loopback/private addresses (tests)
+/// ```
+///
+/// Like the other providers, `enabled` defaults to true when the section sets any key (so `subject` alone
+/// turns it on) and to false when it sets none; an enabled section without `subject` is a startup error that
+/// names the key. One switch covers both `webpush` and `unifiedpush` devices: the same sender and key.
+extension PushConfig {
+  /// Web Push / UnifiedPush settings.
+  public struct WebPush: Sendable, Equatable {
+    /// The VAPID contact (`sub`): a `mailto:` address or an `https://` URL.
+    public var subject: String
+    /// The VAPID private key (PEM, P-256); nil for `vapid.pem` beside the database (`keyFile(database:)`).
+    /// The listener makes it on first start (mode 0600) and writes the public key beside it
+    /// (`VAPIDPublicKeyFile.path(forKeyFile:)`) for the responder, which never reads the private key.
+    public var vapidKeyFile: String?
+    /// A PEM bundle of CA certificates for the push services (tests, private services).
+    public var caFile: String?
+    /// Whether endpoints on loopback or private addresses are accepted (tests; never on a public server).
+    public var allowPrivateEndpoints: Bool
+
+    public init(
+      subject: String, vapidKeyFile: String? = nil, caFile: String? = nil, allowPrivateEndpoints: Bool = false
+    ) {
+      self.subject = subject
+      self.vapidKeyFile = vapidKeyFile
+      self.caFile = caFile
+      self.allowPrivateEndpoints = allowPrivateEndpoints
+    }
+
+    /// The VAPID private key's path for the database at `database`: `vapidKeyFile`, else `vapid.pem` in the
+    /// database's folder (the data directory both processes share).
+    public func keyFile(database: String) -> String {
+      vapidKeyFile ?? PushConfig.defaultVAPIDKeyFile(database: database)
+    }
+  }
+
+  /// The section's name.
+  public static let webPushSection = "messaging.webpush"
+  /// The keys `[messaging.webpush]` knows.
+  public static let webPushKeys: Set<String> = [
+    "enabled", "subject", "vapidKeyFile", "caFile", "allowPrivateEndpoints",
+  ]
+
+  /// `vapid.pem` in the folder that holds `database`.
+  public static func defaultVAPIDKeyFile(database: String) -> String {
+    guard let slash = database.lastIndex(of: "/") else { return "vapid.pem" }
+    return slash == database.startIndex ? "/vapid.pem" : String(database[..<slash]) + "/vapid.pem"
+  }
+
+  /// Reads `[messaging.webpush]`: the settings when on, else why it is off (`not configured`, `disabled`).
+  /// Throws when a value is invalid, or when it is on without `subject`; each error names its key.
+  public static func webPush(_ config: ConfigFile) throws(ConfigError) -> (settings: WebPush?, off: String?) {
+    let section = webPushSection
+    let subject = try config.string(section, "subject")
+    let keyFile = try config.path(section, "vapidKeyFile")
+    let caFile = try config.path(section, "caFile")
+    let allowPrivate = try config.bool(section, "allowPrivateEndpoints", default: false)
+    let anySet = webPushKeys.contains { $0 != "enabled" && config.value(section, $0) != nil }
+    let enabled = try config.bool(section, "enabled", default: anySet)
+    guard enabled else {
+      return (nil, !anySet && config.value(section, "enabled") == nil ? "not configured" : "disabled")
+    }
+    guard let subject else {
+      throw .invalidValue(
+        key: "\(section).subject", value: "", source: config.name,
+        reason: "required when \(section) is on: the push services' contact for this server, "
+          + "mailto:you@example.org or https://your.site (or set enabled = false)")
+    }
+    guard isContact(subject) else {
+      let value = config.value(section, "subject")
+      throw .invalidValue(
+        key: "\(section).subject", value: subject, source: value?.source.description ?? config.name,
+        reason: "expected mailto:address or an https:// URL (the VAPID contact, RFC 8292)")
+    }
+    if let caFile, access(caFile, R_OK) != 0 {
+      let value = config.value(section, "caFile")
+      throw .invalidValue(
+        key: "\(section).caFile", value: value?.text ?? caFile,
+        source: value?.source.description ?? config.name,
+        reason: "cannot read the file: \(String(cString: strerror(errno)))")
+    }
+    return (
+      WebPush(subject: subject, vapidKeyFile: keyFile, caFile: caFile, allowPrivateEndpoints: allowPrivate),
+      nil
+    )
+  }
+
+  /// `mailto:` with an address (`user@host`), or `https://` with a host; printable ASCII without spaces.
+  static func isContact(_ text: String) -> Bool {
+    let utf8 = text.utf8
+    guard utf8.count <= 256, utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C })
+    else { return false }
+    let lower = text.lowercased()
+    if lower.hasPrefix("mailto:") {
+      let address = lower.dropFirst(7)
+      guard let at = address.firstIndex(of: "@") else { return false }
+      return at > address.startIndex && address.index(after: at) < address.endIndex
+    }
+    if lower.hasPrefix("https://") {
+      return lower.dropFirst(8).first.map { $0 != "/" } ?? false
+    }
+    return false
+  }
+}

@@ -1,0 +1,32 @@
+extension RetryPolicy {
+  /// The decision for a push service's answer to a Web Push / UnifiedPush POST (RFC 8030 §5, PROTOCOL.md):
+  /// 200, 201 or 202 delivered; 404 or 410 the subscription is gone (delete it); 429 wait `Retry-After` (60 s
+  /// without one); 5xx and no answer back off; 413 and any other refusal (400, 401 or 403 for the VAPID
+  /// header, a redirect) give that push up and keep the subscription.
+  public static func webPush(_ response: ProviderResponse, now: Int64, attempts: Int, jitter: Double)
+    -> PushDecision
+  {
+    if let failure = response.transportError {
+      let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
+      return .retry(at: at, reason: "no answer: \(failure)")
+    }
+    let status = response.status
+    let detail = response.body.isEmpty ? "" : ": " + response.bodySummary
+    switch status {
+    case 200, 201, 202:
+      return .delivered
+    case 404, 410:
+      return .deleteToken(reason: "\(status) the subscription is gone", refreshedBefore: nil)
+    case 413:
+      return .giveUp(reason: "413 the push is too large for this push service")
+    case 429:
+      return .retry(at: now + retryAfterMs(response), reason: "429 rate limited" + detail)
+    case 500...599:
+      return .retry(at: now + backoffMs(attempts: attempts, jitter: jitter), reason: "\(status)" + detail)
+    case 401, 403:
+      return .giveUp(reason: "\(status) the push service refused the VAPID authorization" + detail)
+    default:
+      return .giveUp(reason: "\(status)" + detail)
+    }
+  }
+}

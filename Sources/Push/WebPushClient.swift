@@ -1,0 +1,187 @@
+import Config
+import Logging
+import Store
+
+/// Web Push and UnifiedPush (RFC 8030): one POST per subscription to its endpoint, with a VAPID `Authorization`
+/// (RFC 8292) and, when the subscription has keys, the body encrypted as `aes128gcm` (RFC 8291). One client per
+/// platform (`webpush`, `unifiedpush`), both sharing one `VAPID` identity and the engine's curl multi handle:
+/// requests to one origin share its connection (HTTP/2 where the push service offers it, else one kept-alive
+/// HTTP/1.1 connection), at most `maxInFlightPerOrigin` at once so one slow service cannot hold every slot.
+///
+/// No credential to refresh and no account: the client stops only when the engine stops it.
+final class WebPushClient: ProviderClient {
+  /// Requests on the wire to one origin at most.
+  static let maxInFlightPerOrigin = 16
+
+  let platform: DevicePlatform
+  private(set) var state = ProviderState.ok
+  let vapid: VAPID
+  private let settings: PushConfig.WebPush
+  private let logger: Logger
+  private let jitter: () -> Double
+  let maxInFlight: Int
+
+  private var jobs = JobQueue()
+  /// The origin of each transfer on the wire, by tag.
+  private var origins: [Int: String] = [:]
+  private var inFlightByOrigin: [String: Int] = [:]
+
+  init(
+    platform: DevicePlatform, vapid: VAPID, settings: PushConfig.WebPush, logger: Logger,
+    maxInFlight: Int = 100,
+    jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
+  ) {
+    self.jitter = jitter
+    precondition(platform.isWebPush, "a Web Push client is for webpush or unifiedpush")
+    self.platform = platform
+    self.vapid = vapid
+    self.settings = settings
+    self.logger = logger
+    self.maxInFlight = maxInFlight
+  }
+
+  var pendingCount: Int { jobs.count }
+  var nextTimerAt: Int64? { nil }
+  var warning: String? { nil }
+
+  func enqueue(_ job: SendJob) {
+    jobs.append(job)
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+    guard state == .ok else { return drain() }
+    var ended: [JobOutcome] = []
+    var held: [SendJob] = []
+    while jobs.inFlight.count < maxInFlight, let job = jobs.popFirst() {
+      let endpoint: WebPushEndpoint
+      switch Self.endpoint(of: job, allowPrivate: settings.allowPrivateEndpoints, platform: platform) {
+      case .failure(let box):
+        ended.append(box.outcome)
+        continue
+      case .success(let parsed):
+        endpoint = parsed
+      }
+      let origin = endpoint.origin
+      guard inFlightByOrigin[origin, default: 0] < Self.maxInFlightPerOrigin else {
+        held.append(job)
+        continue
+      }
+      let request: HTTPRequest
+      switch self.request(job, to: endpoint, now: now) {
+      case .failure(let box):
+        ended.append(box.outcome)
+        continue
+      case .success(let built):
+        request = built
+      }
+      tags += 1
+      if let refused = jobs.start(job, request, http: http, tag: tags, now: now) {
+        ended.append(refused)
+      } else {
+        origins[tags] = origin
+        inFlightByOrigin[origin, default: 0] += 1
+      }
+    }
+    for job in held.reversed() { jobs.pushFront(job) }
+    return ended
+  }
+
+  /// The endpoint of `job`'s device; or the job's end when it cannot be sent to (a token that is not an endpoint,
+  /// a private address on a public server, a `webpush` device without keys): such a subscription goes.
+  static func endpoint(of job: SendJob, allowPrivate: Bool, platform: DevicePlatform)
+    -> Result<WebPushEndpoint, OutcomeBox>
+  {
+    guard let endpoint = WebPushEndpoint(job.device.token) else {
+      return .failure(dead(job, "not an https:// push endpoint"))
+    }
+    if endpoint.isPrivateHost && !allowPrivate {
+      return .failure(dead(job, "the endpoint is on a loopback or private address"))
+    }
+    if platform == .webpush && job.device.webPushKeys == nil {
+      return .failure(dead(job, "a webpush subscription without keys"))
+    }
+    return .success(endpoint)
+  }
+
+  /// The request for `job`: VAPID, the headers, the body encrypted for the subscription's keys (when it has
+  /// them); or the job's end when its keys cannot be used (not a point on P-256).
+  private func request(_ job: SendJob, to endpoint: WebPushEndpoint, now: Int64) -> Result<
+    HTTPRequest, OutcomeBox
+  > {
+    var headers: [String] = []
+    let body: [UInt8]
+    do throws(PushError) {
+      headers.append("authorization: " + (try vapid.authorization(origin: endpoint.origin, now: now)))
+      if let keys = job.device.webPushKeys {
+        body = try WebPushEncryption.encrypt(job.payload, for: keys)
+        headers += ["content-type: application/octet-stream", "content-encoding: aes128gcm"]
+      } else {
+        body = job.payload
+        headers.append("content-type: application/json")
+      }
+    } catch {
+      return .failure(Self.dead(job, "cannot encrypt for this subscription: \(error)"))
+    }
+    for (name, value) in job.headers { headers.append(name + ": " + value) }
+    headers.append("topic: " + vapid.topic(station: job.device.station))
+    // No `Expect: 100-continue` round trip on HTTP/1.1 push services.
+    headers.append("expect:")
+    return .success(HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile))
+  }
+
+  private static func dead(_ job: SendJob, _ reason: String) -> OutcomeBox {
+    OutcomeBox(JobOutcome(job: job, decision: .deleteToken(reason: reason, refreshedBefore: nil)))
+  }
+
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+    guard let job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
+    if let origin = origins.removeValue(forKey: tag) {
+      let count = inFlightByOrigin[origin, default: 1] - 1
+      inFlightByOrigin[origin] = count > 0 ? count : nil
+    }
+    let decision = RetryPolicy.webPush(response, now: now, attempts: job.attempts, jitter: jitter())
+    return [JobOutcome(job: job, decision: decision, response: response)]
+  }
+
+  /// Stops the provider: every waiting job ends with the reason.
+  func stop(_ reason: String) -> [JobOutcome] {
+    if case .stopped = state {
+    } else {
+      state = .stopped(reason)
+    }
+    return drain()
+  }
+
+  private func drain() -> [JobOutcome] {
+    guard case .stopped(let reason) = state else { return [] }
+    return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
+  }
+}
+
+/// A job's end as an `Error`, so `prepare` can return it in a `Result`.
+struct OutcomeBox: Error {
+  var outcome: JobOutcome
+  init(_ outcome: JobOutcome) { self.outcome = outcome }
+}
+
+extension ProviderSetup {
+  /// Adds the `webpush` and `unifiedpush` clients when `[messaging.webpush]` is on: the VAPID key at `keyFile`
+  /// is loaded, or made on first use; a key that cannot be read or made stops both, loudly.
+  mutating func addWebPush(_ config: PushConfig, keyFile: String?, logger: Logger) {
+    let platforms: [DevicePlatform] = [.webpush, .unifiedpush]
+    guard let settings = config.webPush, let keyFile else {
+      for platform in platforms { states[platform] = .off(config.webPushOff ?? "not configured") }
+      return
+    }
+    switch VAPIDKeyFile.load(path: keyFile, subject: settings.subject, logger: logger) {
+    case .success(let vapid):
+      for platform in platforms {
+        clients[platform] = WebPushClient(
+          platform: platform, vapid: vapid, settings: settings, logger: logger)
+        states[platform] = .ok
+      }
+    case .failure(let error):
+      for platform in platforms { states[platform] = .stopped(error.description) }
+    }
+  }
+}
