@@ -70,23 +70,7 @@ final class FastCGIClient {
   /// Connects to the unix socket at `path`; reads and writes time out after `timeoutSeconds`, so a
   /// server that never answers fails the test instead of hanging it.
   init(path: String, timeoutSeconds: Int = 15) throws {
-    fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: Array(path.utf8.prefix(raw.count - 1)))
-    }
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    guard connected == 0 else {
-      let error = errno
-      close(fd)
-      throw TestFailure("connect to \(path): errno \(error)")
-    }
+    fd = try connectUnixSocket(path)
     var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -246,11 +246,12 @@ import Testing
   }
 }
 
-// MARK: Local helpers (the push fake's wait and request list, nested JSON members, the combined config)
+// MARK: Helpers the end-to-end suites share (the push fake's wait and request list, nested JSON members), and this
+// suite's combined config
 
 extension PushProviderFake {
   /// `POST /control/wait`: true once `count` requests of `role` were answered 200 (bounded by `timeoutMs`).
-  fileprivate func endToEndWait(_ role: String, count: Int, timeoutMs: Int = 10_000) throws -> Bool {
+  func endToEndWait(_ role: String, count: Int, timeoutMs: Int = 10_000) throws -> Bool {
     let answer = try control(
       "POST", "/control/wait",
       #"{"role":"\#(role)","count":\#(count),"timeoutMs":\#(timeoutMs),"answered":true,"status":200}"#)
@@ -258,13 +259,13 @@ extension PushProviderFake {
   }
 
   /// `GET /control/requests?role=…`: the recorded requests, oldest first.
-  fileprivate func endToEndRequests(_ role: String) throws -> [JSONObject] {
+  func endToEndRequests(_ role: String) throws -> [JSONObject] {
     try control("GET", "/control/requests?role=\(role)").objects("requests")
   }
 }
 
 /// The object at `path` below `object`, or nil.
-private func endToEndObject(_ object: JSONObject, _ path: String...) -> JSONObject? {
+func endToEndObject(_ object: JSONObject, _ path: String...) -> JSONObject? {
   var current = object
   for key in path {
     guard case .object(let next)? = current[key] else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -256,21 +257,7 @@ final class ResponderFastCGIConnection {
       }
     } else {
       let path = try #require(unixPath)
-      fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-      var address = sockaddr_un()
-      address.sun_family = sa_family_t(AF_UNIX)
-      withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        raw.copyBytes(from: Array(path.utf8.prefix(raw.count - 1)))
-      }
-      let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-      }
-      guard result == 0 else {
-        close(fd)
-        throw ResponderTestError("connect to \(path): \(String(cString: strerror(errno)))")
-      }
+      fd = try connectUnixSocket(path)
     }
     var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -32,12 +32,12 @@ import Testing
       ]) == 4)
     // The one message let through is stored, ACKed and pushed; nothing of the blocked three.
     #expect(try rig.aprsis.wait("transmitted", count: 1), "no ACK:\n\(rig.listener.log)")
-    #expect(try rig.push.settingsWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
+    #expect(try rig.push.endToEndWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
     #expect(try rig.database.waitUntil { try $0.meta("blocked") == "3" }, "\(rig.listener.log)")
     #expect(try rig.database.int("SELECT count(*) FROM messages") == 1)
     #expect(try rig.database.int("SELECT count(*) FROM dedup") == 1)
     #expect(try rig.aprsis.ackLines() == ["N0CALL-7>APZACL,TCPIP*::OH7AA-2  :ack4"])
-    #expect(try !rig.push.settingsWait("fcm", count: 2, timeoutMs: 1_000))
+    #expect(try !rig.push.endToEndWait("fcm", count: 2, timeoutMs: 1_000))
     let sync = try rig.sync()
     #expect(sync.objects("messages").map { $0.string("peer") } == ["OH7AA-2"])
     #expect(rig.listener.terminate() == 0)
@@ -56,13 +56,13 @@ import Testing
     #expect(try rig.aprsis.wait("transmitted", count: 1), "no ACK:\n\(rig.listener.log)")
     #expect(
       try rig.database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(rig.listener.log)")
-    #expect(try !rig.push.settingsWait("fcm", count: 1, timeoutMs: 1_000))
+    #expect(try !rig.push.endToEndWait("fcm", count: 1, timeoutMs: 1_000))
 
     #expect(try rig.settings(#""mutedUntil":0"#).int("mutedUntil") == 0)
     #expect(try rig.aprsis.inject(["W5AGO>APRS,TCPIP*::N0CALL-7 :after the mute{2"]) == 1)
-    #expect(try rig.push.settingsWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
-    let request = try #require(try rig.push.settingsRequests("fcm").last)
-    let data = try #require(settingsObject(request, "body", "message", "data"), "\(request)")
+    #expect(try rig.push.endToEndWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
+    let request = try #require(try rig.push.endToEndRequests("fcm").last)
+    let data = try #require(endToEndObject(request, "body", "message", "data"), "\(request)")
     #expect(data.string("fromCall") == "W5AGO")
     #expect(data.string("count") == "2", "the held message is counted: the phone has not pulled it")
     #expect(try rig.sync().objects("messages").count == 2)
@@ -75,7 +75,7 @@ import Testing
     #expect(try rig.settings(#""ackPolicy":"device""#).string("ackPolicy") == "device")
     #expect(try rig.aprsis.inject(["KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :ack me once you have it{42"]) == 1)
     #expect(try rig.database.waitUntil { try $0.meta("messagesStored") == "1" }, "\(rig.listener.log)")
-    #expect(try rig.push.settingsWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
+    #expect(try rig.push.endToEndWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
     // Stored and pushed, but nobody has pulled it: no ACK.
     #expect(try !rig.aprsis.wait("transmitted", count: 1, timeout: 1.5), "ACKed before the pull")
 
@@ -183,29 +183,4 @@ private final class SettingsRig {
 
         """
   }
-}
-
-extension PushProviderFake {
-  /// True once `count` requests of `role` were answered 200 (bounded by `timeoutMs`).
-  fileprivate func settingsWait(_ role: String, count: Int, timeoutMs: Int = 10_000) throws -> Bool {
-    let answer = try control(
-      "POST", "/control/wait",
-      #"{"role":"\#(role)","count":\#(count),"timeoutMs":\#(timeoutMs),"answered":true,"status":200}"#)
-    return answer.bool("ok") == true
-  }
-
-  /// The recorded requests of `role`, oldest first.
-  fileprivate func settingsRequests(_ role: String) throws -> [JSONObject] {
-    try control("GET", "/control/requests?role=\(role)").objects("requests")
-  }
-}
-
-/// The object at `path` below `object`, or nil.
-private func settingsObject(_ object: JSONObject, _ path: String...) -> JSONObject? {
-  var current = object
-  for key in path {
-    guard case .object(let next)? = current[key] else { return nil }
-    current = next
-  }
-  return current
 }

@@ -107,12 +107,7 @@ final class PushFake: @unchecked Sendable {
   func control(_ method: String, _ path: String, _ body: String? = nil, timeout: Double = 70) throws
     -> JSONObject
   {
-    var arguments = ["-s", "-S", "--max-time", String(Int(timeout)), "-X", method]
-    if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
-    arguments.append("http://127.0.0.1:\(controlPort)\(path)")
-    let result = try runProgram("/usr/bin/curl", arguments, timeout: timeout + 5)
-    guard result.status == 0 else { throw TestFailure("control \(path): \(result.stderr)") }
-    return try parseObject(Array(result.stdout.utf8))
+    try fakeControl(port: controlPort, method, path, body, timeout: timeout)
   }
 
   /// Queues scripted answers (`POST /control/script`).
@@ -223,4 +218,17 @@ func eventually(timeout: Double = 5, _ condition: () throws -> Bool) rethrows ->
     if Date() > deadline { return false }
     usleep(20_000)
   }
+}
+
+/// One call to a fake's JSON control API on `127.0.0.1:port` (curl as the client, `timeout` seconds); the JSON
+/// answer. Shared by the FCM/APNs fake and the Web Push fake.
+func fakeControl(port: Int, _ method: String, _ path: String, _ body: String?, timeout: Double) throws
+  -> JSONObject
+{
+  var arguments = ["-s", "-S", "--max-time", String(Int(timeout)), "-X", method]
+  if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
+  arguments.append("http://127.0.0.1:\(port)\(path)")
+  let result = try runProgram("/usr/bin/curl", arguments, timeout: timeout + 5)
+  guard result.status == 0 else { throw TestFailure("control \(path): \(result.stderr)") }
+  return try parseObject(Array(result.stdout.utf8))
 }

@@ -74,12 +74,7 @@ final class WebPushFake: @unchecked Sendable {
   func control(_ method: String, _ path: String, _ body: String? = nil, timeout: Double = 30) throws
     -> JSONObject
   {
-    var arguments = ["-s", "-S", "--max-time", String(Int(timeout)), "-X", method]
-    if let body { arguments += ["-H", "content-type: application/json", "--data-binary", body] }
-    arguments.append("http://127.0.0.1:\(controlPort)\(path)")
-    let result = try runProgram("/usr/bin/curl", arguments, timeout: timeout + 5)
-    guard result.status == 0 else { throw TestFailure("control \(path): \(result.stderr)") }
-    return try parseObject(Array(result.stdout.utf8))
+    try fakeControl(port: controlPort, method, path, body, timeout: timeout)
   }
 
   /// A subscription, as a browser (`keys`) or a UnifiedPush distributor (no keys) makes one. `host`:

@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A stream socket connected to the unix socket at `path` (close-on-exec); the caller owns and closes the
+/// descriptor. Throws with the path and `errno`'s text when it cannot connect.
+public func connectUnixSocket(_ path: String) throws(TestFailure) -> Int32 {
+  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+  var address = sockaddr_un()
+  address.sun_family = sa_family_t(AF_UNIX)
+  withUnsafeMutableBytes(of: &address.sun_path) { raw in
+    raw.copyBytes(from: Array(path.utf8.prefix(raw.count - 1)))
+  }
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    }
+  }
+  guard connected == 0 else {
+    let error = errno
+    close(fd)
+    throw TestFailure("connect to \(path): \(String(cString: strerror(error)))")
+  }
+  return fd
+}
