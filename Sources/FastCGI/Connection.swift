@@ -104,6 +104,16 @@ final class Connection {
     }
   }
 
+  /// Reads what arrived and feeds it to the parser: its event, or `endOfInput()` once the peer closed or the
+  /// read failed (and `inputEnded` set); nil when nothing is there now (EAGAIN).
+  func readEvent(into buffer: UnsafeMutableRawBufferPointer) -> RequestParser.Event? {
+    let count = read(into: buffer)
+    if count > 0 { return parser.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+    guard count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) else { return nil }
+    inputEnded = true
+    return parser.endOfInput()
+  }
+
   /// Writes all of `bytes` to the non-blocking socket, waiting in `poll(2)` while the socket buffer
   /// is full, for at most `timeoutMs` in all. False (and `writeFailed`) when the peer is gone or
   /// the time ran out.

@@ -185,16 +185,7 @@ final class Keeper: @unchecked Sendable {
   }
 
   private func readRequest(_ connection: Connection) {
-    let count = connection.read(into: buffer)
-    let event: RequestParser.Event
-    if count > 0 {
-      event = connection.parser.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-    } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
-      connection.inputEnded = true
-      event = connection.parser.endOfInput()
-    } else {
-      return
-    }
+    guard let event = connection.readEvent(into: buffer) else { return }
     switch core.progress(connection, event) {
     case .needMore, .aborted:
       setDeadline(connection, monotonicMilliseconds() + ServerCore.readTimeoutMs)

@@ -105,14 +105,7 @@ final class Worker: @unchecked Sendable {
   private func readAndServe(_ connection: Connection) {
     var waited = false
     while true {
-      let count = connection.read(into: buffer)
-      let event: RequestParser.Event
-      if count > 0 {
-        event = connection.parser.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-      } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
-        connection.inputEnded = true
-        event = connection.parser.endOfInput()
-      } else {
+      guard let event = connection.readEvent(into: buffer) else {
         // A worker can win the connection before nginx has written the request into it (it writes
         // right after connecting): a moment's wait here saves the trip through the keeper and the
         // ready queue. Once only, and briefly, so a client that dawdles costs a worker nothing.
