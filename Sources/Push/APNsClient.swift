@@ -205,15 +205,12 @@ final class APNsClient: ProviderClient {
 
   /// Stops the provider (a configuration fault): every waiting job ends with the reason.
   func stop(_ reason: String) -> [JobOutcome] {
-    if case .stopped = state {
-    } else {
-      state = .stopped(reason)
-    }
+    state.stop(reason)
     return drain()
   }
 
   private func drain() -> [JobOutcome] {
     guard case .stopped(let reason) = state else { return [] }
-    return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
+    return jobs.stopWaiting(reason: reason)
   }
 }

@@ -175,10 +175,7 @@ final class FCMClient: ProviderClient {
 
   /// Stops the provider (a configuration fault): every waiting job ends with the reason.
   func stop(_ reason: String) -> [JobOutcome] {
-    if case .stopped = state {
-    } else {
-      state = .stopped(reason)
-    }
+    state.stop(reason)
     return drain()
   }
 
@@ -189,6 +186,6 @@ final class FCMClient: ProviderClient {
     case .off(let why): reason = why
     case .ok: return []
     }
-    return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
+    return jobs.stopWaiting(reason: reason)
   }
 }

@@ -21,6 +21,12 @@ public enum ProviderState: Sendable, Equatable, CustomStringConvertible {
 
   /// As published: `ok`, `off` or `stopped: …`.
   public var description: String { published.description }
+
+  /// Stops the provider with `reason`; a provider already stopped keeps its first reason.
+  mutating func stop(_ reason: String) {
+    if case .stopped = self { return }
+    self = .stopped(reason)
+  }
 }
 
 /// One device's push, ready for its provider.
@@ -129,6 +135,11 @@ struct JobQueue {
       return JobOutcome(
         job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description))
     }
+  }
+
+  /// Every waiting job, removed and ended with `.stopProvider(reason:)`.
+  mutating func stopWaiting(reason: String) -> [JobOutcome] {
+    drainWaiting().map { JobOutcome(job: $0, decision: .stopProvider(reason: reason)) }
   }
 
   /// Every waiting job, removed.
