@@ -241,20 +241,7 @@ final class ResponderFastCGIConnection {
   /// Connects to a unix socket path, or to `127.0.0.1:PORT` when `tcpPort` is given.
   init(unixPath: String? = nil, tcpPort: Int? = nil, timeoutSeconds: Int = 20) throws {
     if let tcpPort {
-      fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = in_port_t(UInt16(tcpPort).bigEndian)
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-      }
-      guard result == 0 else {
-        close(fd)
-        throw ResponderTestError("connect to port \(tcpPort): \(String(cString: strerror(errno)))")
-      }
+      fd = try connectLoopbackTCP(port: tcpPort)
     } else {
       let path = try #require(unixPath)
       fd = try connectUnixSocket(path)

@@ -51,22 +51,7 @@ public final class HeldHTTPRequests {
 
   /// Opens a connection and sends `POST path` with `body` (JSON); returns the request's index.
   public func send(_ path: String, json body: String) throws(TestFailure) -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else {
-      let error = errno
-      close(fd)
-      throw TestFailure("connect to 127.0.0.1:\(port): errno \(error)")
-    }
+    let fd = try connectLoopbackTCP(port: port)
     let bytes = Array(body.utf8)
     let request =
       Array(

@@ -24,3 +24,25 @@ public func connectUnixSocket(_ path: String) throws(TestFailure) -> Int32 {
   }
   return fd
 }
+
+/// A stream socket connected to `127.0.0.1:port` (close-on-exec); the caller owns and closes the descriptor.
+/// Throws with the address and `errno`'s text when it cannot connect.
+public func connectLoopbackTCP(port: Int) throws(TestFailure) -> Int32 {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard connected == 0 else {
+    let error = errno
+    close(fd)
+    throw TestFailure("connect to 127.0.0.1:\(port): \(String(cString: strerror(error)))")
+  }
+  return fd
+}
