@@ -194,10 +194,11 @@ enum PythonECE {
     return (key, p256dh, auth)
   }
 
+  // Values go as `--name=value`: a base64url key may start with `-`, which argparse would take for an option.
   static func decrypt(_ body: [UInt8], privateKey: [UInt8], auth: [UInt8]) throws -> [UInt8] {
     let output = try runProgram(
       try python(),
-      [tool, "decrypt", "--private", Base64URL.encode(privateKey), "--auth", Base64URL.encode(auth)],
+      [tool, "decrypt", "--private=" + Base64URL.encode(privateKey), "--auth=" + Base64URL.encode(auth)],
       input: Data(Base64URL.encode(body).utf8))
     guard output.status == 0 else { throw TestFailure("decrypt: \(output.stderr)") }
     let text = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -208,9 +209,9 @@ enum PythonECE {
   static func encrypt(
     _ plaintext: [UInt8], p256dh: [UInt8], auth: [UInt8], salt: [UInt8]? = nil, senderPrivate: [UInt8]? = nil
   ) throws -> [UInt8] {
-    var arguments = ["encrypt", "--p256dh", Base64URL.encode(p256dh), "--auth", Base64URL.encode(auth)]
-    if let salt { arguments += ["--salt", Base64URL.encode(salt)] }
-    if let senderPrivate { arguments += ["--sender-private", Base64URL.encode(senderPrivate)] }
+    var arguments = ["encrypt", "--p256dh=" + Base64URL.encode(p256dh), "--auth=" + Base64URL.encode(auth)]
+    if let salt { arguments.append("--salt=" + Base64URL.encode(salt)) }
+    if let senderPrivate { arguments.append("--sender-private=" + Base64URL.encode(senderPrivate)) }
     let text = try run(arguments, input: plaintext).trimmingCharacters(in: .whitespacesAndNewlines)
     guard let body = Base64URL.decode(text) else { throw TestFailure("encrypt gave \(text)") }
     return body

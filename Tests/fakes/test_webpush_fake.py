@@ -50,9 +50,9 @@ class RFC8291Vector(unittest.TestCase):
 
     def test_command_line_round_trip(self):
         keys = json.loads(run_tool("keypair"))
-        body = run_tool("encrypt", "--p256dh", keys["p256dh"], "--auth", keys["auth"], stdin=b"hello").strip()
+        body = run_tool("encrypt", "--p256dh=" + keys["p256dh"], "--auth=" + keys["auth"], stdin=b"hello").strip()
         self.assertEqual(len(b64(body)), 86 + len("hello") + 1 + 16)
-        self.assertEqual(b64(run_tool("decrypt", "--private", keys["private"], "--auth", keys["auth"],
+        self.assertEqual(b64(run_tool("decrypt", "--private=" + keys["private"], "--auth=" + keys["auth"],
                                       stdin=body.encode())), b"hello")
 
 
