@@ -27,6 +27,8 @@ final class FCMClient: ProviderClient {
   private var tokenTag: Int?
   private var tokenFailures = 0
   private var tokenRetryAt: Int64 = 0
+  /// Whether `SENDER_ID_MISMATCH` may delete tokens yet (the project proved by an accepted push).
+  private var projectCheck = FCMProjectCheck()
   /// Access tokens bought so far (for tests and logs).
   private(set) var tokensFetched = 0
 
@@ -101,8 +103,13 @@ final class FCMClient: ProviderClient {
       return handleToken(response, now: now)
     }
     guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
-    let decision = RetryPolicy.fcm(
+    var decision = RetryPolicy.fcm(
       response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter())
+    if decision == .delivered {
+      projectCheck.accepted()
+    } else if RetryPolicy.isSenderIDMismatch(response) {
+      decision = senderMismatch(job.device.token, decision)
+    }
     switch decision {
     case .reauthenticate(let reason):
       if accessToken == job.credential {
@@ -118,6 +125,24 @@ final class FCMClient: ProviderClient {
       return ended
     default:
       return [JobOutcome(job: job, decision: decision, response: response)]
+    }
+  }
+
+  /// The decision for a `SENDER_ID_MISMATCH` answer to `token` (`FCMProjectCheck`): `policy`'s deletion once
+  /// the project is proven, else the push given up with the token kept, or the provider stopped.
+  private func senderMismatch(_ token: String, _ policy: PushDecision) -> PushDecision {
+    switch projectCheck.senderMismatch(token: token) {
+    case .deleteToken:
+      return policy
+    case .keepToken:
+      return .giveUp(
+        reason: "403 SENDER_ID_MISMATCH before FCM accepted any push for project \(account.projectID): "
+          + "token kept (the service account may be for another Firebase project than the app)")
+    case .stopProvider(let tokens):
+      return .stopProvider(
+        reason: "FCM answered 403 SENDER_ID_MISMATCH for \(tokens) different devices and accepted no push: "
+          + "the service account (\(account.clientEmail)) is for project \(account.projectID), not the app's; "
+          + "no token was deleted; fix [messaging.android] serviceAccountFile and restart")
     }
   }
 

@@ -214,6 +214,12 @@ public enum RetryPolicy {
     }
   }
 
+  /// Whether FCM answered `SENDER_ID_MISMATCH`: the token is of another Firebase project than the sender's
+  /// (see `FCMProjectCheck` for why that alone does not delete it).
+  public static func isSenderIDMismatch(_ response: ProviderResponse) -> Bool {
+    response.transportError == nil && FCMError(body: response.body)?.errorCode == "SENDER_ID_MISMATCH"
+  }
+
   /// Whether APNs refused the device token as `400 BadDeviceToken`: malformed, or a token of the other
   /// environment (a development build's token sent to production, or the reverse).
   public static func isBadDeviceToken(_ response: ProviderResponse) -> Bool {

@@ -137,6 +137,12 @@ import Testing
   @Test func fcmTokenErrorsDeleteOnlyTheTokensTheyName() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
+    // One accepted push first: it proves the service account's project, so SENDER_ID_MISMATCH may delete.
+    try rig.register("N0CALL-7", [(.android, "token-live")])
+    try rig.start()
+    try rig.store("N0CALL-7", ["first"])
+    #expect(try rig.fake.wait("fcm", count: 1, status: 200))
+    #expect(try rig.eventuallyEmpty())
     let answers = [
       "UNREGISTERED", "SENDER_ID_MISMATCH", "INVALID_TOKEN_FIELD", "INVALID_TOKEN_MESSAGE",
       "INVALID_ARGUMENT",
@@ -145,16 +151,43 @@ import Testing
       try rig.register("N0CALL-7", [(.android, "token-" + answer)])
       try rig.fake.script("fcm", token: "token-" + answer, answer: answer)
     }
-    try rig.register("N0CALL-7", [(.android, "token-live")])
-    try rig.start()
     try rig.store("N0CALL-7", ["hello"])
-    #expect(try rig.fake.wait("fcm", count: answers.count + 1))
+    #expect(try rig.fake.wait("fcm", count: answers.count + 2))
     #expect(try eventually { try rig.tokens("N0CALL-7") == ["token-INVALID_ARGUMENT", "token-live"] })
     #expect(try rig.eventuallyEmpty())
     let log = rig.log()
     #expect(log.contains("push refused; not retrying"), "\(log)")
     #expect(log.contains("body=") && log.contains("Request contains an invalid argument."), "\(log)")
     #expect(try rig.database.pushStatus().state(of: .android) == .ok)
+  }
+
+  @Test func aServiceAccountOfAnotherProjectDeletesNoAndroidDevice() throws {
+    let rig = try PushRig(ios: false)
+    defer { rig.close() }
+    // FCM answers SENDER_ID_MISMATCH for every token when the account is for another Firebase project.
+    try rig.fake.script("fcm", answer: "SENDER_ID_MISMATCH", #""persist":true"#)
+    let stations = (1...4).map { "ST\($0)" }
+    for (index, station) in stations.enumerated() {
+      try rig.register(station, [(.android, "token-\(index)")])
+    }
+    try rig.start()
+    for station in stations.prefix(2) { try rig.store(station, ["hello"]) }
+    #expect(try rig.fake.wait("fcm", count: 2))
+    #expect(try rig.eventuallyEmpty())
+    // Two devices refused, none accepted: kept, and FCM still on.
+    #expect(try rig.database.pushStatus().state(of: .android) == .ok)
+    try rig.store(stations[2], ["hello"])
+    #expect(
+      try eventually {
+        if case .stopped = try rig.database.pushStatus().state(of: .android) { true } else { false }
+      })
+    let state = try rig.database.pushStatus().state(of: .android).description
+    #expect(
+      state.contains("SENDER_ID_MISMATCH for 3 different devices") && state.contains("no token was deleted"),
+      "\(state)")
+    for (index, station) in stations.enumerated() { #expect(try rig.tokens(station) == ["token-\(index)"]) }
+    #expect(try rig.database.pushStatus().counters[.android].tokensDeleted == 0)
+    #expect(rig.log().contains("token kept"))
   }
 
   @Test func everyFCMPushFailingTheSameNonTokenWayStopsFCMAndDeletesNothing() throws {
