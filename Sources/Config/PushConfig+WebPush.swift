@@ -30,7 +30,10 @@ extension PushConfig {
     public var vapidKeyFile: String?
     /// A PEM bundle of CA certificates for the push services (tests, private services).
     public var caFile: String?
-    /// Whether endpoints on loopback or private addresses are accepted (tests; never on a public server).
+    /// Whether endpoints on loopback or private addresses are accepted (tests; never on a public server). Off,
+    /// the responder refuses `localhost` and reserved address literals at registration, and the listener
+    /// refuses to connect to any address in a reserved block (`IPAddress.reservedRange`) whatever name resolved
+    /// to it, deleting that subscription.
     public var allowPrivateEndpoints: Bool
 
     public init(

@@ -1,4 +1,5 @@
 import CCurl
+import Platform
 import Synchronization
 
 /// One HTTPS request for the push providers.
@@ -13,6 +14,15 @@ struct HTTPRequest: Sendable {
   var caFile: String?
   /// The whole transfer's limit (at least 10 s), ms.
   var timeoutMs: Int = 30_000
+  /// Refuse to connect to an address that is not public unicast (`IPAddress.reservedRange`: loopback,
+  /// private, link-local, multicast, …), whatever name resolved to it. Checked by libcurl's opensocket
+  /// callback on each address it is about to connect to, before the socket exists (nothing is sent there;
+  /// a name with public addresses too is reached through those). When every address was refused the
+  /// transfer ends with `ProviderResponse.refusedAddress`. For Web Push and UnifiedPush endpoints, whose host
+  /// a client chose, unless `[messaging.webpush] allowPrivateEndpoints`; FCM and APNs hosts come from the
+  /// configuration. A connection already open to the host is reused without a new check (it was checked
+  /// when it opened).
+  var refusePrivateAddresses = false
 }
 
 /// libcurl's process-wide initialisation, done once.
@@ -127,6 +137,10 @@ final class CurlMulti {
     check(ccurl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWrite))
     check(ccurl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, user))
     if let caFile = request.caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
+    if request.refusePrivateAddresses {
+      check(ccurl_easy_setopt_opensocket(easy, curlOpenSocket))
+      check(ccurl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, user))
+    }
     guard ok, curl_multi_add_handle(multi, easy) == CURLM_OK else {
       transfer.release()
       curl_easy_cleanup(easy)
@@ -168,6 +182,8 @@ final class CurlMulti {
         let summary = String(cString: curl_easy_strerror(result))
         response.transportError = detail.isEmpty ? summary : detail
         response.connectionLost = CurlMulti.connectionLostCodes.contains(result)
+        // Refused by `curlOpenSocket`, and no other address of the host was tried.
+        if transfer.opened == 0 { response.refusedAddress = transfer.refused }
       }
       curl_multi_remove_handle(multi, easy)
       transfer.release()
@@ -186,6 +202,9 @@ private final class Transfer {
   var headers: UnsafeMutablePointer<curl_slist>?
   var response: [UInt8] = []
   var dropped = 0
+  /// The first address `curlOpenSocket` refused, and the sockets it opened.
+  var refused: IPAddress?
+  var opened = 0
 
   init(tag: Int, body: [UInt8]) {
     self.tag = tag
@@ -216,4 +235,23 @@ private let curlWrite: ccurl_write_callback = { data, size, count, user in
   }
   transfer.dropped += max(0, length - max(0, room))
   return length
+}
+
+/// `CURLOPT_OPENSOCKETFUNCTION` of a transfer with `refusePrivateAddresses`: no socket for an address that is
+/// not public unicast (noted on the transfer, and libcurl goes on to the host's next address or fails with
+/// `CURLE_COULDNT_CONNECT`); libcurl's own socket otherwise.
+private let curlOpenSocket: curl_opensocket_callback = { user, _, address in
+  guard let user, let address else { return CURL_SOCKET_BAD }
+  let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+  var bytes = [UInt8](repeating: 0, count: 16)
+  let count = Int(ccurl_sockaddr_ip(address, &bytes))
+  guard let ip = IPAddress(bytes: Array(bytes.prefix(count))), ip.isPublic else {
+    if transfer.refused == nil {
+      transfer.refused = IPAddress(bytes: Array(bytes.prefix(count)))
+    }
+    return CURL_SOCKET_BAD
+  }
+  let socket = ccurl_open_socket(address)
+  if socket != CURL_SOCKET_BAD { transfer.opened += 1 }
+  return socket
 }

@@ -391,7 +391,16 @@ final class PushEngine {
       counters[device.platform].tokensDeleted += 1
       markDone(ids, device.token)
       writes.deadTokens.append((device.token, refreshedBefore))
-      logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
+      if let address = outcome.response?.refusedAddress {
+        // A client aimed the server at a private network (or its host's DNS does): loud, and counted.
+        counters[device.platform][.privateAddress] += 1
+        let host = WebPushEndpoint(device.token)?.host ?? "?"
+        logger.log(
+          .warn, "push endpoint refused: its host is at a private address; deleting the subscription",
+          fields: fields + [("host", host), ("address", address.description), ("reason", reason)])
+      } else {
+        logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
+      }
     case .retry(let at, let reason):
       counters[device.platform][.retried] += 1
       notBefore[device.token] = at

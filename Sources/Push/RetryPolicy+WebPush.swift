@@ -1,11 +1,19 @@
+import Platform
+
 extension RetryPolicy {
   /// The decision for a push service's answer to a Web Push / UnifiedPush POST (RFC 8030 §5, PROTOCOL.md):
   /// 200, 201 or 202 delivered; 404 or 410 the subscription is gone (delete it); 429 wait `Retry-After` (60 s
   /// without one); 5xx and no answer back off; 413 and any other refusal (400, 401 or 403 for the VAPID
-  /// header, a redirect) give that push up and keep the subscription.
+  /// header, a redirect) give that push up and keep the subscription. An endpoint whose host resolved only to
+  /// addresses that are not public (`ProviderResponse.refusedAddress`: the request never left) is deleted like
+  /// a 404 and not retried: a push service's endpoint never legitimately resolves there, and a client that
+  /// registered it was aiming the server at its own network.
   public static func webPush(_ response: ProviderResponse, now: Int64, attempts: Int, jitter: Double)
     -> PushDecision
   {
+    if let address = response.refusedAddress {
+      return .deleteToken(reason: refusedReason(address), refreshedBefore: nil)
+    }
     if let failure = response.transportError {
       let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
       return .retry(at: at, reason: "no answer: \(failure)")
@@ -28,5 +36,11 @@ extension RetryPolicy {
     default:
       return .giveUp(reason: "\(status)" + detail)
     }
+  }
+
+  /// Why a push to an endpoint resolving to `address` was refused, for the log and `aprs-cloud push-test`.
+  static func refusedReason(_ address: IPAddress) -> String {
+    let range = address.reservedRange.map { " (\($0))" } ?? ""
+    return "the endpoint's host is at \(address)\(range), a loopback or private address"
   }
 }

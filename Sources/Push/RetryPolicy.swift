@@ -1,4 +1,5 @@
 import JSON
+import Platform
 import Store
 
 /// A provider's answer to one request, or why there was none.
@@ -14,16 +15,20 @@ public struct ProviderResponse: Sendable, Equatable {
   /// The failure was the connection going away under the request (GOAWAY, a refused or reset
   /// stream, a dropped connection), not a slow or unreachable provider.
   public var connectionLost: Bool
+  /// The request was never sent: every address the endpoint's host resolved to is loopback, private,
+  /// link-local or otherwise not public (`HTTPRequest.refusePrivateAddresses`); the first one refused.
+  public var refusedAddress: IPAddress?
 
   public init(
     status: Int, body: [UInt8] = [], retryAfterSeconds: Int64? = nil, transportError: String? = nil,
-    connectionLost: Bool = false
+    connectionLost: Bool = false, refusedAddress: IPAddress? = nil
   ) {
     self.status = status
     self.body = body
     self.retryAfterSeconds = retryAfterSeconds
     self.transportError = transportError
     self.connectionLost = connectionLost
+    self.refusedAddress = refusedAddress
   }
 
   /// The body for a log line: at most 2000 bytes of it as text (invalid UTF-8 replaced), `(empty)` when

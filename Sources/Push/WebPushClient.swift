@@ -8,6 +8,11 @@ import Store
 /// requests to one origin share its connection (HTTP/2 where the push service offers it, else one kept-alive
 /// HTTP/1.1 connection), at most `maxInFlightPerOrigin` at once so one slow service cannot hold every slot.
 ///
+/// Unless `allowPrivateEndpoints`, no request goes to an address that is not public unicast: the endpoint's
+/// host is judged by the addresses libcurl is about to connect to (`HTTPRequest.refusePrivateAddresses`), so a
+/// name resolving to loopback, a private network or a cloud's metadata address is caught at send time like an
+/// address literal. Such a subscription is deleted without a retry (`RetryPolicy.webPush`).
+///
 /// No credential to refresh and no account: the client stops only when the engine stops it.
 final class WebPushClient: ProviderClient {
   /// Requests on the wire to one origin at most.
@@ -54,7 +59,7 @@ final class WebPushClient: ProviderClient {
     var held: [SendJob] = []
     while jobs.inFlight.count < maxInFlight, let job = jobs.popFirst() {
       let endpoint: WebPushEndpoint
-      switch Self.endpoint(of: job, allowPrivate: settings.allowPrivateEndpoints, platform: platform) {
+      switch Self.endpoint(of: job, platform: platform) {
       case .failure(let box):
         ended.append(box.outcome)
         continue
@@ -87,15 +92,11 @@ final class WebPushClient: ProviderClient {
   }
 
   /// The endpoint of `job`'s device; or the job's end when it cannot be sent to (a token that is not an endpoint,
-  /// a private address on a public server, a `webpush` device without keys): such a subscription goes.
-  static func endpoint(of job: SendJob, allowPrivate: Bool, platform: DevicePlatform)
-    -> Result<WebPushEndpoint, OutcomeBox>
-  {
+  /// a `webpush` device without keys): such a subscription goes. Where the endpoint's host is (a private
+  /// address on a public server) is judged when the connection opens, on the addresses it resolved to.
+  static func endpoint(of job: SendJob, platform: DevicePlatform) -> Result<WebPushEndpoint, OutcomeBox> {
     guard let endpoint = WebPushEndpoint(job.device.token) else {
       return .failure(dead(job, "not an https:// push endpoint"))
-    }
-    if endpoint.isPrivateHost && !allowPrivate {
-      return .failure(dead(job, "the endpoint is on a loopback or private address"))
     }
     if platform == .webpush && job.device.webPushKeys == nil {
       return .failure(dead(job, "a webpush subscription without keys"))
@@ -126,7 +127,9 @@ final class WebPushClient: ProviderClient {
     headers.append("topic: " + vapid.topic(station: job.device.station))
     // No `Expect: 100-continue` round trip on HTTP/1.1 push services.
     headers.append("expect:")
-    return .success(HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile))
+    var request = HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile)
+    request.refusePrivateAddresses = !settings.allowPrivateEndpoints
+    return .success(request)
   }
 
   private static func dead(_ job: SendJob, _ reason: String) -> OutcomeBox {

@@ -230,6 +230,9 @@ public enum PushOutcome: String, Sendable, CaseIterable {
   case retried
   /// The provider refused it for good.
   case failed
+  /// Not sent: the Web Push endpoint's host is at a loopback or private address (`allowPrivateEndpoints` off);
+  /// the subscription is deleted (and counted in `tokensDeleted` too).
+  case privateAddress
 }
 
 /// One provider's push counters since the push sender started.

@@ -1,3 +1,5 @@
+import Platform
+
 /// A Web Push or UnifiedPush endpoint URL (the device token of `webpush` and `unifiedpush` devices): the push
 /// service's resource a push is POSTed to (RFC 8030 §5). Pure parsing; the API validates with it, the sender
 /// takes the VAPID audience (`origin`) from it.
@@ -67,44 +69,17 @@ public struct WebPushEndpoint: Sendable, Equatable {
   }
 
   /// Whether the host is this machine or a private network by its name or address literal: `localhost`
-  /// (and `*.localhost`), IPv4 `0/8`, `10/8`, `100.64/10`, `127/8`, `169.254/16`, `172.16/12`, `192.168/16`,
-  /// IPv6 `::`, `::1`, `fc00::/7`, `fe80::/10` and IPv4-mapped forms of the IPv4 ones. A public server refuses
-  /// such endpoints (a client could otherwise make the listener POST into its own network); a name that
-  /// resolves to such an address is not caught here.
+  /// (and `*.localhost`, with or without the root's trailing dot), or an IPv4 or IPv6 literal in one of
+  /// `ReservedRange.table`'s blocks (loopback, private, link-local, carrier-grade NAT, multicast, …; an
+  /// IPv4-mapped IPv6 literal by its IPv4 address). The API refuses such endpoints on a public server (a
+  /// client could otherwise make the listener POST into its own network). A name that resolves to such an
+  /// address is not caught here: the push sender refuses the connection when libcurl is about to open it
+  /// (`HTTPRequest.refusePrivateAddresses`), whatever the name.
   public var isPrivateHost: Bool {
-    if host == "localhost" || host.hasSuffix(".localhost") { return true }
-    if host.hasPrefix("[") {
-      let inner = String(host.dropFirst().dropLast())
-      if inner == "::" || inner == "::1" { return true }
-      if inner.hasPrefix("fc") || inner.hasPrefix("fd") { return true }
-      if ["fe8", "fe9", "fea", "feb"].contains(where: inner.hasPrefix) { return true }
-      if inner.hasPrefix("::ffff:"), let v4 = Self.ipv4(String(inner.dropFirst(7))) {
-        return Self.isPrivate(v4)
-      }
-      return false
-    }
-    guard let v4 = Self.ipv4(host) else { return false }
-    return Self.isPrivate(v4)
-  }
-
-  private static func isPrivate(_ a: [Int]) -> Bool {
-    a[0] == 0 || a[0] == 10 || a[0] == 127 || (a[0] == 100 && (64...127).contains(a[1]))
-      || (a[0] == 169 && a[1] == 254) || (a[0] == 172 && (16...31).contains(a[1]))
-      || (a[0] == 192 && a[1] == 168)
-  }
-
-  /// A dotted-quad IPv4 address's four numbers.
-  private static func ipv4(_ text: String) -> [Int]? {
-    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 4 else { return nil }
-    var numbers: [Int] = []
-    for part in parts {
-      guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-        let number = Int(part), number <= 255
-      else { return nil }
-      numbers.append(number)
-    }
-    return numbers
+    let name = host.hasSuffix(".") ? String(host.dropLast()) : host
+    if name == "localhost" || name.hasSuffix(".localhost") { return true }
+    guard let address = IPAddress(host) else { return false }
+    return !address.isPublic
   }
 
   private static let excluded: Set<UInt8> = Set("\"#<>\\^`{|}".utf8)

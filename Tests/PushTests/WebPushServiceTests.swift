@@ -373,6 +373,44 @@ final class WebPushRig {
     #expect(rig.log().contains("loopback or private address"))
   }
 
+  /// A host name is judged where it resolves, when the connection would open: `localhost` (the API refuses
+  /// that name at registration, so the row is written here as a hand-edited database or an older server could
+  /// have left it) and `127.1` (a name to the API's literal check, which lets it pass; the resolver reads it as
+  /// 127.0.0.1) both land on loopback. Nothing reaches the fake, not even a TCP connection; both
+  /// subscriptions are deleted without a retry; a warning names the host and the refused address; the
+  /// counters show it.
+  @Test func aHostNameThatResolvesToLoopbackIsRefusedAtSendTime() throws {
+    let rig = try WebPushRig(allowPrivate: false)
+    defer { rig.close() }
+    let named = try rig.fake.subscribe(host: "localhost")
+    var shorthand = try rig.fake.subscribe()
+    shorthand.endpoint = shorthand.endpoint.replacingOccurrences(of: "//127.0.0.1:", with: "//127.1:")
+    #expect(WebPushEndpoint(named.endpoint)?.isPrivateHost == true)
+    #expect(WebPushEndpoint(shorthand.endpoint)?.isPrivateHost == false)
+    try rig.register("N0CALL-7", named)
+    try rig.register("N0CALL-8", shorthand)
+    try rig.start()
+    try rig.store("N0CALL-7", ["never sent"])
+    try rig.store("N0CALL-8", ["never sent either"])
+    #expect(try eventually { try rig.tokens("N0CALL-7").isEmpty && rig.tokens("N0CALL-8").isEmpty })
+    #expect(try eventually { try rig.pending().isEmpty })
+    #expect(try rig.fake.requests().isEmpty)
+    #expect(try rig.fake.connections() == 0)
+    let refusals = rig.log().split(separator: "\n").filter { $0.contains("push endpoint refused") }
+    #expect(refusals.count == 2, "\(rig.log())")
+    #expect(refusals.allSatisfy { $0.contains("level=warn") && $0.contains("loopback or private address") })
+    #expect(
+      refusals.contains {
+        $0.contains("host=localhost") && ($0.contains("address=127.0.0.1") || $0.contains("address=::1"))
+      }, "\(refusals)")
+    #expect(
+      refusals.contains { $0.contains("host=127.1") && $0.contains("address=127.0.0.1") }, "\(refusals)")
+    #expect(!rig.log().contains("will retry"))
+    let counters = try rig.database.pushStatus().counters[.webpush]
+    #expect(counters[.privateAddress] == 2 && counters.tokensDeleted == 2, "\(counters)")
+    #expect(rig.service?.providerStates[.webpush] == .ok)
+  }
+
   @Test func pushTestSendsToWebPushAndUnifiedPushDevices() throws {
     let rig = try WebPushRig()
     defer { rig.close() }

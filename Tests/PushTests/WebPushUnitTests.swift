@@ -150,6 +150,23 @@ import Testing
       lost == .retry(at: now + RetryPolicy.backoffMs(attempts: 2, jitter: 0), reason: "no answer: timeout"))
   }
 
+  /// A request refused before it left (the host is at a private address) deletes the subscription at once,
+  /// however many attempts came before; the reason names the address and its range.
+  @Test func anEndpointAtAPrivateAddressIsDeletedWithoutARetry() throws {
+    for attempts in [0, 3] {
+      let address = try #require(IPAddress("169.254.169.254"))
+      let refused = ProviderResponse(
+        status: 0, transportError: "Failed to connect", refusedAddress: address)
+      let decision = RetryPolicy.webPush(refused, now: 1_000_000, attempts: attempts, jitter: 0)
+      #expect(
+        decision
+          == .deleteToken(
+            reason:
+              "the endpoint's host is at 169.254.169.254 (link-local 169.254.0.0/16), a loopback or private address",
+            refreshedBefore: nil))
+    }
+  }
+
   // MARK: Configuration
 
   func parse(_ text: String) throws(ConfigError) -> PushConfig {
