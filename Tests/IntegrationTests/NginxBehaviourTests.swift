@@ -311,4 +311,28 @@ func expectAPIAnswer(
       expectAPIAnswer(response, status: status)
     }
   }
+
+  /// Requests nginx refuses while it reads the request line (so before there is a URI to redirect with)
+  /// get JSON too, on the public and the metrics listener: never nginx's own HTML 500, 414, 501 or 505.
+  @Test func requestsNginxCannotParseGetJSONNotHTML() throws {
+    let stack = try TestStack(.none)
+    defer { stack.stop() }
+    let cases: [(String, Int)] = [
+      ("POST /v1/sync%00 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", 400),
+      ("GET /../x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+      ("GARBAGE\r\n\r\n", 400),
+      ("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+      ("GET /" + String(repeating: "a", count: 10_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+      ("POST /v1/sync HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+      ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+    ]
+    for port in [stack.port, stack.metricsPort] {
+      for (request, status) in cases {
+        let response = try rawHTTP(port: port, Array(request.utf8))
+        expectAPIAnswer(response, status: status)
+      }
+    }
+    // The pages behind those answers are not reachable from outside.
+    expectAPIAnswer(try stack.get("/.aprs-cloud-error/400"), status: 404)
+  }
 }
