@@ -35,6 +35,15 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     bytes = withUnsafeBytes(of: &address) { Array($0) }
   }
 
+  /// An IPv4 address in any form `inet_aton` reads, the shorthand ones included: `127.1`, `2130706433`,
+  /// `0x7f000001`, `0177.0.0.1` (the forms URL parsers and libcurl's resolver also take as IPv4 literals).
+  /// Nil for anything else.
+  public init?(inetAton text: String) {
+    var address = in_addr()
+    guard !text.isEmpty, inet_aton(text, &address) != 0 else { return nil }
+    bytes = withUnsafeBytes(of: &address.s_addr) { Array($0) }
+  }
+
   /// IPv4 (4 bytes).
   public var isIPv4: Bool { bytes.count == 4 }
 

@@ -78,7 +78,7 @@ public struct WebPushEndpoint: Sendable, Equatable {
   public var isPrivateHost: Bool {
     let name = host.hasSuffix(".") ? String(host.dropLast()) : host
     if name == "localhost" || name.hasSuffix(".localhost") { return true }
-    guard let address = IPAddress(host) else { return false }
+    guard let address = IPAddress(name) ?? IPAddress(inetAton: name) else { return false }
     return !address.isPublic
   }
 

@@ -373,10 +373,9 @@ final class WebPushRig {
     #expect(rig.log().contains("loopback or private address"))
   }
 
-  /// A host name is judged where it resolves, when the connection would open: `localhost` (the API refuses
-  /// that name at registration, so the row is written here as a hand-edited database or an older server could
-  /// have left it) and `127.1` (a name to the API's literal check, which lets it pass; the resolver reads it as
-  /// 127.0.0.1) both land on loopback. Nothing reaches the fake, not even a TCP connection; both
+  /// A host name is judged where it resolves, when the connection would open: `localhost` and `127.1` (the
+  /// API refuses both at registration, so the rows are written here as a hand-edited database or an older
+  /// server could have left them; the resolver reads `127.1` as 127.0.0.1) both land on loopback. Nothing reaches the fake, not even a TCP connection; both
   /// subscriptions are deleted without a retry; a warning names the host and the refused address; the
   /// counters show it.
   @Test func aHostNameThatResolvesToLoopbackIsRefusedAtSendTime() throws {
@@ -386,7 +385,7 @@ final class WebPushRig {
     var shorthand = try rig.fake.subscribe()
     shorthand.endpoint = shorthand.endpoint.replacingOccurrences(of: "//127.0.0.1:", with: "//127.1:")
     #expect(WebPushEndpoint(named.endpoint)?.isPrivateHost == true)
-    #expect(WebPushEndpoint(shorthand.endpoint)?.isPrivateHost == false)
+    #expect(WebPushEndpoint(shorthand.endpoint)?.isPrivateHost == true)
     try rig.register("N0CALL-7", named)
     try rig.register("N0CALL-8", shorthand)
     try rig.start()

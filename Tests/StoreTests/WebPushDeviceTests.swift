@@ -131,16 +131,18 @@ import Testing
   }
 
   /// The literal check is `IPAddress.reservedRange` (Platform), so every reserved block counts, in any IPv6
-  /// spelling; a root's trailing dot does not hide `localhost`. Shorthand IPv4 (`127.1`) and names are not
-  /// literals: the push sender judges them by the addresses they resolve to.
+  /// spelling and every IPv4 form a resolver reads as a literal (`127.1`, `2130706433`, `0x7f000001`,
+  /// `0177.0.0.1`); a root's trailing dot hides neither `localhost` nor an address. Names are not literals:
+  /// the push sender judges them by the addresses they resolve to.
   @Test func everyReservedBlockAndSpellingIsPrivate() throws {
     for host in [
       "localhost.", "foo.localhost.", "198.18.0.1", "224.0.0.1", "255.255.255.255", "[ff02::1]",
-      "[::ffff:7f00:1]", "[64:ff9b::a9fe:a9fe]", "[FD00::1]", "[fec0::1]",
+      "[::ffff:7f00:1]", "[64:ff9b::a9fe:a9fe]", "[FD00::1]", "[fec0::1]", "127.1", "127.0.1", "2130706433",
+      "0x7f000001", "0177.0.0.1", "127.0.0.1.", "10.0.0.1.", "0", "0x0a000001", "167772161",
     ] {
       #expect(try #require(WebPushEndpoint("https://\(host)/p")).isPrivateHost, "\(host)")
     }
-    for host in ["127.1", "2130706433", "[64:ff9b::808:808]", "[2606:4700::1111]"] {
+    for host in ["8.8.2056", "134744072", "[64:ff9b::808:808]", "[2606:4700::1111]", "0x8.example.org"] {
       #expect(try #require(WebPushEndpoint("https://\(host)/p")).isPrivateHost == false, "\(host)")
     }
   }
