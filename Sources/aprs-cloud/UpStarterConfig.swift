@@ -76,20 +76,21 @@ enum UpStarterConfig {
     """
   }
 
-  /// Writes the starter to `path` unless a file is there already; the contact it wrote, nil when it wrote none. The new file takes
-  /// the process's umask (`FileModes`: 0600 in an ordinary data directory). Written beside `path` first and
-  /// linked into place, so a file is whole or absent, and one that appeared meanwhile is kept.
+  /// Writes the starter to `path` unless a file is there already; the contact it wrote, nil when it wrote none.
+  /// Mode 0600 whatever the folder (`FileModes`' private mode; both processes run as `up`'s user, and the file
+  /// may come to hold a secret such as `[replication] secretAccessKey`, like `litestream.yml`). Written beside
+  /// `path` first and linked into place, so a file is whole or absent, and one that appeared meanwhile is kept.
   static func writeIfMissing(_ path: String) throws(UpError) -> String? {
     if access(path, F_OK) == 0 { return nil }
     let temporary = path + ".tmp-\(getpid())"
     unlink(temporary)
-    let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+    let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw UpError("cannot write \(path): \(String(cString: strerror(errno)))") }
     let subject = contact(user: userName(), host: hostName())
     let bytes = Array(text(contact: subject).utf8)
     var offset = 0
-    var failed = false
-    while offset < bytes.count {
+    var failed = fchmod(fd, 0o600) != 0
+    while !failed && offset < bytes.count {
       let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
       if written < 0 && errno == EINTR { continue }
       guard written > 0 else {

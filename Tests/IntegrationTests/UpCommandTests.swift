@@ -282,6 +282,22 @@ private final class UpRun {
           + "is on by default and needs a contact for the push services: set `subject = mailto:you@example.org` "
           + "(or https://…) in [messaging.webpush], or `enabled = false` there"), "\(result.stderrText)")
     #expect(!FileManager.default.fileExists(atPath: directory + "/var/nginx.conf"), "nothing was started")
+
+    // Named by $APRS_CLOUD_CONFIG instead: the same file, the same stop, and no starter of its own.
+    var environment = ProcessInfo.processInfo.environment
+    environment["APRS_CLOUD_CONFIG"] = config
+    let named = try runProcess(
+      try TestPaths.executable("aprs-cloud"),
+      [
+        "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())", "--data",
+        directory + "/var", "--nginx-dir", TestPaths.nginxDirectory,
+      ], environment: environment)
+    #expect(named.status == 1)
+    #expect(
+      named.stderrText.contains(
+        "the listener would not start: \(config): messaging.webpush.subject is not set"),
+      "\(named.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: directory + "/var/aprs-cloud.ini"))
   }
 
   @Test func aPortInUseIsAClearErrorAndExit1() throws {
