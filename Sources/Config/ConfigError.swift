@@ -7,6 +7,9 @@ public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
   case invalidValue(key: String, value: String, source: String, reason: String)
   /// The file could not be read.
   case unreadable(path: String, reason: String)
+  /// A required key is set nowhere: `aprs-cloud.ini: messaging.webpush.subject is not set: …` (`source` is the
+  /// configuration file's name, `reason` says what to set where).
+  case missingValue(key: String, source: String, reason: String)
 
   /// One line an operator can act on.
   public var description: String {
@@ -17,6 +20,8 @@ public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
       return "\(source): \(key): \(reason), got \(ConfigError.quote(value))"
     case .unreadable(let path, let reason):
       return "cannot read config file \(path): \(reason)"
+    case .missingValue(let key, let source, let reason):
+      return "\(source): \(key) is not set: \(reason)"
     }
   }
 

@@ -78,9 +78,15 @@ public struct ConfigFile: Sendable {
   var overrides: [String: [String: Value]] = [:]
   var parseWarnings: [String] = []
 
+  /// The `name` of a configuration read from no file (`init(environment:)`).
+  public static let noFileName = "(no config file)"
+
+  /// Whether a file was read (false for `init(environment:)`: the environment and defaults only).
+  public var hasFile: Bool { name != ConfigFile.noFileName }
+
   /// An empty configuration: only the environment and defaults apply.
   public init(environment: [String: String] = [:]) {
-    self.name = "(no config file)"
+    self.name = ConfigFile.noFileName
     self.directory = nil
     self.environment = environment
   }

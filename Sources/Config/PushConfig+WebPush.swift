@@ -10,15 +10,18 @@
 /// ```ini
 /// [messaging.webpush]
 /// subject = mailto:operator@example.org   ; or https://… : the VAPID `sub`, required when on
-/// ;enabled = true                         ; on as soon as any key here is set
+/// ;enabled = true                         ; the default; false turns Web Push and UnifiedPush off
 /// ;vapidKeyFile = /var/lib/aprs-cloud/vapid.pem   ; default: vapid.pem beside the database
 /// ;caFile = ...                           ; a CA bundle for push services (tests, private services)
 /// ;allowPrivateEndpoints = false          ; true: endpoints on loopback/private addresses (tests)
 /// ```
 ///
-/// Like the other providers, `enabled` defaults to true when the section sets any key (so `subject` alone
-/// turns it on) and to false when it sets none; an enabled section without `subject` is a startup error that
-/// names the key. One switch covers both `webpush` and `unifiedpush` devices: the same sender and key.
+/// Unlike FCM and APNs, which need credentials from an account, `enabled` defaults to true (issue 13: "it
+/// needs no account anywhere"). On without `subject` is a startup error (`ConfigError.missingValue`) that names
+/// the configuration file, the key and both ways out: set `subject`, or `enabled = false`. Everything that
+/// reads the listener's push settings throws it alike (the listener, `push-test`, `push-worker`, `up`,
+/// `import-config`'s check; the responder logs it and leaves Web Push out of `/v1/info`). One switch covers
+/// both `webpush` and `unifiedpush` devices: the same sender and key.
 extension PushConfig {
   /// Web Push / UnifiedPush settings.
   public struct WebPush: Sendable, Equatable {
@@ -65,25 +68,17 @@ extension PushConfig {
     return slash == database.startIndex ? "/vapid.pem" : String(database[..<slash]) + "/vapid.pem"
   }
 
-  /// Reads `[messaging.webpush]`: the settings when on, else why it is off (`not configured`, `disabled`).
-  /// Throws when a value is invalid, or when it is on without `subject`; each error names its key.
+  /// Reads `[messaging.webpush]`: the settings when on, else why it is off (`disabled`: `enabled = false`).
+  /// Throws when a value is invalid (each error names its key), or when it is on without `subject`
+  /// (`missingSubject`).
   public static func webPush(_ config: ConfigFile) throws(ConfigError) -> (settings: WebPush?, off: String?) {
     let section = webPushSection
     let subject = try config.string(section, "subject")
     let keyFile = try config.path(section, "vapidKeyFile")
     let caFile = try config.path(section, "caFile")
     let allowPrivate = try config.bool(section, "allowPrivateEndpoints", default: false)
-    let anySet = webPushKeys.contains { $0 != "enabled" && config.value(section, $0) != nil }
-    let enabled = try config.bool(section, "enabled", default: anySet)
-    guard enabled else {
-      return (nil, !anySet && config.value(section, "enabled") == nil ? "not configured" : "disabled")
-    }
-    guard let subject else {
-      throw .invalidValue(
-        key: "\(section).subject", value: "", source: config.name,
-        reason: "required when \(section) is on: the push services' contact for this server, "
-          + "mailto:you@example.org or https://your.site (or set enabled = false)")
-    }
+    guard try config.bool(section, "enabled", default: true) else { return (nil, "disabled") }
+    guard let subject else { throw missingSubject(config) }
     guard isContact(subject) else {
       let value = config.value(section, "subject")
       throw .invalidValue(
@@ -101,6 +96,22 @@ extension PushConfig {
       WebPush(subject: subject, vapidKeyFile: keyFile, caFile: caFile, allowPrivateEndpoints: allowPrivate),
       nil
     )
+  }
+
+  /// The error of Web Push on (the default) without a contact: names the file, the key, and both fixes (without
+  /// a file, the ways to give one). Short enough for one log value (`Logger.maxValueLength`, 300 characters)
+  /// with a file path of up to 85 characters.
+  public static func missingSubject(_ config: ConfigFile) -> ConfigError {
+    let section = webPushSection
+    let settings =
+      "`subject = mailto:you@example.org` (or https://…) in [\(section)], or `enabled = false` there"
+    let fix =
+      config.hasFile
+      ? "set " + settings
+      : "give a config file (--config FILE or \(ConfigFile.configPathVariable)) with " + settings
+    return .missingValue(
+      key: "\(section).subject", source: config.name,
+      reason: "Web Push is on by default and needs a contact for the push services: " + fix)
   }
 
   /// `mailto:` with an address (`user@host`), or `https://` with a host; printable ASCII without spaces.

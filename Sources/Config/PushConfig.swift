@@ -34,10 +34,11 @@
 /// ;caFile = ...
 /// ```
 ///
-/// A provider is on when it is enabled and configured: `enabled` defaults to true when any of its
+/// FCM and APNs are on when enabled and configured: `enabled` defaults to true when any of its
 /// credential keys is set and false otherwise; an enabled provider needs all of its credential
-/// keys. Only values are validated here (each error names its key); whether the key files can be
-/// read and parsed is decided when the sender starts, where a bad file stops that provider alone.
+/// keys. Web Push needs no credentials and is on unless `enabled = false` (PushConfig+WebPush.swift).
+/// Only values are validated here (each error names its key); whether the key files can be read and
+/// parsed is decided when the sender starts, where a bad file stops that provider alone.
 public struct PushConfig: Sendable, Equatable {
   /// FCM HTTP v1 (Android) settings.
   public struct Android: Sendable, Equatable {
@@ -125,7 +126,8 @@ public struct PushConfig: Sendable, Equatable {
   public var iosOff: String? = "not configured"
   /// Web Push / UnifiedPush settings, nil when off (see `webPushOff`).
   public var webPush: WebPush?
-  /// Why Web Push and UnifiedPush are off, nil when they are on.
+  /// Why Web Push and UnifiedPush are off, nil when they are on: `disabled` from a configuration
+  /// (`enabled = false`), `not configured` only for `init()` (no configuration read at all).
   public var webPushOff: String? = "not configured"
 
   /// Everything off, default timings.

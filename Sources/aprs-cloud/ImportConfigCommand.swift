@@ -34,6 +34,10 @@ enum ImportConfigCommand: Command {
     (nginx listens now), its data files (aprs-cloud keeps its own database;
     phones re-register on their next heartbeat), and anything unknown.
 
+    Web Push, which the original server did not have, is written as
+    [messaging.webpush] enabled = false (it is on by default and needs a
+    contact): set subject = mailto:you@example.org and delete that line.
+
     Exit status 0 when the result is a valid aprs-cloud configuration, 1 when
     FILE cannot be read or the result does not validate (it is printed anyway,
     and the reason is on standard error), 2 on wrong usage.
@@ -272,6 +276,21 @@ enum ConfigImport {
       }
     } else if let aprsPort {
       notes.append("an APRS-IS port (\(aprsPort)) without a host was ignored")
+    }
+
+    // Web Push is on by default and needs a contact the original server never had: the result keeps it off
+    // (as the original server was) and says how to turn it on, so that it starts as it is.
+    let webPush = PushConfig.webPushSection
+    if !(output[webPush] ?? []).contains(where: { $0.key == "subject" || $0.key == "enabled" }) {
+      if output[webPush] == nil { order.append(webPush) }
+      output[webPush, default: []].append(
+        (
+          "enabled", "false",
+          "Web Push and UnifiedPush (new): set subject = mailto:you@example.org here and delete this line"
+        ))
+      notes.append(
+        "Web Push is off in the result ([\(webPush)] enabled = false): it needs a contact, "
+          + "subject = mailto:you@example.org; set it and delete enabled = false to turn it on")
     }
 
     var text = "; aprs-cloud configuration, imported from \(sourceName) by `aprs-cloud import-config`.\n"

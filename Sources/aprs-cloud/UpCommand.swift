@@ -30,12 +30,20 @@ enum UpCommand: Command {
     DIR/nginx-access.log. Files in DIR are created 0600 (0660 when DIR is
     set-group-id and group-writable).
 
+    Without --config (and $APRS_CLOUD_CONFIG) both processes get
+    DIR/aprs-cloud.ini. The first run writes it: Web Push on with a contact
+    made from your user and host name (mailto:USER@HOST: fine for a browser
+    on localhost; change it to one the push services can reach), every other
+    section commented out as an example. A configuration the listener would
+    refuse stops `up` at once with the listener's message.
+
     options:
       --http HOST:PORT     where nginx listens (default 127.0.0.1:8080)
       --metrics HOST:PORT  where nginx serves /metrics, a loopback address only
                            (default 127.0.0.1:9180; the --http server answers it 404)
       --data DIR           the data directory (default ./var)
-      --config FILE        the INI configuration passed to the responder
+      --config FILE        the INI configuration passed to the responder and the
+                           listener (default: $APRS_CLOUD_CONFIG, else DIR/aprs-cloud.ini)
       --nginx-dir DIR      the folder with the nginx templates (see `nginx-config --help`)
 
     environment:
@@ -76,6 +84,16 @@ enum UpCommand: Command {
         listen: listen, metrics: metrics, data: parsed.options["data"] ?? "./var",
         config: parsed.options["config"],
         nginxDirectory: parsed.options["nginx-dir"])
+      if let contact = plan.starterContact {
+        _ = Platform.writeAll(
+          1,
+          Array(
+            """
+            aprs-cloud up: wrote a starter configuration to \(plan.configPath) (Web Push contact \
+            \(contact): change it to an address push services can reach; see the comments in the file)
+
+            """.utf8))
+      }
       return UpRunner(plan: plan, policy: policy).run()
     } catch {
       printError("aprs-cloud up: \(error)")
@@ -99,6 +117,11 @@ struct UpPlan {
   /// The private `/metrics` listener (loopback).
   var metrics: UpListenAddress
   var dataDirectory: String
+  /// The configuration both processes get (`--config FILE`): `--config`, `$APRS_CLOUD_CONFIG`, or
+  /// `DIR/aprs-cloud.ini` (`UpStarterConfig`).
+  var configPath: String
+  /// The Web Push contact of the starter `up` wrote to `configPath` on this run; nil when it wrote none.
+  var starterContact: String?
   var children: [UpChild]
 
   /// Finds the programs, checks the port, creates the data directory, migrates the database, writes
@@ -132,12 +155,13 @@ struct UpPlan {
       throw UpError("the responder \(responder) is missing; build it beside aprs-cloud (`swift build`)")
     }
     let nginxFolder = try NginxFiles.findDirectory(explicit: nginxDirectory)
-    var configArguments: [String] = []
-    if let config {
-      guard NginxFiles.isFile(config), access(config, R_OK) == 0 else {
-        throw UpError("--config: cannot read \(config)")
+    // The configuration: --config, else $APRS_CLOUD_CONFIG, else the data directory's own (written below).
+    let environment = ConfigFile.processEnvironment()
+    let named = config ?? environment[ConfigFile.configPathVariable].flatMap { $0.isEmpty ? nil : $0 }
+    if let named {
+      guard NginxFiles.isFile(named), access(named, R_OK) == 0 else {
+        throw UpError("\(config == nil ? ConfigFile.configPathVariable : "--config"): cannot read \(named)")
       }
-      configArguments = ["--config", NginxFiles.absolute(config)]
     }
     try UpNetwork.checkAvailable(listen)
     try UpNetwork.checkAvailable(metrics, flag: "--metrics")
@@ -147,8 +171,18 @@ struct UpPlan {
     let directory = try makeDataDirectory(data)
     try lock(directory)
     let database = directory + "/aprs-cloud.sqlite"
+    let configPath: String
+    var starterContact: String?
+    if let named {
+      configPath = NginxFiles.absolute(named)
+    } else {
+      configPath = directory + "/" + UpStarterConfig.fileName
+      starterContact = try UpStarterConfig.writeIfMissing(configPath)
+    }
+    try checkListenerConfig(configPath, database: database, environment: environment)
     try migrate(database)
-    let replication = try replicationChild(config: config, database: database, directory: directory)
+    let replication = try replicationChild(config: configPath, database: database, directory: directory)
+    let configArguments = ["--config", configPath]
 
     let socket = directory + "/fcgi.sock"
     let nginxConfig = directory + "/nginx.conf"
@@ -178,8 +212,24 @@ struct UpPlan {
         arguments: ["--db", database] + configArguments),
     ]
     return UpPlan(
-      listen: listen, metrics: metrics, dataDirectory: directory,
-      children: children + [replication].compactMap { $0 })
+      listen: listen, metrics: metrics, dataDirectory: directory, configPath: configPath,
+      starterContact: starterContact, children: children + [replication].compactMap { $0 })
+  }
+
+  /// Reads the listener's settings and its push settings from `path` as the listener will (the environment's
+  /// overrides, `--db database`), so that a configuration it would refuse stops `up` at once with the
+  /// listener's own message instead of a listener restarted over and over.
+  private static func checkListenerConfig(_ path: String, database: String, environment: [String: String])
+    throws(UpError)
+  {
+    do throws(ConfigError) {
+      var config = try ConfigFile.load(path: path, environment: environment)
+      config.override("server", "database", database, source: "aprs-cloud up --data")
+      _ = try ListenerConfig(config)
+      _ = try PushConfig(config)
+    } catch {
+      throw UpError("the listener would not start: \(error.description)")
+    }
   }
 
   /// Creates `path` and its parents; returns it absolute.

@@ -91,6 +91,7 @@ struct UpRunner {
     let json = "-H 'content-type: application/json'"
     let banner = """
       aprs-cloud is up at \(url) (data in \(plan.dataDirectory)).
+      Configuration: \(plan.configPath)
       Metrics (Prometheus text, for this machine only): \(plan.metrics.url)/metrics
       Try it (N0CALL's passcode is 13023; `aprs-cloud passcode CALL` prints yours):
         curl -s \(url)/health

@@ -337,6 +337,32 @@ final class OpsDatabase {
     #expect(!result.stdout.contains("hunter2"))
   }
 
+  /// Web Push is on by default and needs a contact the original server never had: the result keeps it off and
+  /// says how to turn it on, so that it starts as it is; a contact the file gives is kept, and Web Push on.
+  @Test func importConfigTurnsWebPushOffUnlessTheFileGivesItsContact() throws {
+    let fixture = try OpsDatabase()
+    let original = fixture.directory + "/config.ini"
+    try "[aprsis]\nlogin = N0CALL-10\npasscode = 13023\n".write(
+      toFile: original, atomically: true, encoding: .utf8)
+    let off = try runCLI(["import-config", original])
+    #expect(off.status == 0, "\(off.stderr)")
+    #expect(
+      off.stdout.contains(
+        "\n[messaging.webpush]\n; Web Push and UnifiedPush (new): set subject = mailto:you@example.org here and "
+          + "delete this line\nenabled = false\n"), "\(off.stdout)")
+    #expect(off.stderr.contains("Web Push is off in the result"), "\(off.stderr)")
+    let offPush = try PushConfig(try ConfigFile(parsing: off.stdout, name: "imported"))
+    #expect(offPush.webPush == nil && offPush.webPushOff == "disabled")
+
+    try "[messaging.webpush]\nsubject = mailto:ops@example.org\n".write(
+      toFile: original, atomically: true, encoding: .utf8)
+    let on = try runCLI(["import-config", original])
+    #expect(on.status == 0, "\(on.stderr)")
+    let push = try PushConfig(try ConfigFile(parsing: on.stdout, name: "imported"))
+    #expect(push.webPush?.subject == "mailto:ops@example.org")
+    #expect(!on.stdout.contains("enabled = false") && !on.stderr.contains("Web Push is off"))
+  }
+
   @Test func importConfigSaysWhenTheResultWouldNotStart() throws {
     let fixture = try OpsDatabase()
     let original = fixture.directory + "/config.ini"

@@ -101,7 +101,7 @@ import Testing
     let database = directory + "/listener.sqlite"
     let config = directory + "/listener.ini"
     // APRS-IS on a port nothing listens on: the listener opens the database and keeps retrying.
-    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(
+    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n[messaging.webpush]\nenabled = false\n".write(
       toFile: config, atomically: true, encoding: .utf8)
     let log = directory + "/listener.log"
     let listener = try start(

@@ -41,6 +41,9 @@ private func crashConfig(fake: FakeAPRSIS) -> String {
   publishInterval = 100ms
   registrationPoll = 100ms
 
+  [messaging.webpush]
+  enabled = false
+
   [server]
   logLevel = info
 

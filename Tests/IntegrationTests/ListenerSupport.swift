@@ -228,16 +228,18 @@ final class ListenerProcess: @unchecked Sendable {
     }
   }
 
-  /// The listener's INI for a fake server (tests' short timings).
+  /// The listener's INI for a fake server (tests' short timings). `webPush` is the body of `[messaging.webpush]`:
+  /// off unless a test pushes through it (Web Push is on by default and then needs its `subject`).
   static func config(
     fake: FakeAPRSIS, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
-    extraListener: String = ""
+    extraListener: String = "", webPush: String = "enabled = false\n"
   ) -> String {
     var text = "[aprsis]\nservers = 127.0.0.1:\(fake.port)\n"
     if let login { text += "login = \(login)\n" }
     if let passcode { text += "passcode = \(passcode)\n" }
     text += "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\n" + extraAPRSIS
     text += "\n[listener]\npublishInterval = 100ms\nregistrationPoll = 100ms\nleaseTtl = 2s\n" + extraListener
+    text += "\n[messaging.webpush]\n" + webPush
     return text + "\n[server]\nlogLevel = debug\n"
   }
 }

@@ -41,7 +41,31 @@ import Testing
     bundleId = org.example.htcommander
     endpoint = https://localhost:\(fake.port)
     caFile = \(fake.directory)/ca.pem
+    [messaging.webpush]
+    enabled = false
     """.write(toFile: path, atomically: true, encoding: .utf8)
+  }
+
+  /// Web Push is on by default: the push commands refuse a configuration without its contact as the listener
+  /// does, with the same message.
+  @Test func pushCommandsRefuseWebPushWithoutASubjectAsTheListenerDoes() throws {
+    let directory = try makeTemporaryDirectory("push-subject")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let config = directory + "/push.ini"
+    try "[server]\ndatabase = \(directory)/aprs.sqlite\n".write(
+      toFile: config, atomically: true, encoding: .utf8)
+    let message =
+      "\(config): messaging.webpush.subject is not set: Web Push is on by default and needs a contact for the "
+      + "push services: set `subject = mailto:you@example.org` (or https://…) in [messaging.webpush], or "
+      + "`enabled = false` there"
+    let cli = try TestPaths.executable("aprs-cloud")
+    let pushTest = try runProcess(cli, ["push-test", "N0CALL-7", "--config", config])
+    #expect(pushTest.status == 1 && pushTest.stderrText.contains(message), "\(pushTest.stderrText)")
+    let worker = try runProcess(cli, ["push-worker", "--config", config])
+    #expect(worker.status == 1 && worker.stderrText.contains(message), "\(worker.stderrText)")
+    let listener = try runProcess(
+      try TestPaths.executable("aprs-listener"), ["--config", config, "--db", directory + "/aprs.sqlite"])
+    #expect(listener.status == 2 && listener.stderrText.contains(message), "\(listener.stderrText)")
   }
 
   @Test func pushTestSendsToEveryRegisteredDeviceAndPrintsEachAnswer() throws {

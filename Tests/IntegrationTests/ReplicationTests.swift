@@ -156,8 +156,14 @@ import Testing
     let directory = try makeTemporaryDirectory("up-no-litestream")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let config = directory + "/aprs-cloud.ini"
-    try "[replication]\nurl = file://\(directory)/replica\nlitestream = /nonexistent/litestream\n".write(
-      toFile: config, atomically: true, encoding: .utf8)
+    try """
+    [replication]
+    url = file://\(directory)/replica
+    litestream = /nonexistent/litestream
+    [messaging.webpush]
+    enabled = false
+
+    """.write(toFile: config, atomically: true, encoding: .utf8)
     let result = try runCLI([
       "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())", "--data",
       directory + "/data", "--config", config,
@@ -193,6 +199,9 @@ struct LossAndRestore {
     publishInterval = 200ms
     registrationPoll = 100ms
     ackInterval = 300ms
+
+    [messaging.webpush]
+    enabled = false
 
     \(replicationSection)
     """.write(toFile: config, atomically: true, encoding: .utf8)

@@ -47,26 +47,39 @@ private final class UpRun {
   let process: Process
   var url: String { "http://127.0.0.1:\(port)" }
   var metricsURL: String { "http://127.0.0.1:\(metricsPort)/metrics" }
-  var log: String { (try? String(contentsOfFile: directory + "/up.log", encoding: .utf8)) ?? "" }
+  let logPath: String
+  var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-  init(extraArguments: [String] = []) throws {
-    directory = try makeTemporaryDirectory("up")
+  /// `up` on a new temporary data directory (or `directory`'s `var`, kept from an earlier run). With `config`
+  /// it gets `--config` with that INI text; without, it writes and uses its own starter (`make run`), and
+  /// the environment keeps its listener on loopback.
+  init(extraArguments: [String] = [], config text: String? = "", directory existing: String? = nil) throws {
+    directory = try existing ?? makeTemporaryDirectory("up")
     data = directory + "/var"
     port = try freePort()
     metricsPort = try freePort()
     // The listener must stay on loopback: point it at a port nothing listens on (it backs off and retries).
-    let config = directory + "/aprs-cloud.ini"
-    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(
-      toFile: config, atomically: true, encoding: .utf8)
-    // `exec` keeps the pid: the shell only sets the umask.
+    let servers = "127.0.0.1:\(try freePort())"
+    var configArguments: [String] = []
+    if let text {
+      let config = directory + "/aprs-cloud.ini"
+      try "[aprsis]\nservers = \(servers)\n[messaging.webpush]\nsubject = mailto:ops@example.org\n\(text)"
+        .write(
+          toFile: config, atomically: true, encoding: .utf8)
+      configArguments = ["--config", config]
+    }
+    logPath = directory + "/up-\(port).log"
+    // `exec` keeps the pid: the shell only sets the umask (and the environment).
     process = try TestStack.launch(
       "/bin/sh",
       [
-        "-c", "umask 022; exec \"$0\" \"$@\"", try TestPaths.executable("aprs-cloud"),
+        "-c",
+        "umask 022; unset APRS_CLOUD_CONFIG; export APRS_CLOUD_APRSIS_SERVERS=\(servers); exec \"$0\" \"$@\"",
+        try TestPaths.executable("aprs-cloud"),
         "up", "--http", "127.0.0.1:\(port)", "--metrics", "127.0.0.1:\(metricsPort)", "--data", data,
-        "--nginx-dir", TestPaths.nginxDirectory, "--config", config,
-      ] + extraArguments,
-      output: directory + "/up.log")
+        "--nginx-dir", TestPaths.nginxDirectory,
+      ] + configArguments + extraArguments,
+      output: logPath)
   }
 
   /// The direct children of `up` named `name` (comm is cut to 15 characters).
@@ -188,6 +201,103 @@ private final class UpRun {
     #expect(up.process.terminationStatus == 0, "\(up.log)")
     let allGone = waitUntil(timeout: 5) { started.allSatisfy { !ProcessTable.isAlive($0) } }
     #expect(allGone, "left running: \(started.filter { ProcessTable.isAlive($0) })")
+  }
+
+  /// `make run` on a fresh machine: without --config, `up` writes DIR/aprs-cloud.ini once (private, Web Push on
+  /// with this machine's contact), says so, gives it to both processes, and the listener runs with it (its
+  /// VAPID key is what /v1/info shows); a second run keeps the file as the operator left it.
+  @Test func withoutAConfigUpWritesAStarterOnceAndBothProcessesRunWithIt() throws {
+    let first = try UpRun(config: nil)
+    defer { first.cleanUp() }
+    let starter = first.data + "/aprs-cloud.ini"
+    let healthy = waitUntil(timeout: 60, interval: 0.1) {
+      (try? Curl.request("GET", first.url + "/health", timeout: 2))?.status == 200
+    }
+    try #require(healthy, "/health did not answer 200:\n\(first.log)")
+    #expect(fileMode(starter) == 0o600, "private under umask 022")
+    let text = try String(contentsOfFile: starter, encoding: .utf8)
+    #expect(text.contains("[messaging.webpush]\n"), "\(text)")
+    let subject = try #require(
+      text.split(separator: "\n").first { $0.hasPrefix("subject = mailto:") }.map { String($0.dropFirst(10)) }
+    )
+    #expect(
+      first.log.contains("wrote a starter configuration to \(starter) (Web Push contact \(subject)"),
+      "\(first.log)")
+    #expect(waitUntil(timeout: 5) { first.log.contains("Configuration: \(starter)") }, "\(first.log)")
+    // Both processes get it as --config.
+    for name in ["aprs-cloud-fcgi", "aprs-listener"] {
+      let pid = try #require(first.children(named: name).first, "\(name):\n\(first.log)")
+      let arguments = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(
+        separator: "\0")
+      #expect(
+        arguments.contains { $0 == "--config" } && arguments.contains { $0 == starter },
+        "\(name): \(arguments)")
+    }
+    // The listener runs with Web Push on: it made the key, and the responder offers it.
+    let offered = waitUntil(timeout: 30, interval: 0.1) {
+      guard let info = (try? Curl.request("GET", first.url + "/v1/info", timeout: 2))?.jsonObject else {
+        return false
+      }
+      return info.strings("features").contains("webpush") && info.string("vapidPublicKey") != nil
+    }
+    #expect(offered, "\(first.log)")
+    #expect(fileMode(first.data + "/vapid.pem") == 0o600)
+    kill(first.process.processIdentifier, SIGTERM)
+    try #require(waitUntil(timeout: 20) { !first.process.isRunning }, "up did not stop:\n\(first.log)")
+    first.process.waitUntilExit()
+
+    // The operator edits it; the next run keeps every byte and writes nothing.
+    let edited = text.replacingOccurrences(
+      of: "subject = \(subject)", with: "subject = mailto:ops@example.org")
+    try edited.write(toFile: starter, atomically: false, encoding: .utf8)
+    let second = try UpRun(config: nil, directory: first.directory)
+    defer { if second.process.isRunning { TestStack.terminate(second.process) } }
+    let healthyAgain = waitUntil(timeout: 60, interval: 0.1) {
+      (try? Curl.request("GET", second.url + "/health", timeout: 2))?.status == 200
+    }
+    try #require(healthyAgain, "/health did not answer 200:\n\(second.log)")
+    #expect(waitUntil(timeout: 10) { second.children(named: "aprs-listener").count == 1 }, "\(second.log)")
+    #expect(try String(contentsOfFile: starter, encoding: .utf8) == edited)
+    #expect(!second.log.contains("wrote a starter"), "\(second.log)")
+    #expect(fileMode(starter) == 0o600)
+  }
+
+  /// A configuration the listener would refuse stops `up` before anything starts, with the listener's message.
+  @Test func aConfigTheListenerWouldRefuseStopsUpWithItsMessage() throws {
+    let directory = try makeTemporaryDirectory("up")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let config = directory + "/aprs-cloud.ini"
+    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(
+      toFile: config, atomically: true, encoding: .utf8)
+    let result = try runProcess(
+      try TestPaths.executable("aprs-cloud"),
+      [
+        "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())", "--data",
+        directory + "/var", "--nginx-dir", TestPaths.nginxDirectory, "--config", config,
+      ])
+    #expect(result.status == 1)
+    #expect(
+      result.stderrText.contains(
+        "aprs-cloud up: the listener would not start: \(config): messaging.webpush.subject is not set: Web Push "
+          + "is on by default and needs a contact for the push services: set `subject = mailto:you@example.org` "
+          + "(or https://…) in [messaging.webpush], or `enabled = false` there"), "\(result.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: directory + "/var/nginx.conf"), "nothing was started")
+
+    // Named by $APRS_CLOUD_CONFIG instead: the same file, the same stop, and no starter of its own.
+    var environment = ProcessInfo.processInfo.environment
+    environment["APRS_CLOUD_CONFIG"] = config
+    let named = try runProcess(
+      try TestPaths.executable("aprs-cloud"),
+      [
+        "up", "--http", "127.0.0.1:\(try freePort())", "--metrics", "127.0.0.1:\(try freePort())", "--data",
+        directory + "/var", "--nginx-dir", TestPaths.nginxDirectory,
+      ], environment: environment)
+    #expect(named.status == 1)
+    #expect(
+      named.stderrText.contains(
+        "the listener would not start: \(config): messaging.webpush.subject is not set"),
+      "\(named.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: directory + "/var/aprs-cloud.ini"))
   }
 
   @Test func aPortInUseIsAClearErrorAndExit1() throws {

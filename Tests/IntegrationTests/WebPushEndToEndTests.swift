@@ -21,15 +21,18 @@ import Testing
     let configDirectory = try makeTemporaryDirectory("webpush-config")
     defer { try? FileManager.default.removeItem(atPath: configDirectory) }
     let config =
-      ListenerProcess.config(fake: aprsis, login: "TESTING", passcode: 31421) + """
+      ListenerProcess.config(
+        fake: aprsis, login: "TESTING", passcode: 31421,
+        webPush: """
+          subject = mailto:ops@example.org
+          caFile = \(pushService.directory)/ca.pem
+          allowPrivateEndpoints = true
+
+          """)
+        + """
 
         [messaging]
         coalesceWindow = 0
-
-        [messaging.webpush]
-        subject = mailto:ops@example.org
-        caFile = \(pushService.directory)/ca.pem
-        allowPrivateEndpoints = true
 
         """
     let configPath = configDirectory + "/aprs-cloud.ini"

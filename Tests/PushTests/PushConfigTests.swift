@@ -2,9 +2,12 @@ import Config
 import Testing
 
 @Suite struct PushConfigTests {
+  /// FCM and APNs: Web Push (on by default, WebPushUnitTests) is turned off after `text`.
   func parse(_ text: String, environment: [String: String] = [:]) throws(ConfigError) -> PushConfig {
     try PushConfig(
-      try ConfigFile(parsing: text, name: "test.ini", directory: "/etc/aprs", environment: environment))
+      try ConfigFile(
+        parsing: text + "\n[messaging.webpush]\nenabled = false\n", name: "test.ini", directory: "/etc/aprs",
+        environment: environment))
   }
 
   func error(_ text: String) -> String {

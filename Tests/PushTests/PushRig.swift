@@ -47,7 +47,8 @@ final class PushRig {
     database = try openMigrated(databasePath)
     logPath = directory + "/push.log"
     logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    var text = "[messaging]\n\(messaging)\n"
+    // FCM and APNs only: Web Push (on by default) has its own rig (WebPushServiceTests).
+    var text = "[messaging]\n\(messaging)\n[messaging.webpush]\nenabled = false\n"
     if android {
       text += """
         [messaging.android]

@@ -55,6 +55,8 @@ import Testing
     serviceAccountFile = service-account.json
     endpoint = \(fake.fcmEndpoint)
     caFile = ca.pem
+    [messaging.webpush]
+    enabled = false
     """.write(toFile: config, atomically: true, encoding: .utf8)
     let database = try openMigrated(databasePath)
     defer { database.close() }

@@ -182,9 +182,9 @@ import Testing
     }
   }
 
-  @Test func webPushIsOnAsSoonAsASubjectIsSet() throws {
-    let none = try parse("[server]\nworkers = 2\n")
-    #expect(none.webPush == nil && none.webPushOff == "not configured")
+  @Test func webPushIsOnByDefaultWithItsSubject() throws {
+    // On by default: a file without the section needs a subject (ConfigTests/WebPushConfigTests).
+    #expect(throws: ConfigError.self) { try parse("[server]\nworkers = 2\n") }
     let on = try parse("[messaging.webpush]\nsubject = mailto:ops@example.org\n")
     #expect(on.webPushOff == nil)
     let settings = try #require(on.webPush)

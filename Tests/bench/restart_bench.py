@@ -106,7 +106,7 @@ def main() -> int:
         config = os.path.join(work, "aprs-cloud.ini")
         with open(config, "w") as f:
             f.write(f"[aprsis]\nservers = 127.0.0.1:{ports['port']}\nlogin = N0CALL-10\npasscode = 13023\n"
-                    "[server]\nlogLevel = warn\n")
+                    "[server]\nlogLevel = warn\n[messaging.webpush]\nenabled = false\n")
         up = subprocess.Popen(
             [os.path.join(bin_dir, "aprs-cloud"), "up", "--http", f"127.0.0.1:{free_port()}", "--metrics", f"127.0.0.1:{free_port()}", "--data", data,
              "--config", config, "--nginx-dir", os.path.join(root, "nginx")],

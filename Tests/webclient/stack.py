@@ -111,6 +111,8 @@ class Stack:
                 f"login = {LISTENER_LOGIN}\npasscode = {passcode(LISTENER_LOGIN)}\n"
                 "trackOutgoing = true\nreconnectDelay = 100ms\nmaxReconnectDelay = 1s\nfilterReconnectSpacing = 300ms\n"
                 "\n[listener]\npublishInterval = 100ms\nregistrationPoll = 100ms\nleaseTtl = 2s\n"
+                # Web Push is on by default; the browser tests stub the push service (test_browser.py).
+                "\n[messaging.webpush]\nsubject = mailto:ops@example.org\n"
             )
         self.port = free_port()
         metrics = free_port()
