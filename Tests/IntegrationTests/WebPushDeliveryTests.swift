@@ -19,15 +19,18 @@ import Testing
   {
     let directory = try makeTemporaryDirectory("webpush-delivery-config")
     let config =
-      ListenerProcess.config(fake: aprsis, login: "TESTING", passcode: 31421) + """
+      ListenerProcess.config(
+        fake: aprsis, login: "TESTING", passcode: 31421,
+        webPush: """
+          subject = mailto:ops@example.org
+          caFile = \(pushService.directory)/ca.pem
+          allowPrivateEndpoints = \(allowPrivate)
+
+          """)
+        + """
 
         [messaging]
         coalesceWindow = 0
-
-        [messaging.webpush]
-        subject = mailto:ops@example.org
-        caFile = \(pushService.directory)/ca.pem
-        allowPrivateEndpoints = \(allowPrivate)
 
         """
     let path = directory + "/aprs-cloud.ini"
