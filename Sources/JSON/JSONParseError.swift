@@ -5,6 +5,9 @@ public enum JSONParseError: Error, Equatable, Sendable, CustomStringConvertible 
   case unexpectedByte(UInt8, offset: Int)
   case invalidUTF8(offset: Int)
   case invalidEscape(offset: Int)
+  /// A `\u` escape at `offset` is half of a UTF-16 surrogate pair without its other half (RFC 8259 §8.2: such
+  /// a string has no Unicode text).
+  case loneSurrogate(offset: Int)
   case controlCharacterInString(offset: Int)
   case invalidNumber(offset: Int)
   /// Objects and arrays nest deeper than `limit` levels.
@@ -28,6 +31,8 @@ public enum JSONParseError: Error, Equatable, Sendable, CustomStringConvertible 
         : "body is not valid JSON: unexpected byte 0x\(String(byte, radix: 16)) at byte \(offset)"
     case .invalidUTF8(let offset): "body is not valid UTF-8 (byte \(offset))"
     case .invalidEscape(let offset): "body is not valid JSON: bad escape sequence at byte \(offset)"
+    case .loneSurrogate(let offset):
+      "body is not valid JSON: the \\u escape at byte \(offset) is half a UTF-16 surrogate pair without its other half"
     case .controlCharacterInString(let offset):
       "body is not valid JSON: unescaped control character in a string at byte \(offset)"
     case .invalidNumber(let offset): "body is not valid JSON: bad number at byte \(offset)"

@@ -270,12 +270,15 @@ public struct JSONParser {
     case UInt8(ascii: "u"):
       var scalar = try parseHex4(escapeOffset: escapeOffset)
       if (0xD800...0xDBFF).contains(scalar) {
-        try expect("\\u")
-        let low = try parseHex4(escapeOffset: escapeOffset)
-        guard (0xDC00...0xDFFF).contains(low) else { throw .invalidEscape(offset: escapeOffset) }
+        guard offset + 1 < buffer.count, buffer[offset] == UInt8(ascii: "\\"),
+          buffer[offset + 1] == UInt8(ascii: "u")
+        else { throw .loneSurrogate(offset: escapeOffset) }
+        offset += 2
+        let low = try parseHex4(escapeOffset: escapeOffset + 6)
+        guard (0xDC00...0xDFFF).contains(low) else { throw .loneSurrogate(offset: escapeOffset) }
         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
       } else if (0xDC00...0xDFFF).contains(scalar) {
-        throw .invalidEscape(offset: escapeOffset)
+        throw .loneSurrogate(offset: escapeOffset)
       }
       guard let unicode = Unicode.Scalar(scalar) else { throw .invalidEscape(offset: escapeOffset) }
       bytes.append(contentsOf: UTF8.encode(unicode)!)
