@@ -37,6 +37,11 @@ public struct APIConfig: Sendable {
   /// `aprs-cloud-fcgi` sets it). `/v1/info` lists `longpoll` in `features` when set. Plain CGI still
   /// honours `wait` (by polling the database, a process per request) but does not advertise it.
   public var longPoll = false
+  /// The caps on held long polls the shell enforces (`[server] maxParked`, `maxParkedPerStation`,
+  /// `maxParkedPerAddress`; `ParkLimit`), as `/metrics` shows them.
+  public var maxParked = 10_000
+  public var maxParkedPerStation = 8
+  public var maxParkedPerAddress = 256
   /// What `GET /v1/info` tells clients: version, features, the VAPID public key.
   public var info = ServerInfo()
   /// Whether Web Push / UnifiedPush endpoints on loopback or private addresses are accepted

@@ -235,18 +235,38 @@ extension APIHandler {
     }
   }
 
+  /// This responder's setting of a long-poll cap (as in its config).
+  func setting(of limit: ParkLimit) -> Int {
+    switch limit {
+    case .maxParked: config.maxParked
+    case .maxParkedPerStation: config.maxParkedPerStation
+    case .maxParkedPerAddress: config.maxParkedPerAddress
+    }
+  }
+
   private func writeLimitMetrics(_ limits: LimitStatus, to out: inout PrometheusText) {
     out.family(
       "aprs_cloud_limit_hits_total", "counter",
       "Requests refused by each limit (named as its config key; for devicesPerStation: push tokens replaced),"
-        + " since the database was created.")
+        + " since the database was created; the [server] maxParked ones (long polls not held, or for"
+        + " maxParkedPerStation answered early to make room for a newer one) since this responder process started."
+    )
     for limit in LimitName.allCases {
       out.sample("aprs_cloud_limit_hits_total", [("limit", limit.rawValue)], String(limits[limit]))
     }
+    for limit in ParkLimit.allCases {
+      out.sample(
+        "aprs_cloud_limit_hits_total", [("limit", limit.rawValue)],
+        String(requestMetrics?.limitHits(limit) ?? 0))
+    }
     out.family(
       "aprs_cloud_limit_setting", "gauge",
-      "Each limit as this responder is configured ([ratelimit] per hour, [limits] counts and bytes).")
+      "Each limit as this responder is configured ([ratelimit] per hour, [limits] counts and bytes,"
+        + " [server] long polls held).")
     for limit in LimitName.allCases {
+      out.sample("aprs_cloud_limit_setting", [("limit", limit.rawValue)], String(setting(of: limit)))
+    }
+    for limit in ParkLimit.allCases {
       out.sample("aprs_cloud_limit_setting", [("limit", limit.rawValue)], String(setting(of: limit)))
     }
     out.single(

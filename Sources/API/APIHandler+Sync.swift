@@ -6,10 +6,17 @@ extension APIHandler {
   /// The longest `wait` a sync may ask for, in seconds (PROTOCOL.md, "Long poll").
   public static let maxWaitSeconds: Int64 = 300
 
+  /// How long a client whose address holds `[server] maxParkedPerAddress` long polls is told to
+  /// wait before the next (`Retry-After`, seconds): a slot frees whenever one of them is answered.
+  public static let parkRefusedRetryAfterSeconds = 10
+
   /// `POST /v1/sync`: the caller's messages newer than `since`, the cursor to send next time,
   /// and the avatar hashes of the peers in them. An unregistered station gets an empty list. With
-  /// `wait` (0–300 s) and nothing to show, the shell is told to hold the request (`SyncPark`).
-  func sync(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIAnswer {
+  /// `wait` (0–300 s) and nothing to show, the shell is told to hold the request (`SyncPark`,
+  /// with `client`, the address it counts against).
+  func sync(_ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64) throws(APIError)
+    -> APIAnswer
+  {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
     let result = try store { () throws(StoreError) in
@@ -19,7 +26,7 @@ extension APIHandler {
       return .park(
         SyncPark(
           station: station.description, since: since, seen: result.newestTimestamp,
-          deadline: now + wait * 1000))
+          deadline: now + wait * 1000, client: client.key))
     }
     return .response(syncResponse(result, station: station.description))
   }
@@ -44,6 +51,26 @@ extension APIHandler {
       return .park(again)
     }
     return .response(syncResponse(result, station: park.station))
+  }
+
+  /// A sync the shell would not hold because its client address holds `[server]
+  /// maxParkedPerAddress` long polls already: its messages if some came meanwhile, else 429 with
+  /// `Retry-After` (`parkRefusedRetryAfterSeconds`), so the client backs off rather than polling
+  /// at once. Never throws: a storage failure is an error response.
+  public func refusedSync(_ park: SyncPark) -> APIResponse {
+    let result: SyncResult
+    do throws(APIError) {
+      result = try store { () throws(StoreError) in
+        try database.sync(station: park.station, since: park.since, now: clock())
+      }
+    } catch {
+      return .error(error, station: park.station)
+    }
+    if hasVisibleMessages(result) { return syncResponse(result, station: park.station) }
+    return .error(
+      .rateLimited(
+        what: "long polls held for this client address", retryAfterSeconds: Self.parkRefusedRetryAfterSeconds),
+      station: park.station)
   }
 
   /// Whether the answer would list a message (sent messages count only when `includeSent`).

@@ -101,7 +101,8 @@ public final class APIHandler {
       case .heartbeat:
         return .response(
           try heartbeat(body, station: station!, client: ClientAddress(request.remoteAddress), now: now))
-      case .sync: return try sync(body, station: station!, now: now)
+      case .sync:
+        return try sync(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
       case .unregister: return .response(try unregister(body, station: station!))
       case .avatars: return .response(try avatars(body, station: station!))
       case .send: return .response(try send(body, station: station!, now: now))

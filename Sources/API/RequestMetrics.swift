@@ -66,6 +66,9 @@ public final class RequestMetrics: Sendable {
   private let inFlight = Atomic<Int>(0)
   /// Reads how many long polls are held (the transport knows); nil: none ever are.
   private let parkedSource = Mutex<(@Sendable () -> Int)?>(nil)
+  /// Hits of each long-poll cap, by position in `ParkLimit.allCases`, and when to log them.
+  private let limitHits = Mutex(
+    [(total: Int, report: HitReport)](repeating: (0, HitReport()), count: ParkLimit.allCases.count))
   /// When this process started, epoch ms.
   public let startedAt: Int64
   /// `fastcgi` or `cgi`, shown in `aprs_cloud_responder_info`.
@@ -98,6 +101,22 @@ public final class RequestMetrics: Sendable {
   /// Long polls held right now.
   func parked() -> Int {
     parkedSource.withLock { $0 }?() ?? 0
+  }
+
+  /// A long poll hit `limit` at `now` (monotonic ms). Returns the hits to log in one info line
+  /// when one is due (`HitReport`: the first, then at most one a minute), else nil.
+  public func countLimitHit(_ limit: ParkLimit, now: Int64) -> Int? {
+    let index = ParkLimit.allCases.firstIndex(of: limit)!
+    return limitHits.withLock { hits in
+      hits[index].total += 1
+      return hits[index].report.hit(now: now)
+    }
+  }
+
+  /// The hits of `limit` since this process started.
+  public func limitHits(_ limit: ParkLimit) -> Int {
+    let index = ParkLimit.allCases.firstIndex(of: limit)!
+    return limitHits.withLock { $0[index].total }
   }
 
   /// A request for `path` was answered with `status` after `microseconds`; pass

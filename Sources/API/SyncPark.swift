@@ -12,12 +12,19 @@ public struct SyncPark: Sendable, Equatable {
   /// When the wait runs out, epoch ms (the handler's clock): then the answer is `messages:[]` and
   /// the usual `serverTime`.
   public var deadline: Int64
+  /// The client address's key (`ClientAddress.key`: IPv4 address, IPv6 /64, or `unknown`): the
+  /// shell holds at most `[server] maxParkedPerAddress` syncs per key (`refusedSync` answers the
+  /// one past it), as it holds at most `maxParkedPerStation` per `station`.
+  public var client: String
 
-  public init(station: String, since: Int64, seen: Int64, deadline: Int64) {
+  public init(
+    station: String, since: Int64, seen: Int64, deadline: Int64, client: String = ClientAddress.unknown
+  ) {
     self.station = station
     self.since = since
     self.seen = seen
     self.deadline = deadline
+    self.client = client
   }
 }
 

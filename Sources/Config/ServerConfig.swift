@@ -15,6 +15,8 @@ import Logging
 /// busyTimeout = 5s         ; how long a write waits for another writer's lock
 /// logRequests = false      ; a log line per request at info (else at debug; CGI: always info)
 /// maxParked = 10000        ; long polls (`/v1/sync` with `wait`) held at once, 0–1000000
+/// maxParkedPerStation = 8  ; of them per station, 1–1000: one more and its oldest is answered
+/// maxParkedPerAddress = 256 ; of them per client address (IPv6: per /64), 1–1000000: past it, 429
 ///
 /// [ratelimit]
 /// registrationsPerHour = 60
@@ -50,6 +52,13 @@ public struct ServerConfig: Sendable, Equatable {
   public var logRequests = false
   /// Long polls held at once (FastCGI); past it a `wait` is answered at once. 0 turns parking off.
   public var maxParked = 10_000
+  /// Long polls held at once for one station: one more is held and the station's oldest is answered
+  /// (`messages:[]`) to make room, so the newest win (a phone, a tablet, a few browser tabs fit).
+  public var maxParkedPerStation = 8
+  /// Long polls held at once for one client address (IPv4 address, IPv6 /64, as the per-address
+  /// rate limits count them): one more is not held but answered 429 with `Retry-After`, so one
+  /// address cannot take the shared `maxParked`.
+  public var maxParkedPerAddress = 256
   /// Registrations per station per hour.
   public var registrationsPerHour = 60
   /// Heartbeats per station per hour.
@@ -94,6 +103,10 @@ public struct ServerConfig: Sendable, Equatable {
       "server", "busyTimeout", default: defaults.busyTimeoutMs, range: 0...60_000)
     logRequests = try config.bool("server", "logRequests", default: defaults.logRequests)
     maxParked = try config.int("server", "maxParked", default: defaults.maxParked, range: 0...1_000_000)
+    maxParkedPerStation = try config.int(
+      "server", "maxParkedPerStation", default: defaults.maxParkedPerStation, range: 1...1000)
+    maxParkedPerAddress = try config.int(
+      "server", "maxParkedPerAddress", default: defaults.maxParkedPerAddress, range: 1...1_000_000)
     let perHour = 1...1_000_000
     registrationsPerHour = try config.int(
       "ratelimit", "registrationsPerHour", default: defaults.registrationsPerHour, range: perHour)
@@ -120,7 +133,7 @@ public struct ServerConfig: Sendable, Equatable {
   public static let schema = ConfigSchema(sections: [
     "server": [
       "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
-      "logRequests", "maxParked",
+      "logRequests", "maxParked", "maxParkedPerStation", "maxParkedPerAddress",
     ],
     "ratelimit": [
       "registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "newStationsPerAddressPerHour",

@@ -47,6 +47,8 @@ final class Connection {
   var ticket: ParkTicket?
   /// Monotonic ms when the request was first parked (0: never).
   var parkedAt: Int64 = 0
+  /// The keeper has held the request in its parked set (a park after a wake is not its first).
+  var wasHeld = false
 
   /// The keeper's view.
   var role = Role.reading
@@ -91,6 +93,7 @@ final class Connection {
     params = []
     ticket = nil
     parkedAt = 0
+    wasHeld = false
     role = .reading
   }
 

@@ -52,7 +52,10 @@ import Synchronization
 ///   the keeper asks the `WakeSource` every `pollIntervalMs` which keys changed; a parked request
 ///   whose key passed its version, or whose deadline came, goes back through the ready queue to
 ///   the worker's `Resumer`, which answers it (or parks it again). A parked request costs its
-///   socket and a few hundred bytes; no thread, no buffer.
+///   socket and a few hundred bytes; no thread, no buffer. Within `maxParked` in all, at most
+///   `maxParkedPerKey` are held per key (one more and the key's oldest goes back, `displaced`) and
+///   `maxParkedPerGroup` per ticket group (one more goes straight back, `groupFull`): the keeper
+///   decides as it takes the request into its parked set (`ParkedSet.admit`).
 ///
 /// ## Stopping
 ///

@@ -18,6 +18,8 @@ final class Keeper: @unchecked Sendable {
   private let epoll: Int32
   private var owned: [UInt64: Connection] = [:]
   private var parked = ParkedSet()
+  /// `ParkingOptions`' per-key and per-group caps.
+  private let caps: ParkedSet.Caps
   /// Deadlines of connections being read or drained (stale entries are skipped).
   private var timers = DeadlineHeap()
   /// The smallest `seen` of the requests parked since the source was last asked.
@@ -30,6 +32,7 @@ final class Keeper: @unchecked Sendable {
 
   init(core: ServerCore) throws(StartupError) {
     self.core = core
+    caps = ParkedSet.Caps(perKey: core.parking.maxParkedPerKey, perGroup: core.parking.maxParkedPerGroup)
     epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
     guard epoll >= 0, ServerCore.add(core.inboxEvent, tag: ServerCore.Tag.inbox, to: epoll),
       ServerCore.add(core.exitEvent, tag: ServerCore.Tag.exit, to: epoll)
@@ -117,9 +120,7 @@ final class Keeper: @unchecked Sendable {
           core.releaseParking()
           continue
         }
-        parked.insert(
-          ParkedSet.Entry(key: ticket.key, after: ticket.after, deadline: ticket.deadline), id: connection.id)
-        recheckFrom = min(recheckFrom ?? ticket.seen, ticket.seen)
+        admit(connection, ticket: ticket, now: now)
       case .drain(let connection):
         connection.role = .draining
         connection.drainUntil = now + ServerCore.drainLimitMs
@@ -270,9 +271,42 @@ final class Keeper: @unchecked Sendable {
     }
   }
 
+  /// Puts a request that was just held into the parked set under the per-key and per-group caps:
+  /// the key's oldest request gives way to it, or it goes straight back to a worker
+  /// (`ParkReason.displaced`, `.groupFull`).
+  private func admit(_ connection: Connection, ticket: ParkTicket, now: Int64) {
+    let entry = ParkedSet.Entry(
+      key: ticket.key, group: ticket.group, after: ticket.after, deadline: ticket.deadline,
+      parkedAt: connection.parkedAt)
+    switch parked.admit(entry, id: connection.id, caps: caps, firstPark: !connection.wasHeld) {
+    case .parked(let displacing):
+      connection.wasHeld = true
+      recheckFrom = min(recheckFrom ?? ticket.seen, ticket.seen)
+      if let displacing {
+        if core.logger.isEnabled(.debug) {
+          core.logger.log(.debug, "parked request displaced by a newer one", fields: [("key", ticket.key)])
+        }
+        resume(displacing, .displaced, now: now)
+      }
+    case .displaced:
+      resume(connection, ticket: ticket, .displaced, now: now)
+    case .groupFull:
+      if core.logger.isEnabled(.debug) {
+        core.logger.log(.debug, "not parked: its group is full", fields: [("group", ticket.group ?? "")])
+      }
+      resume(connection, ticket: ticket, .groupFull, now: now)
+    }
+  }
+
   /// Sends a parked request (already out of `parked`) back to a worker.
   private func resume(_ id: UInt64, _ reason: ParkReason, now: Int64, released: Bool = false) {
     guard let connection = owned[id], let ticket = connection.ticket else { return }
+    resume(connection, ticket: ticket, reason, now: now, released: released)
+  }
+
+  private func resume(
+    _ connection: Connection, ticket: ParkTicket, _ reason: ParkReason, now: Int64, released: Bool = false
+  ) {
     if !released { core.releaseParking() }
     release(connection)
     dispatch(connection, ticket: ticket, reason: reason, now: now)

@@ -1,19 +1,46 @@
 /// The parked requests, by id: which key wakes each one, the version it waits to see passed, and
 /// its deadline. Pure bookkeeping for the server's keeper thread (which alone owns it): what to
-/// wake when a key changes, what has run out of time, what to answer at a stop.
+/// wake when a key changes, what has run out of time, what to answer at a stop, and whether a
+/// request may park at all under the per-key and per-group caps (`admit`).
 struct ParkedSet {
   /// One parked request.
   struct Entry: Equatable {
     /// What wakes it (a station address).
     var key: String
+    /// The group its ticket named (a client address), counted against `Caps.perGroup`; nil: none.
+    var group: String? = nil
     /// It wakes when its key's newest version is above this (the sync's `since`).
     var after: Int64
     /// Monotonic ms when it is answered anyway.
     var deadline: Int64
+    /// Monotonic ms when the request was first parked: the oldest of a key gives way first.
+    var parkedAt: Int64 = 0
+  }
+
+  /// The per-key and per-group caps `admit` holds the set to (`ParkingOptions.maxParkedPerKey`,
+  /// `maxParkedPerGroup`; at least 1 each).
+  struct Caps: Equatable {
+    var perKey: Int = .max
+    var perGroup: Int = .max
+  }
+
+  /// What `admit` decided for a request about to park.
+  enum Admission: Equatable {
+    /// It is parked. When its key was full, `displacing` (the key's oldest request, already taken
+    /// out) is to be answered now to make room: the newest request of a key wins.
+    case parked(displacing: UInt64?)
+    /// Not parked: its key is full and it is older than every request parked on it (a request
+    /// parked again after a wake keeps its first park time). Answer it now, as a displaced one.
+    case displaced
+    /// Not parked: its group holds `perGroup` requests already. Answer it now.
+    case groupFull
   }
 
   private var entries: [UInt64: Entry] = [:]
+  /// The ids parked on each key, in the order they were inserted.
   private var byKey: [String: [UInt64]] = [:]
+  /// How many are parked in each group.
+  private var groups: [String: Int] = [:]
   private var deadlines = DeadlineHeap()
 
   var count: Int { entries.count }
@@ -22,11 +49,53 @@ struct ParkedSet {
   /// The entry parked under `id`, if it is parked.
   subscript(id: UInt64) -> Entry? { entries[id] }
 
-  /// Parks `entry` under `id` (replacing whatever was parked under it).
+  /// How many are parked on `key`.
+  func count(key: String) -> Int { byKey[key]?.count ?? 0 }
+
+  /// How many are parked in `group`.
+  func count(group: String) -> Int { groups[group] ?? 0 }
+
+  /// Parks `entry` under `id` if the caps allow, taking out the key's oldest request when the key
+  /// is full (see `Admission`). `firstPark`: false for a request parked again after a wake, which
+  /// only just left its group and so is not held to `perGroup` again (the group is over the cap by
+  /// at most the requests coming back at that moment).
+  ///
+  /// Decided in this order: a full key gives way to the newer request (the older one is answered,
+  /// with `messages:[]` in the API), so a client that reconnects is never refused because of its
+  /// own stale requests and a flood of one key only churns that key; then the group must have
+  /// room, unless the request displaced is of the same group (the group does not grow).
+  mutating func admit(_ entry: Entry, id: UInt64, caps: Caps, firstPark: Bool = true) -> Admission {
+    if entries[id] != nil { remove(id) }
+    var victim: UInt64?
+    if count(key: entry.key) >= caps.perKey, let oldest = oldest(key: entry.key) {
+      guard entries[oldest]!.parkedAt <= entry.parkedAt else { return .displaced }
+      victim = oldest
+    }
+    if firstPark, let group = entry.group {
+      let freed = victim.map { entries[$0]?.group == group ? 1 : 0 } ?? 0
+      if count(group: group) - freed >= caps.perGroup { return .groupFull }
+    }
+    if let victim { remove(victim) }
+    insert(entry, id: id)
+    return .parked(displacing: victim)
+  }
+
+  /// The request of `key` parked first (first inserted among equal park times).
+  private func oldest(key: String) -> UInt64? {
+    var found: (id: UInt64, parkedAt: Int64)?
+    for id in byKey[key] ?? [] {
+      guard let entry = entries[id] else { continue }
+      if found == nil || entry.parkedAt < found!.parkedAt { found = (id, entry.parkedAt) }
+    }
+    return found?.id
+  }
+
+  /// Parks `entry` under `id` (replacing whatever was parked under it), whatever the caps.
   mutating func insert(_ entry: Entry, id: UInt64) {
     if entries[id] != nil { remove(id) }
     entries[id] = entry
     byKey[entry.key, default: []].append(id)
+    if let group = entry.group { groups[group, default: 0] += 1 }
     deadlines.insert(deadline: entry.deadline, id: id)
   }
 
@@ -37,6 +106,9 @@ struct ParkedSet {
     if var ids = byKey[entry.key] {
       ids.removeAll { $0 == id }
       byKey[entry.key] = ids.isEmpty ? nil : ids
+    }
+    if let group = entry.group, let held = groups[group] {
+      groups[group] = held > 1 ? held - 1 : nil
     }
     return entry
   }
@@ -76,6 +148,7 @@ struct ParkedSet {
     let ids = Array(entries.keys)
     entries = [:]
     byKey = [:]
+    groups = [:]
     deadlines.removeAll()
     return ids
   }

@@ -11,13 +11,24 @@ public enum ParkReason: Sendable, Equatable {
   case timedOut
   /// The server is stopping: answer it (parking is refused from now on).
   case stopping
+  /// A newer request parked on its key, which held `ParkingOptions.maxParkedPerKey` already: the
+  /// oldest of the key gives way. Answer it (the client has a newer request waiting).
+  case displaced
+  /// It was never held: its ticket's `group` holds `ParkingOptions.maxParkedPerGroup` requests
+  /// already. Answer it now (or refuse it); parking it again is refused the same way.
+  case groupFull
 }
 
 /// What a handler leaves with the server when it parks a request: what wakes it, until when, and
 /// whatever the handler needs to answer it later.
 public struct ParkTicket: Sendable {
-  /// What wakes it: the `WakeSource` reports keys (the API uses station addresses).
+  /// What wakes it: the `WakeSource` reports keys (the API uses station addresses). At most
+  /// `ParkingOptions.maxParkedPerKey` are held per key: the newest win.
   public var key: String
+  /// The group it counts against (the API uses the client address): at most
+  /// `ParkingOptions.maxParkedPerGroup` are held per group, past it a new one is refused
+  /// (`ParkReason.groupFull`). Nil: no group.
+  public var group: String?
   /// It wakes when the source reports a newest version for `key` above this (a sync's `since`).
   public var after: Int64
   /// The newest version of any key that the handler's own read saw (the database's newest message
@@ -29,8 +40,11 @@ public struct ParkTicket: Sendable {
   /// The handler's own state, handed back unchanged to the `Resumer`.
   public var context: any Sendable
 
-  public init(key: String, after: Int64, seen: Int64, deadline: Int64, context: any Sendable) {
+  public init(
+    key: String, group: String? = nil, after: Int64, seen: Int64, deadline: Int64, context: any Sendable
+  ) {
     self.key = key
+    self.group = group
     self.after = after
     self.seen = seen
     self.deadline = deadline
@@ -95,13 +109,27 @@ public protocol WakeSource: AnyObject {
 public struct ParkingOptions: @unchecked Sendable {
   /// Requests held at most; past it `park` is refused and the handler answers at once.
   public var maxParked: Int
+  /// Requests held at most per `ParkTicket.key` (at least 1): one more parks and the key's oldest
+  /// is resumed with `ParkReason.displaced` (the newest win, so a client that comes back after a
+  /// dropped connection is never refused because of its own stale requests, and a flood of one
+  /// key only churns that key's requests).
+  public var maxParkedPerKey: Int
+  /// Requests held at most per `ParkTicket.group` (at least 1): one more is resumed at once with
+  /// `ParkReason.groupFull` instead of being held (unless it displaces one of its own group). A
+  /// request parked again after a wake is not refused: it only just left its group.
+  public var maxParkedPerGroup: Int
   /// How often the `source` is asked while anything is parked, in milliseconds.
   public var pollIntervalMs: Int64
   /// What wakes parked requests; nil: only deadlines and the stop do.
   public var source: (any WakeSource)?
 
-  public init(maxParked: Int = 10_000, pollIntervalMs: Int64 = 10, source: (any WakeSource)? = nil) {
+  public init(
+    maxParked: Int = 10_000, maxParkedPerKey: Int = .max, maxParkedPerGroup: Int = .max,
+    pollIntervalMs: Int64 = 10, source: (any WakeSource)? = nil
+  ) {
     self.maxParked = maxParked
+    self.maxParkedPerKey = max(1, maxParkedPerKey)
+    self.maxParkedPerGroup = max(1, maxParkedPerGroup)
     self.pollIntervalMs = pollIntervalMs
     self.source = source
   }

@@ -17,6 +17,12 @@ import Platform
 /// message, the wait runs out or the server stops. Where nothing can be parked (plain CGI: one
 /// process per request) the sync is read again every `pollIntervalMs` until then; where the
 /// server is full (or parking is off) it is answered at once.
+///
+/// The server holds at most `[server] maxParkedPerStation` per station (the ticket's key: one more
+/// and the station's oldest comes back `displaced`, answered like a wait that ran out) and
+/// `maxParkedPerAddress` per client address (the ticket's group: one more comes back `groupFull`,
+/// answered by `APIHandler.refusedSync`, a 429 logged at debug). Every hit of the three caps is
+/// counted for `/metrics` and logged at info at most once a minute per cap (`HitReport`).
 struct Responder {
   let handler: APIHandler
   let logger: Logger
@@ -75,9 +81,31 @@ struct Responder {
         waitedMs: parked.parkedMilliseconds, &writer)
       return
     }
+    switch parked.reason {
+    case .groupFull:
+      noteLimitHit(.maxParkedPerAddress, held.park)
+      deliver(
+        handler.refusedSync(held.park), method: parked.method, path: parked.path, waitedMs: 0, quiet: true,
+        &writer)
+      return
+    case .displaced:
+      noteLimitHit(.maxParkedPerStation, held.park)
+    case .woken, .timedOut, .stopping:
+      break
+    }
     carryOut(
       handler.resumeSync(held.park, final: parked.reason != .woken), method: parked.method, path: parked.path,
       waitedMs: parked.parkedMilliseconds, &writer)
+  }
+
+  /// Counts a hit of `limit` for `/metrics`; logs it at info when a line is due (`HitReport`).
+  private func noteLimitHit(_ limit: ParkLimit, _ park: SyncPark) {
+    guard let hits = metrics?.countLimitHit(limit, now: monotonicMilliseconds()) else { return }
+    logger.log(
+      .info, "long polls over a limit",
+      fields: [
+        ("limit", limit.rawValue), ("hits", String(hits)), ("station", park.station), ("client", park.client),
+      ])
   }
 
   private func carryOut(
@@ -93,7 +121,7 @@ struct Responder {
       case .park(let park):
         let remaining = max(0, park.deadline - clock())
         let ticket = ParkTicket(
-          key: park.station, after: park.since, seen: park.seen,
+          key: park.station, group: park.client, after: park.since, seen: park.seen,
           deadline: monotonicMilliseconds() + remaining,
           context: HeldSync(park: park))
         switch writer.park(ticket) {
@@ -101,6 +129,7 @@ struct Responder {
           metrics?.end()
           return
         case .refused:
+          noteLimitHit(.maxParked, park)
           answer = handler.resumeSync(park, final: true)
         case .unsupported where !holdsByPolling:
           answer = handler.resumeSync(park, final: true)
@@ -132,9 +161,11 @@ struct Responder {
     }
   }
 
-  /// Writes the answer, then counts and logs it.
+  /// Writes the answer, then counts and logs it. `quiet`: a 4xx is logged at debug, not info (a
+  /// refusal a flood repeats, logged once a minute by `noteLimitHit` instead).
   private func deliver(
-    _ response: APIResponse, method: String, path: String, waitedMs: Int64, _ writer: inout ResponseWriter
+    _ response: APIResponse, method: String, path: String, waitedMs: Int64, quiet: Bool = false,
+    _ writer: inout ResponseWriter
   ) {
     let delivery = writer.send(Responder.encode(response))
     metrics?.record(path: path, status: response.status, microseconds: delivery.microseconds)
@@ -142,7 +173,7 @@ struct Responder {
     let level: LogLevel =
       response.status >= 500
       ? .error
-      : response.status >= 400 ? .info : (path == "/metrics" ? .debug : requestLogLevel)
+      : response.status >= 400 ? (quiet ? .debug : .info) : (path == "/metrics" ? .debug : requestLogLevel)
     if logger.isEnabled(level) {
       var fields: [(String, String)] = [("method", method), ("path", path)]
       if let station = response.station { fields.append(("station", station)) }

@@ -109,6 +109,9 @@ let apiConfig: APIConfig = {
   config.sendsInFlight = settings.send.inFlight
   // Advertised (/v1/info) only where a held sync costs no thread; CGI still honours `wait`.
   config.longPoll = !runsAsCGI && settings.maxParked > 0
+  config.maxParked = settings.maxParked
+  config.maxParkedPerStation = settings.maxParkedPerStation
+  config.maxParkedPerAddress = settings.maxParkedPerAddress
   config.info.longPoll = config.longPoll
   config.info.send = config.send
   // Web Push: on as the listener's [messaging.webpush] says; the VAPID public key from the file the listener
@@ -215,13 +218,16 @@ case .socket, .inherited:
     [
       "mode": socket.kind.rawValue, "listen": socket.address, "workers": String(settings.workers),
       "database": settings.database, "schemaVersion": String(schemaVersion), "pid": String(getpid()),
-      "maxParked": String(settings.maxParked), "openFiles": String(descriptors),
+      "maxParked": String(settings.maxParked), "maxParkedPerStation": String(settings.maxParkedPerStation),
+      "maxParkedPerAddress": String(settings.maxParkedPerAddress), "openFiles": String(descriptors),
     ])
   let stoppedBySignal: Bool
   do {
     let server = try FastCGIServer(
       socket: socket, bodyLimit: settings.maxBody, logger: logger,
-      parking: ParkingOptions(maxParked: settings.maxParked, source: wakeSource))
+      parking: ParkingOptions(
+        maxParked: settings.maxParked, maxParkedPerKey: settings.maxParkedPerStation,
+        maxParkedPerGroup: settings.maxParkedPerAddress, source: wakeSource))
     requestMetrics.countParked { server.parkedCount }
     try server.stopOnSignals()
     let responders = databases.map(makeResponder)

@@ -14,12 +14,15 @@ import Testing
   typealias Client = FastCGIClient
 
   /// A request the test handler parks: `KEY` wakes it above `AFTER`; `WAIT_MS` until its deadline;
-  /// `SEEN` is what its read saw; `REPARK` parks it once more when it is woken.
+  /// `SEEN` is what its read saw; `REPARK` parks it once more when it is woken; `GROUP` is its
+  /// ticket's group.
   static func parkRequest(
-    _ key: String, after: Int64 = 0, waitMs: Int64 = 60_000, seen: Int64 = 0, repark: Bool = false
+    _ key: String, after: Int64 = 0, waitMs: Int64 = 60_000, seen: Int64 = 0, repark: Bool = false,
+    group: String? = nil
   ) -> [UInt8] {
     var extra = [("KEY", key), ("AFTER", String(after)), ("WAIT_MS", String(waitMs)), ("SEEN", String(seen))]
     if repark { extra.append(("REPARK", "1")) }
+    if let group { extra.append(("GROUP", group)) }
     return Client.request(Client.params("GET", "/park", extra: extra))
   }
 
@@ -43,7 +46,7 @@ import Testing
           let key = request.params["KEY"] ?? ""
           let waitMs = Int64(request.params["WAIT_MS"] ?? "") ?? 60_000
           let ticket = ParkTicket(
-            key: key, after: Int64(request.params["AFTER"] ?? "") ?? 0,
+            key: key, group: request.params["GROUP"], after: Int64(request.params["AFTER"] ?? "") ?? 0,
             seen: Int64(request.params["SEEN"] ?? "") ?? 0, deadline: monotonicMilliseconds() + waitMs,
             context: Context(key: key, reparks: request.params["REPARK"] == nil ? 0 : 1))
           let outcome = writer.park(ticket)

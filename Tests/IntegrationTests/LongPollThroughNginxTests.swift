@@ -29,8 +29,9 @@ import Testing
   }
 
   @Test func twoThousandHeldRequestsAreWokenByTheirOwnMessagesOnly() throws {
-    // nginx's read timeout for everything else is 1 s here: /v1/sync has its own (330 s).
-    let stack = try TestStack(.real(), readTimeout: 1)
+    // nginx's read timeout for everything else is 1 s here: /v1/sync has its own (330 s). Every
+    // request comes from 127.0.0.1: the per-address cap is raised to let 2,000 be held.
+    let stack = try TestStack.real(config: "[server]\nmaxParkedPerAddress = 10000\n", readTimeout: 1)
     defer { stack.stop() }
     let fake = try FakeAPRSIS()
     defer { fake.stop() }
@@ -116,7 +117,7 @@ import Testing
 
   /// SIGTERM: every held request is answered (200, `messages:[]`) at once, and the responder exits.
   @Test func sigtermAnswersEveryHeldRequestBeforeExit() throws {
-    let stack = try TestStack(.real())
+    let stack = try TestStack.real(config: "[server]\nmaxParkedPerAddress = 10000\n")
     defer { stack.stop() }
     let database = SQLiteFile(path: stack.databasePath)
     let stations = listenerStations(300, prefix: "ST")
