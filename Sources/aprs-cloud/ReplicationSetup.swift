@@ -1,4 +1,5 @@
 import Config
+import Platform
 
 #if canImport(Glibc)
   import Glibc
@@ -58,28 +59,10 @@ enum ReplicationSetup {
   /// Writes `text` to `path` with mode 0600 (it may hold the S3 secret): into a new file beside it,
   /// synced, then renamed over `path`.
   static func writePrivateFile(_ text: String, to path: String) throws(CommandFailure) {
-    let temporary = path + ".tmp-\(getpid())"
-    unlink(temporary)
-    let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
-    let bytes = Array(text.utf8)
-    var offset = 0
-    var failed = fchmod(fd, 0o600) != 0
-    while !failed && offset < bytes.count {
-      let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-      if written < 0 && errno == EINTR { continue }
-      if written <= 0 {
-        failed = true
-        break
-      }
-      offset += written
-    }
-    if !failed { failed = fsync(fd) != 0 }
-    let reason = String(cString: strerror(errno))
-    close(fd)
-    guard !failed, rename(temporary, path) == 0 else {
-      unlink(temporary)
-      throw CommandFailure("cannot write \(path): \(reason)")
+    do throws(OwnerOnlyFile.WriteError) {
+      try OwnerOnlyFile.write(Array(text.utf8), to: path, placement: .replace)
+    } catch {
+      throw CommandFailure("cannot write \(path): \(error.reason)")
     }
   }
 

@@ -1,3 +1,5 @@
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -82,31 +84,12 @@ enum UpStarterConfig {
   /// `path` first and linked into place, so a file is whole or absent, and one that appeared meanwhile is kept.
   static func writeIfMissing(_ path: String) throws(UpError) -> String? {
     if access(path, F_OK) == 0 { return nil }
-    let temporary = path + ".tmp-\(getpid())"
-    unlink(temporary)
-    let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw UpError("cannot write \(path): \(String(cString: strerror(errno)))") }
     let subject = contact(user: userName(), host: hostName())
-    let bytes = Array(text(contact: subject).utf8)
-    var offset = 0
-    var failed = fchmod(fd, 0o600) != 0
-    while !failed && offset < bytes.count {
-      let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else {
-        failed = true
-        break
-      }
-      offset += written
-    }
-    if !failed { failed = fsync(fd) != 0 }
-    let reason = String(cString: strerror(errno))
-    close(fd)
-    defer { unlink(temporary) }
-    guard !failed else { throw UpError("cannot write \(path): \(reason)") }
-    guard link(temporary, path) == 0 else {
-      if errno == EEXIST { return nil }
-      throw UpError("cannot write \(path): \(String(cString: strerror(errno)))")
+    do throws(OwnerOnlyFile.WriteError) {
+      guard try OwnerOnlyFile.write(Array(text(contact: subject).utf8), to: path, placement: .keepExisting)
+      else { return nil }
+    } catch {
+      throw UpError("cannot write \(path): \(error.reason)")
     }
     return subject
   }

@@ -83,7 +83,7 @@ final class WebPushRig {
       subscription.auth.flatMap { WebPushKeys(p256dh: p256dh, auth: $0) }
     }
     let parts = station.split(separator: "-", maxSplits: 1)
-    try database.upsertStation(
+    _ = try database.upsertStation(
       StationUpsert(
         address: station, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1]) ?? 0 : 0,
         platform: platform, pushToken: subscription.endpoint, ackMessages: false, isRegistration: true,
