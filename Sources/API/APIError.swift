@@ -20,6 +20,10 @@ public enum APIError: Error, Equatable, Sendable {
   case rateLimited(what: String, retryAfterSeconds: Int)
   /// 503: the database is busy or unavailable.
   case unavailable(String)
+  /// 503: this server does not offer the request's service now, and only its operator can change that
+  /// (`[send] enabled = false`, an APRS-IS login that is receive-only or unverified); the message says which.
+  /// `Retry-After` is an hour: retrying soon does not help.
+  case notOffered(String)
   /// 503: a global cap of the server is full (`[limits]`); the message says which. Retrying soon does
   /// not help, so `Retry-After` is an hour (the next prune may free room).
   case full(String)
@@ -35,7 +39,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .methodNotAllowed: 405
     case .payloadTooLarge: 413
     case .rateLimited: 429
-    case .unavailable, .full: 503
+    case .unavailable, .notOffered, .full: 503
     case .internalError: 500
     }
   }
@@ -51,7 +55,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .payloadTooLarge(let limit): "request body is larger than \(limit) bytes"
     case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"
     case .unavailable(let reason): "storage is unavailable: \(reason)"
-    case .full(let reason): reason
+    case .notOffered(let reason), .full(let reason): reason
     case .internalError(let reason): "internal error: \(reason)"
     }
   }
@@ -62,7 +66,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .methodNotAllowed(let allowed): [("Allow", allowed)]
     case .rateLimited(_, let seconds): [("Retry-After", String(seconds))]
     case .unavailable: [("Retry-After", "1")]
-    case .full: [("Retry-After", "3600")]
+    case .notOffered, .full: [("Retry-After", "3600")]
     default: []
     }
   }

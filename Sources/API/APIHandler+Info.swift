@@ -3,10 +3,12 @@ import JSON
 extension APIHandler {
   /// `GET /v1/info` (also `HEAD`, and `POST` with any body; no auth):
   /// `{"server":"aprs-cloud","version":…,"features":[…],"maxWait":300,"vapidPublicKey":…}`, the key only when
-  /// Web Push is on and the listener has made it.
+  /// Web Push is on and the listener has made it; `send` only while the listener's login can transmit (a
+  /// receive-only or unverified one cannot: `/v1/send` would answer 503).
   func info() -> APIResponse {
     let info = config.info
     let key = info.webPush ? info.vapidPublicKey() : nil
+    let transmits = info.send && (try? database.listenerStatus().receiveOnly) == false
     var writer = JSONWriter(capacity: 256)
     writer.beginObject()
     writer.key("server")
@@ -15,7 +17,7 @@ extension APIHandler {
     writer.string(info.version)
     writer.key("features")
     writer.beginArray()
-    for feature in info.features(vapidPublicKey: key) { writer.string(feature) }
+    for feature in info.features(vapidPublicKey: key, transmits: transmits) { writer.string(feature) }
     writer.endArray()
     writer.key("maxWait")
     writer.int(Int64(info.maxWaitSeconds))

@@ -20,10 +20,10 @@ extension APIHandler {
   func send(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
     let address = station.description
     let request = try Self.sendRequest(body, station: station)
-    guard config.send else { throw .unavailable("sending messages is turned off on this server") }
+    guard config.send else { throw .notOffered("sending messages is turned off on this server") }
     let listener = try store { () throws(StoreError) in try database.listenerStatus() }
     guard !listener.receiveOnly else {
-      throw .unavailable(
+      throw .notOffered(
         "this server cannot transmit on APRS-IS: its login is receive-only or unverified; messages can only be"
           + " received")
     }

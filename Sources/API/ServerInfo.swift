@@ -23,12 +23,12 @@ public struct ServerInfo: Sendable {
 
   public init() {}
 
-  /// The features, in PROTOCOL.md's order; Web Push and UnifiedPush only once a VAPID key is known (a client
-  /// cannot subscribe without it).
-  public func features(vapidPublicKey key: String?) -> [String] {
+  /// The features, in PROTOCOL.md's order; `send` only when it is on and the listener's login `transmits`;
+  /// Web Push and UnifiedPush only once a VAPID key is known (a client cannot subscribe without it).
+  public func features(vapidPublicKey key: String?, transmits: Bool = true) -> [String] {
     var features: [String] = []
     if longPoll { features.append("longpoll") }
-    if send { features.append("send") }
+    if send && transmits { features.append("send") }
     if webPush && key != nil { features += ["webpush", "unifiedpush"] }
     if settings { features.append("settings") }
     return features

@@ -146,7 +146,9 @@ import Testing
     let reply = api.post("/v1/send", Self.body())
     #expect(reply.status == 503, "\(reply.text)")
     #expect(reply.error?.contains("receive-only or unverified") == true)
-    #expect(reply.header("Retry-After") != nil)
+    // Not a storage fault, and not something a retry in a second fixes: only the operator can.
+    #expect(reply.error?.contains("storage") == false, "\(reply.text)")
+    #expect(reply.header("Retry-After") == "3600")
     let none = try APIFixture()
     _ = none.post(
       "/v1/register", ["callsign": "OH7LZB", "ssid": 9, "wantHistory": false, "since": 0, "auth": "20900"])
@@ -157,7 +159,36 @@ import Testing
     var off = APIConfig()
     off.send = false
     let disabled = try Self.fixture(config: off)
-    #expect(disabled.post("/v1/send", Self.body()).status == 503)
+    let turnedOff = disabled.post("/v1/send", Self.body())
+    #expect(turnedOff.status == 503 && turnedOff.error == "sending messages is turned off on this server")
+  }
+
+  /// `/v1/info` offers `send` only while it would work: on in the config, and a listener whose login can
+  /// transmit (none published yet, or a receive-only or unverified one: not offered).
+  @Test func infoOffersSendOnlyWhileTheListenerCanTransmit() throws {
+    var config = APIConfig()
+    config.info.send = true
+    let api = try APIFixture(config: config)
+    func features() -> JSONValue? {
+      Reply(api.handler.handle(APIRequest(method: "GET", path: "/v1/info", contentType: "", body: [])))[
+        "features"]
+    }
+    #expect(features() == .array([.string("settings")]), "no listener ever published")
+    try api.database.publishListenerStatus(
+      ListenerStatus(state: "online", connected: true, receiveOnly: true))
+    #expect(features() == .array([.string("settings")]), "receive-only")
+    try api.database.publishListenerStatus(
+      ListenerStatus(state: "online", connected: true, verified: true, receiveOnly: false))
+    #expect(features() == .array([.string("send"), .string("settings")]))
+    var off = APIConfig()
+    off.send = false
+    off.info.send = false
+    let disabled = try APIFixture(config: off)
+    try disabled.database.publishListenerStatus(
+      ListenerStatus(state: "online", connected: true, verified: true, receiveOnly: false))
+    #expect(
+      Reply(disabled.handler.handle(APIRequest(method: "GET", path: "/v1/info", contentType: "", body: [])))[
+        "features"] == .array([.string("settings")]))
   }
 
   @Test func tooManySendsAMinuteOrInFlightAre429() throws {

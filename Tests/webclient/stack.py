@@ -141,6 +141,10 @@ class Stack:
         answer = self.control({"cmd": "wait", "what": "login", "count": 1, "timeout": 30})
         if not answer.get("ok"):
             raise RuntimeError(f"the listener did not log in to the fake APRS-IS: {answer}\n{self.log()}")
+        # /v1/info offers `send` once the listener has published its verified login (a page opened before
+        # that would rightly hide the send form).
+        if not wait_until(lambda: "send" in self.features(), 15, 0.1):
+            raise RuntimeError(f"/v1/info never offered send: {self.features()}\n{self.log()}")
 
     def log(self) -> str:
         try:

@@ -70,8 +70,8 @@ function forgetEverything() {
 // ---------------------------------------------------------------------------------------------------
 // Server information
 
-async function loadInfo() {
-  if (state.info !== undefined) return state.info;
+async function loadInfo({ fresh = false } = {}) {
+  if (state.info !== undefined && !(fresh && state.info !== null)) return state.info;
   try {
     state.info = await api.call("info", {});
   } catch (error) {
@@ -125,7 +125,8 @@ async function signIn({ callsign, ssid, auth, remember }, { automatic = false } 
   const session = { callsign, ssid, address, auth, remember };
   const inbox = remember ? Inbox.fromJSON(readJSON(storeInbox(address))) : new Inbox();
   try {
-    await loadInfo();
+    // Asked again at each sign-in: what the server offers can change (`send` needs a listener that can transmit).
+    await loadInfo({ fresh: true });
     const push = await pushFieldsIfSubscribed();
     let answer;
     try {
