@@ -11,9 +11,12 @@ import Store
 /// configuration: the database, the station expiry, the busy timeout.
 ///
 /// `--db PATH` wins; otherwise `[server] database` from `--config FILE` (or `$APRS_CLOUD_CONFIG`,
-/// or `APRS_CLOUD_SERVER_DATABASE`). Without any of them the command has nothing to look at.
+/// or `APRS_CLOUD_SERVER_DATABASE`); otherwise the default the daemons use too (`./var/aprs-cloud.sqlite`,
+/// where `make run` keeps it), named in the error when nothing is there.
 struct OperatorSettings {
   var database: String
+  /// The database is the built-in default (nothing named one).
+  var databaseIsDefault = false
   var stationExpiryMs: Int64
   var busyTimeoutMs: Int64
   var ringSize: Int
@@ -30,15 +33,13 @@ struct OperatorSettings {
     if let database = parsed.options["db"] {
       config.override("server", "database", database, source: "command line --db")
     }
-    guard config.value("server", "database") != nil else {
-      throw CommandFailure(
-        "which database? give --db PATH (or --config FILE with [server] database)", usage: true)
-    }
+    let databaseIsDefault = config.value("server", "database") == nil
     do throws(ConfigError) {
       let server = try ServerConfig(config)
       FileModes.applyUmask(forFilesIn: FileModes.folder(of: server.database))
       return OperatorSettings(
-        database: server.database, stationExpiryMs: server.stationExpiryMs,
+        database: server.database, databaseIsDefault: databaseIsDefault,
+        stationExpiryMs: server.stationExpiryMs,
         busyTimeoutMs: server.busyTimeoutMs,
         ringSize: server.ringSize)
     } catch {
@@ -52,7 +53,12 @@ struct OperatorSettings {
   func openReadOnly(checkSchema: Bool = true) throws(CommandFailure) -> Database {
     var info = stat()
     guard stat(database, &info) == 0 else {
-      throw CommandFailure("no database at \(database): \(String(cString: strerror(errno)))")
+      let reason = String(cString: strerror(errno))
+      throw CommandFailure(
+        databaseIsDefault
+          ? "no database at \(database) (the default): \(reason); give --db PATH, or --config FILE with"
+            + " [server] database"
+          : "no database at \(database): \(reason)")
     }
     guard info.st_mode & S_IFMT == S_IFREG else { throw CommandFailure("\(database) is not a file") }
     do throws(StoreError) {

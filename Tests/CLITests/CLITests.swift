@@ -3,7 +3,7 @@ import JSON
 import Testing
 
 /// Runs the built `aprs-cloud` binary (beside the test bundle) with arguments and stdin.
-func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (
+func runCLI(_ arguments: [String], stdin: [UInt8] = [], directory: String? = nil) throws -> (
   status: Int32, stdout: String, stderr: String
 ) {
   let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -11,6 +11,7 @@ func runCLI(_ arguments: [String], stdin: [UInt8] = []) throws -> (
   let process = Process()
   process.executableURL = executable
   process.arguments = arguments
+  if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
   let input = Pipe()
   let output = Pipe()
   let errors = Pipe()

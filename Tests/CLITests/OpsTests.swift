@@ -82,7 +82,7 @@ final class OpsDatabase {
       #expect(help.stdout.hasPrefix("usage: aprs-cloud \(command)"), "\(command)")
     }
     for arguments in [
-      ["status"], ["stations", "--nope"], ["stations", "--db", "x", "one", "extra"],
+      ["status", "extra"], ["stations", "--nope"], ["stations", "--db", "x", "one", "extra"],
       ["messages", "--db", "x"],
       ["messages", "A", "B", "--db", "x"], ["messages", "N0CALL", "--db", "x", "--limit", "0"],
       ["messages", "N0CALL", "--db", "x", "--limit", "many"], ["backup", "--db", "x"],
@@ -93,6 +93,27 @@ final class OpsDatabase {
       #expect(result.status == 2, "\(arguments): \(result.stderr)")
       #expect(result.stderr.contains("usage: aprs-cloud"), "\(arguments)")
     }
+  }
+
+  /// Without `--db` or a `[server] database`, the inspection commands look where the daemons and `make run`
+  /// keep the database (`./var/aprs-cloud.sqlite`), and say that default when nothing is there.
+  @Test func withoutADatabaseNamedTheDaemonsDefaultIsUsedAndNamedWhenMissing() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    let checkout = fixture.directory + "/checkout"
+    let empty = fixture.directory + "/empty"
+    try FileManager.default.createDirectory(atPath: checkout, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: checkout + "/var", withDestinationPath: fixture.directory)
+    let found = try runCLI(["status"], directory: checkout)
+    #expect(found.status == 0, "\(found.stderr)")
+    #expect(found.stdout.contains("database   ./var/aprs-cloud.sqlite: schema "), "\(found.stdout)")
+    let missing = try runCLI(["stations"], directory: empty)
+    #expect(missing.status == 1)
+    #expect(
+      missing.stderr.contains("no database at ./var/aprs-cloud.sqlite (the default)")
+        && missing.stderr.contains("--db PATH"), "\(missing.stderr)")
   }
 
   @Test func statusSaysWhatHealthAndTheKeyMetricsSay() throws {
