@@ -16,7 +16,8 @@ extension APIHandler {
   /// `listener`: `running` (its lease is held), `connected` (logged in to APRS-IS, as last published by a running
   /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
   /// `receiveOnly` (nothing it sends gets through: no login, or an unverified one; ACKs are off), `server`,
-  /// `login`, `filterSize` (registered stations the filter covers), `filterBytes` (its one `#filter` line's
+  /// `login`, `lastError` (why its last attempt to connect failed or its last connection ended, null once it
+  /// logged in again), `filterSize` (registered stations the filter covers), `filterBytes` (its one `#filter` line's
   /// length, CR LF included), `filterEntries` (entries on that line), `filterExactStations` (stations matched
   /// by an exact entry rather than a prefix), `lineRate` (lines per second over the last minute),
   /// `updatedAgeSeconds`, and `counters` since it started (each `ListenerCounter`, by name).
@@ -33,7 +34,9 @@ extension APIHandler {
       if listenerExpected && !running {
         degraded.append("the listener is not running (its lease lapsed)")
       } else if running && !listener.connected {
-        degraded.append("the listener is not connected to APRS-IS")
+        degraded.append(
+          "the listener is not connected to APRS-IS"
+            + (listener.lastError.map { " (last error: \($0))" } ?? ""))
       }
       if running && listener.receiveOnly {
         degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
@@ -80,7 +83,9 @@ extension APIHandler {
         writer.bool(listener.verified)
         writer.key("receiveOnly")
         writer.bool(listener.receiveOnly)
-        for (key, value) in [("server", listener.server), ("login", listener.login)] {
+        for (key, value) in [
+          ("server", listener.server), ("login", listener.login), ("lastError", listener.lastError),
+        ] {
           writer.key(key)
           if let value { writer.string(value) } else { writer.null() }
         }

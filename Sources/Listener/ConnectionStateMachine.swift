@@ -78,6 +78,7 @@ struct ConnectionStateMachine: Sendable {
       log(&actions, .info, "connected", ("server", currentServer?.description ?? "?"), ("address", address))
     case .connectFailed(let now, let reason):
       guard case .connecting = state else { break }
+      status.lastError = "cannot connect to \(currentServer?.description ?? "?"): \(reason)"
       log(
         &actions, .warn, "cannot connect to APRS-IS", ("server", currentServer?.description ?? "?"),
         ("error", reason))
@@ -174,6 +175,7 @@ struct ConnectionStateMachine: Sendable {
         status.connected = true
         status.verified = verified
         status.receiveOnly = settings.isReceiveOnly || !verified
+        status.lastError = nil
         var fields = [("login", login), ("verified", String(verified))]
         if let server { fields.append(("serverName", server)) }
         fields.append(("filterStations", String(status.filterStations)))
@@ -280,6 +282,7 @@ struct ConnectionStateMachine: Sendable {
     actions.append(.log(LogEntry(level, "disconnected", fields)))
     onlineSince = nil
     filter.disconnected()
+    if countsAsReconnect { status.lastError = "\(currentServer?.description ?? "?"): \(reason)" }
     status.connected = false
     status.verified = false
     status.receiveOnly = settings.isReceiveOnly

@@ -153,6 +153,9 @@ struct ConnectionStatus: Equatable, Sendable {
   var filterExactStations = 0
   /// Connections that ended (and were re-made or are being re-made).
   var reconnects = 0
+  /// Why the last attempt to connect failed or the last connection ended (with the server), until the next
+  /// login: what an operator needs when the listener is not online.
+  var lastError: String?
 
   init() {}
 

@@ -14,6 +14,7 @@ extension ListenerStatus {
       receiveOnly: status.receiveOnly, server: status.server, login: login, filterSize: status.filterStations,
       filterBytes: status.filterBytes, filterEntries: status.filterEntries,
       filterExactStations: status.filterExactStations, lastLineAt: lastLineAt,
-      lineRate: lineRate, updatedAt: updatedAt, startedAt: startedAt, counts: counts)
+      lineRate: lineRate, updatedAt: updatedAt, startedAt: startedAt, lastError: status.lastError,
+      counts: counts)
   }
 }

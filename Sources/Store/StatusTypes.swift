@@ -40,6 +40,9 @@ public struct ListenerStatus: Sendable, Equatable {
   public var updatedAt: Int64?
   /// When the listener started, epoch ms.
   public var startedAt: Int64?
+  /// Why its last attempt to connect failed or its last connection ended (`HOST:PORT: reason`), nil once it
+  /// logged in again (or when nothing was published).
+  public var lastError: String?
   /// Its counters since it started.
   public var counts: ListenerCounts
 
@@ -48,7 +51,8 @@ public struct ListenerStatus: Sendable, Equatable {
     state: String? = nil, connected: Bool = false, verified: Bool = false, receiveOnly: Bool = true,
     server: String? = nil, login: String? = nil, filterSize: Int = 0, filterBytes: Int = 0,
     filterEntries: Int = 0, filterExactStations: Int = 0, lastLineAt: Int64? = nil, lineRate: Double = 0,
-    updatedAt: Int64? = nil, startedAt: Int64? = nil, counts: ListenerCounts = ListenerCounts()
+    updatedAt: Int64? = nil, startedAt: Int64? = nil, lastError: String? = nil,
+    counts: ListenerCounts = ListenerCounts()
   ) {
     self.state = state
     self.connected = connected
@@ -64,6 +68,7 @@ public struct ListenerStatus: Sendable, Equatable {
     self.lineRate = lineRate
     self.updatedAt = updatedAt
     self.startedAt = startedAt
+    self.lastError = lastError
     self.counts = counts
   }
 
@@ -133,7 +138,7 @@ extension ListenerStatus {
   /// The fields as stored: `listener.<rawValue>`, in the order they are written.
   enum Field: String, CaseIterable {
     case state, connected, verified, receiveOnly, server, login, filterSize, filterBytes, filterEntries
-    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt
+    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt, lastError
   }
 
   /// Every key of the record starts with this.
@@ -168,6 +173,7 @@ extension ListenerStatus {
     case .lineRate: Self.decimal(lineRate)
     case .updatedAt: updatedAt.map { String($0) } ?? ""
     case .startedAt: startedAt.map { String($0) } ?? ""
+    case .lastError: lastError ?? ""
     }
   }
 
@@ -182,7 +188,8 @@ extension ListenerStatus {
       filterEntries: StatusText.count(text(.filterEntries)),
       filterExactStations: StatusText.count(text(.filterExactStations)),
       lastLineAt: StatusText.time(text(.lastLineAt)), lineRate: StatusText.rate(text(.lineRate)),
-      updatedAt: StatusText.time(text(.updatedAt)), startedAt: StatusText.time(text(.startedAt)))
+      updatedAt: StatusText.time(text(.updatedAt)), startedAt: StatusText.time(text(.startedAt)),
+      lastError: text(.lastError))
     for counter in ListenerCounter.allCases {
       counts[counter] = StatusText.count(rows[Self.key(counter)])
     }

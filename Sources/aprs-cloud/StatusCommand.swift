@@ -157,6 +157,7 @@ enum StatusCommand: Command {
         first += "; not connected to APRS-IS (state \(printable(listener.state) ?? "unknown"))"
       }
       lines.append(first)
+      if !connected, let error = printable(listener.lastError) { lines.append("last error: \(error)") }
       var traffic = "last line "
       if let last = listener.lastLineAt {
         traffic += Format.age(now - last)

@@ -55,15 +55,29 @@ import Testing
     let api = try APIFixture()
     #expect(try api.database.acquireLease(holder: "test", now: api.clock.now, ttlMs: 30_000))
     try api.database.publishListenerStatus(
-      ListenerStatus(state: "backingOff", connected: false, receiveOnly: true))
+      ListenerStatus(
+        state: "backingOff", connected: false, receiveOnly: true,
+        lastError: "cannot connect to rotate.aprs2.net:14580: Name or service not known"))
     try api.database.publishPushState(.stopped(reason: "InvalidProviderToken"), for: .ios)
     let reply = health(api)
+    if case .object(let listener)? = reply["listener"] {
+      #expect(
+        listener["lastError"]
+          == .string("cannot connect to rotate.aprs2.net:14580: Name or service not known"))
+    } else {
+      Issue.record("no listener object: \(reply.text)")
+    }
     #expect(reply.status == 200)
     #expect(reply.error == nil)
     #expect(reply["status"] == .string("degraded"))
     let reasons = degraded(reply)
     #expect(reasons.count == 3, "\(reasons)")
-    #expect(reasons.contains { $0.contains("not connected") })
+    #expect(
+      reasons.contains {
+        $0
+          == "the listener is not connected to APRS-IS (last error: cannot connect to rotate.aprs2.net:14580: "
+          + "Name or service not known)"
+      }, "\(reasons)")
     #expect(reasons.contains { $0.contains("receive-only") })
     #expect(reasons.contains { $0.contains("push for ios is stopped: InvalidProviderToken") })
   }

@@ -250,6 +250,26 @@ extension ConnectionAction {
     }
   }
 
+  /// The status says why the listener is not online (the failed connect or the ended connection, with the
+  /// server) until the next login clears it.
+  @Test func theLastErrorIsPublishedUntilTheNextLogin() {
+    var harness = MachineHarness(servers: [MachineHarness.user])
+    harness.handle(.start(now: harness.now))
+    #expect(harness.machine.status.lastError == nil)
+    harness.handle(.connectFailed(now: harness.now, reason: "Name or service not known"))
+    #expect(
+      harness.machine.status.lastError
+        == "cannot connect to \(MachineHarness.user.description): Name or service not known")
+    harness.now += 5_000
+    harness.handle(.tick(now: harness.now))
+    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
+    harness.comment("# aprsc")
+    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
+    #expect(harness.machine.status.lastError == nil)
+    harness.handle(.closed(now: harness.now, reason: "reset by peer"))
+    #expect(harness.machine.status.lastError == "\(MachineHarness.user.description): reset by peer")
+  }
+
   @Test func liveFilterChangeSendsFilterLineAndChecksTheAnswer() {
     var harness = MachineHarness()
     harness.online()

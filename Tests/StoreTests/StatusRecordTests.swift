@@ -9,7 +9,9 @@ import Testing
 /// format other versions, the integration tests and operators' scripts read.
 @Suite struct StatusRecordTests {
   private func rows(_ database: Database, _ prefix: String) throws -> String {
-    try database.metaValues(prefix: prefix).sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
+    // An empty value is `key =` (no trailing space, which a text table would not keep).
+    try database.metaValues(prefix: prefix).sorted { $0.key < $1.key }
+      .map { $0.value.isEmpty ? "\($0.key) =" : "\($0.key) = \($0.value)" }
       .joined(separator: "\n")
   }
 
@@ -62,6 +64,7 @@ import Testing
           listener.filterExactStations = 20
           listener.filterSize = 60
           listener.invalidLines = 81
+          listener.lastError =
           listener.lastLineAt = 1800000000123
           listener.lineRate = 12.50
           listener.linesRead = 1
@@ -81,9 +84,12 @@ import Testing
           """)
 
       // Absent values are stored empty and read back absent; a later publish replaces every field.
-      let idle = ListenerStatus(state: "backingOff", receiveOnly: true, lineRate: 0)
+      let idle = ListenerStatus(
+        state: "backingOff", receiveOnly: true, lineRate: 0,
+        lastError: "cannot connect to rotate.aprs2.net:14580: Name or service not known")
       try database.publishListenerStatus(idle)
       #expect(try database.listenerStatus() == idle)
+      #expect(try database.meta(ListenerStatus.key(.lastError)) == idle.lastError)
       #expect(try database.meta(ListenerStatus.key(.server)) == "")
       #expect(try database.meta(ListenerStatus.key(.lineRate)) == "0.00")
     }
