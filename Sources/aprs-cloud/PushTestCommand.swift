@@ -17,21 +17,26 @@ enum PushTestCommand: Command {
     usage: aprs-cloud push-test STATION [--config FILE] [--db PATH]
 
     Sends one test notification ("Test notification from aprs-cloud") to every
-    device registered for STATION (e.g. N0CALL-7), through FCM for Android and
-    APNs for iOS with the credentials of the [messaging…] sections, and prints
-    one line per device: platform, token (shortened), the provider's HTTP status
-    and reason. Exits 0 when every device's provider accepted the notification,
-    1 otherwise (no devices, a provider off or stopped, a refusal). A dead token
-    is only reported (the push sender deletes it on the next real push); the one
-    thing written is the APNs provider token, shared with the sender so APNs
-    does not see a new one more often than every 20 minutes.
+    device registered for STATION (e.g. N0CALL-7), as the listener would: FCM
+    for Android and APNs for iOS with the credentials of the [messaging…]
+    sections, Web Push and UnifiedPush to each device's endpoint with the VAPID
+    key of [messaging.webpush] (encrypted when the device gave pushKeys). It
+    prints one line per device: platform, token or endpoint (shortened), the
+    provider's HTTP status and reason. Exits 0 when every device's provider
+    accepted the notification, 1 otherwise (no devices, a provider off or
+    stopped, a refusal). A dead token is only reported (the push sender deletes
+    it on the next real push). What it writes: the APNs provider token, shared
+    with the sender so APNs does not see a new one more often than every 20
+    minutes, and with Web Push on the VAPID public key file (vapid.pem.pub), and
+    the key pair itself if the listener has not made it yet. Run it as the
+    listener's user (sudo -u aprs-cloud) so these files stay the listener's.
 
     options:
       --config FILE   the INI configuration (default: $APRS_CLOUD_CONFIG, else none)
       --db PATH       the SQLite database (default: [server] database)
 
-    Related (not listed in the command overview): `aprs-cloud push-worker`
-    runs only the push sender; see `aprs-cloud push-worker --help`.
+    Related: `aprs-cloud push-worker` runs only the push sender; see
+    `aprs-cloud push-worker --help`.
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
@@ -82,17 +87,19 @@ enum PushTestCommand: Command {
 /// `aprs-cloud push-worker --config FILE [--db PATH] [--log-level LEVEL]`: the push sender alone.
 enum PushWorkerCommand: Command {
   static let name = "push-worker"
-  static let summary = "run only the push sender until SIGTERM (operators, tests)"
+  static let summary = "run only the push sender until SIGTERM (never beside a listener)"
   static let usage = """
     usage: aprs-cloud push-worker [--config FILE] [--db PATH] [--log-level LEVEL]
 
     Runs only the push sender (the listener runs the same sender on a thread of
     its own): reads the outbox of the database, coalesces each station's burst,
-    sends through FCM and APNs, deletes dead tokens, and publishes each
-    provider's state for /health. It reads the outbox every second, so pushes
-    queued by another process go out within about a second. Run it only where no
-    listener sends pushes for the same database (both would send). SIGTERM or
-    SIGINT stops it (pushes not sent stay queued) and it exits 0.
+    sends through FCM, APNs, Web Push and UnifiedPush (as [messaging…] in the
+    configuration turns each on), deletes dead tokens and subscriptions, and
+    publishes each provider's state for /health. It reads the outbox every
+    second, so pushes queued by another process go out within about a second.
+    Run it only where no listener sends pushes for the same database (both
+    would send). SIGTERM or SIGINT stops it (pushes not sent stay queued) and
+    it exits 0.
 
     options:
       --config FILE      the INI configuration (default: $APRS_CLOUD_CONFIG, else none)

@@ -9,7 +9,7 @@ import Store
 /// `aprs-cloud up`: the whole stack on one machine, supervised.
 enum UpCommand: Command {
   static let name = "up"
-  static let summary = "run the stack locally (nginx, responder, database) until Ctrl-C"
+  static let summary = "run the whole stack locally (nginx, responder, listener, database) until Ctrl-C"
   static let usage = """
     usage: aprs-cloud up [--http HOST:PORT] [--metrics HOST:PORT] [--data DIR] [--config FILE]
                          [--nginx-dir DIR]

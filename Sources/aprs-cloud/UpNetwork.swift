@@ -119,9 +119,11 @@ enum UpNetwork {
     let error = errno
     switch error {
     case EADDRINUSE:
+      // `make run` passes HTTP and METRICS as --http and --metrics.
+      let variable = flag == "--metrics" ? "METRICS" : "HTTP"
       throw UpError(
-        "\(address) is already in use (another `aprs-cloud up` or a web server?); pick a free port with \(flag)"
-      )
+        "\(address) is already in use (another `aprs-cloud up` or a web server?); pick a free port with "
+          + "\(flag) HOST:PORT (under `make run`: `make run \(variable)=HOST:PORT`)")
     case EACCES:
       throw UpError("not allowed to listen on \(address): ports below 1024 need root; use a port like 8080")
     case EADDRNOTAVAIL:

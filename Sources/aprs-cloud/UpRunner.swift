@@ -89,11 +89,13 @@ struct UpRunner {
   private func printBanner() {
     let url = plan.listen.url
     let json = "-H 'content-type: application/json'"
+    // The tool as it was started (`.build/release/aprs-cloud` under `make run`): it need not be on PATH.
+    let tool = CommandLine.arguments.first.flatMap { $0.isEmpty ? nil : $0 } ?? "aprs-cloud"
     let banner = """
       aprs-cloud is up at \(url) (data in \(plan.dataDirectory)).
       Configuration: \(plan.configPath)
       Metrics (Prometheus text, for this machine only): \(plan.metrics.url)/metrics
-      Try it (N0CALL's passcode is 13023; `aprs-cloud passcode CALL` prints yours):
+      Try it (N0CALL's passcode is 13023; `\(tool) passcode CALL` prints yours):
         curl -s \(url)/health
         curl -s \(url)/v1/register \(json) \\
           -d '{"callsign":"N0CALL","ssid":0,"auth":"13023","wantHistory":true,"since":0}'

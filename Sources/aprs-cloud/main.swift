@@ -14,9 +14,8 @@ let commands: [any Command.Type] = [
   NginxConfigCommand.self, UpCommand.self, PushTestCommand.self,
   StatusCommand.self, StationsCommand.self, MessagesCommand.self, BackupCommand.self,
   ImportConfigCommand.self, RestoreCommand.self, ReplicateCommand.self, MaintenanceCommand.self,
+  PushWorkerCommand.self,
 ]
-/// Commands that work but are left out of the overview (documented in their neighbours' help).
-let hiddenCommands: [any Command.Type] = [PushWorkerCommand.self]
 
 func mainUsage(_ commands: [any Command.Type]) -> String {
   var text = """
@@ -49,7 +48,7 @@ if name == "--help" || name == "-h" || name == "help" {
   print(mainUsage(commands))
   exit(0)
 }
-guard let command = (commands + hiddenCommands).first(where: { $0.name == name }) else {
+guard let command = commands.first(where: { $0.name == name }) else {
   printError("aprs-cloud: unknown command '\(name)'\n\n" + mainUsage(commands))
   exit(ExitStatus.usage.rawValue)
 }

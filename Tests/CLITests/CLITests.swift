@@ -72,6 +72,21 @@ func runCLI(_ arguments: [String], stdin: [UInt8] = [], directory: String? = nil
     }
   }
 
+  /// The overview lists every command, `up` with every process it runs; the push commands' help names every
+  /// provider they send through.
+  @Test func theOverviewAndThePushHelpNameEverything() throws {
+    let top = try runCLI(["--help"])
+    #expect(top.stdout.contains("  push-worker "), "\(top.stdout)")
+    #expect(top.stdout.contains("(nginx, responder, listener, database)"), "\(top.stdout)")
+    for command in ["push-test", "push-worker"] {
+      let help = try runCLI([command, "--help"])
+      #expect(help.status == 0, "\(command)")
+      for provider in ["FCM", "APNs", "Web Push", "UnifiedPush"] {
+        #expect(help.stdout.contains(provider), "\(command) --help names \(provider)")
+      }
+    }
+  }
+
   @Test func wrongUsageExits2() throws {
     #expect(try runCLI([]).status == 2)
     let unknown = try runCLI(["frobnicate"])

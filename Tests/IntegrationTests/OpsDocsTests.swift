@@ -103,6 +103,48 @@ import Testing
     #expect(!logs.stdoutText.contains("99999"), "a passcode is never logged")
   }
 
+  /// A configuration error is exit status 2 for both services, and their units do not restart on it (no
+  /// restart can fix it; anything else still restarts). Every `Documentation=` of the units is a file the
+  /// README's deploy steps install.
+  @Test func theServicesStayDownOnAConfigurationErrorAndTheirDocumentationIsInstalled() throws {
+    let directory = try makeTemporaryDirectory("config-error")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let config = directory + "/aprs-cloud.ini"
+    try "[server]\nlogLevel = loud\n".write(toFile: config, atomically: true, encoding: .utf8)
+    var environment = ProcessInfo.processInfo.environment
+    for name in ["APRS_CLOUD_CONFIG", "GATEWAY_INTERFACE"] { environment[name] = nil }
+    let database = ["--db", directory + "/aprs-cloud.sqlite"]
+    for (binary, unit, rest) in [
+      ("aprs-listener", "aprs-listener.service", database),
+      ("aprs-cloud-fcgi", "aprs-cloud-fcgi.service", database + ["--listen", directory + "/fcgi.sock"]),
+    ] {
+      for arguments in [["--config", config], ["--config", directory + "/missing.ini"], ["--no-such-flag"]] {
+        let result = try runProcess(
+          try TestPaths.executable(binary), arguments + rest, environment: environment, timeout: 10)
+        #expect(result.status == 2, "\(binary) \(arguments): \(result.stderrText)")
+      }
+      let text = try String(contentsOfFile: TestPaths.nginxDirectory + "/systemd/" + unit, encoding: .utf8)
+      let service = text.components(separatedBy: "[Service]")[1].components(separatedBy: "\n[")[0]
+      #expect(service.contains("\nRestartPreventExitStatus=2\n"), "\(unit)")
+    }
+
+    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/README.md", encoding: .utf8)
+    let units = try FileManager.default.contentsOfDirectory(atPath: TestPaths.nginxDirectory + "/systemd")
+    var documented = 0
+    for unit in units {
+      let text = try String(contentsOfFile: TestPaths.nginxDirectory + "/systemd/" + unit, encoding: .utf8)
+      for line in text.split(separator: "\n") where line.hasPrefix("Documentation=") {
+        for link in line.dropFirst("Documentation=".count).split(separator: " ")
+        where link.hasPrefix("file://") {
+          let path = link.dropFirst("file://".count)
+          #expect(guide.contains("install -D -m 644 README.md \(path)\n"), "\(unit): \(path)")
+          documented += 1
+        }
+      }
+    }
+    #expect(documented >= 4, "the services and the backup name their documentation")
+  }
+
   /// The backup units the README installs: `systemd-analyze verify`, and the command they run.
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
   func theBackupUnitsVerify() throws {

@@ -161,6 +161,9 @@ private final class UpRun {
     #expect(up.log.contains(#""auth":"13023""#))
     #expect(up.log.contains("\(up.url)/v1/sync"))
     #expect(up.log.contains(up.metricsURL), "the start-up lines name the private metrics URL")
+    // The tool as it was started: under `make run` that is .build/release/aprs-cloud, not one on PATH.
+    let tool = try TestPaths.executable("aprs-cloud")
+    #expect(up.log.contains("`\(tool) passcode CALL` prints yours"), "\(up.log)")
 
     // /metrics: on the private listener only.
     let scrape = try Curl.request("GET", up.metricsURL)
@@ -313,6 +316,11 @@ private final class UpRun {
       ])
     #expect(result.status == 1)
     #expect(result.stderrText.contains("127.0.0.1:\(held.port) is already in use"), "\(result.stderrText)")
+    // The way out for both ways of starting it: the flag, and make's variable.
+    #expect(
+      result.stderrText.contains(
+        "pick a free port with --http HOST:PORT (under `make run`: `make run HTTP=HOST:PORT`)"),
+      "\(result.stderrText)")
     #expect(!FileManager.default.fileExists(atPath: directory + "/var"), "nothing was created")
   }
 
