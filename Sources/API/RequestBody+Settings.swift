@@ -54,8 +54,12 @@ extension RequestBody {
   /// A required integer member of a nested object (small: minutes).
   private static func integer(_ value: JSONValue?, field: String) throws(APIError) -> Int {
     guard let value, value != .null else { throw .badRequest("\(field) is required (an integer)") }
-    guard case .number(let number) = value, let integer = number.int64, abs(integer) <= 1_000_000 else {
+    guard case .number(let number) = value, let integer = number.int64 else {
       throw .badRequest("\(field) must be an integer, not \(value.typeName)")
+    }
+    // A range check, never `abs`: `abs(Int64.min)` traps (a request must never cost the process).
+    guard (-1_000_000...1_000_000).contains(integer) else {
+      throw .badRequest("\(field) is out of range: \(integer)")
     }
     return Int(integer)
   }

@@ -86,6 +86,25 @@ import Testing
     (#""quietHours":{"start":60,"end":60,"utcOffsetMinutes":0}"#, "quietHours.end must differ"),
     (#""quietHours":{"start":60,"end":"7","utcOffsetMinutes":0}"#, "quietHours.end must be an integer"),
     (#""quietHours":{"start":60,"end":70,"utcOffsetMinutes":900}"#, "quietHours.utcOffsetMinutes must be"),
+    // The extremes of a 64-bit integer: a 400, never a trap (abs(Int64.min) overflows).
+    (
+      #""quietHours":{"start":-9223372036854775808,"end":1,"utcOffsetMinutes":0}"#,
+      "quietHours.start is out of range"
+    ),
+    (
+      #""quietHours":{"start":1,"end":-9223372036854775808,"utcOffsetMinutes":0}"#,
+      "quietHours.end is out of range"
+    ),
+    (
+      #""quietHours":{"start":1,"end":2,"utcOffsetMinutes":-9223372036854775808}"#,
+      "quietHours.utcOffsetMinutes is out of range"
+    ),
+    (
+      #""quietHours":{"start":9223372036854775807,"end":1,"utcOffsetMinutes":0}"#,
+      "quietHours.start is out of range"
+    ),
+    (#""mutedUntil":-9223372036854775808"#, "mutedUntil must be between 0 and"),
+    (#""mutedUntil":9223372036854775807"#, "mutedUntil must be between 0 and"),
     (#""quietBypass":["N0CALL-7",""]"#, "quietBypass[1] must be a call"),
     (#""quietBypass":{}"#, "quietBypass must be an array"),
     (#""ackPolicy":"sometimes""#, #"ackPolicy must be "server", "device" or "never""#),
