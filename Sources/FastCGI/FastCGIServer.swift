@@ -94,9 +94,9 @@ public final class FastCGIServer: @unchecked Sendable {
   public var parkedCount: Int { core.parkedCount.load(ordering: .relaxed) }
 
   /// The signals that stop the server gracefully. SIGUSR1 is Apache mod_fastcgi's graceful stop.
-  /// Observed: when the process crashes, the Swift runtime's crash reporter sends SIGUSR1 too
-  /// (every 2 s); the signal thread takes those for stop signals, logs "stopping", and the
-  /// report and the exit come only about 30 s later.
+  /// The Swift runtime's crash handler sends SIGUSR1 too, to pause threads while it reports a
+  /// crash; `StopSignals` receives stop signals in a way that lets its pause handler run (a
+  /// `sigwait` took those for stop signals, and a crashed responder died only ~30 s later).
   public static let stopSignals: [Int32] = [SIGTERM, SIGINT, SIGUSR1]
 
   /// Blocks the stop signals in the calling thread (and every thread it creates afterwards).
