@@ -325,6 +325,10 @@ func expectAPIAnswer(
       ("GET /" + String(repeating: "a", count: 10_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414),
       ("POST /v1/sync HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
       ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+      // A malformed chunked body that nginx throws away after answering 404 or 405 itself.
+      ("GET /v1/sync HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n", 400),
+      ("POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n", 400),
+      ("GET /nope HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n", 400),
     ]
     for port in [stack.port, stack.metricsPort] {
       for (request, status) in cases {
