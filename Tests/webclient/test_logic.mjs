@@ -288,6 +288,18 @@ test("live: a server that ignores wait (empty answers at once) gets short polls"
   assert.deepEqual(rig.statuses, ["live", "live", "polling", "polling"]);
 });
 
+test("live: after falling back to short polls it tries long polls again five minutes later", async () => {
+  const quick = { answer: { messages: [], serverTime: 1 }, takes: 5 };
+  const later = { answer: { messages: [], serverTime: 1 }, takes: 5 * 60 * 1000 };
+  const rig = liveRig([quick, quick, quick, quick, later, quick], { longPoll: true, pollMs: 1000 });
+  rig.live.start();
+  await rig.live.done;
+  assert.deepEqual(
+    rig.bodies.slice(0, 6).map((body) => body.wait),
+    [50, 50, 50, undefined, undefined, 50],
+  );
+});
+
 test("live: a 400 for wait falls back to short polls; failures back off and resume from the cursor", async () => {
   const rig = liveRig(
     [

@@ -13,6 +13,10 @@
 
 /** Seconds a long poll asks the server to hold (well under nginx's timeouts and common proxies'). */
 export const LONG_POLL_SECONDS = 50;
+/** After falling back to short polls because long polls came back empty at once (a server without them, or
+ * one whose slots were full or kept giving this station's slot to a newer poll), try long polls again this
+ * much later, ms. */
+export const LONG_POLL_RETRY_MS = 5 * 60 * 1000;
 
 /** A promise that resolves after `ms`, or as soon as `signal` aborts. */
 export function sleep(ms, signal) {
@@ -70,6 +74,7 @@ export class LiveSync {
     this.nap = null;
     this.restart = false;
     this.mode = null;
+    this.longPollRetryAt = null;
   }
 
   start() {
@@ -114,6 +119,11 @@ export class LiveSync {
     let failures = 0;
     let quickEmpty = 0;
     while (this.running) {
+      if (!this.longPoll && this.longPollRetryAt !== null && this.now() >= this.longPollRetryAt) {
+        this.longPoll = true;
+        this.longPollRetryAt = null;
+        quickEmpty = 0;
+      }
       const wait = this.longPoll ? this.waitSeconds : 0;
       const body = { since: this.cursor() };
       if (wait > 0) body.wait = wait;
@@ -155,7 +165,10 @@ export class LiveSync {
         if (empty && this.now() - started < 1000) {
           // Answered at once with nothing: this server may ignore `wait`.
           quickEmpty += 1;
-          if (quickEmpty >= 3) this.longPoll = false;
+          if (quickEmpty >= 3) {
+            this.longPoll = false;
+            this.longPollRetryAt = this.now() + LONG_POLL_RETRY_MS;
+          }
         } else {
           quickEmpty = 0;
         }
