@@ -83,13 +83,15 @@ struct Responder {
     }
     switch parked.reason {
     case .groupFull:
-      noteLimitHit(.maxParkedPerAddress, held.park)
+      noteLimitHit(.maxParkedPerAddress, held.park, client: held.park.client)
       deliver(
         handler.refusedSync(held.park), method: parked.method, path: parked.path, waitedMs: 0, quiet: true,
         &writer)
       return
     case .displaced:
-      noteLimitHit(.maxParkedPerStation, held.park)
+      // This is the older request, answered to make room: the newcomer's address is not known here, and
+      // this one's would blame the client that was pushed out.
+      noteLimitHit(.maxParkedPerStation, held.park, client: nil)
     case .woken, .timedOut, .stopping:
       break
     }
@@ -98,14 +100,13 @@ struct Responder {
       waitedMs: parked.parkedMilliseconds, &writer)
   }
 
-  /// Counts a hit of `limit` for `/metrics`; logs it at info when a line is due (`HitReport`).
-  private func noteLimitHit(_ limit: ParkLimit, _ park: SyncPark) {
+  /// Counts a hit of `limit` for `/metrics`; logs it at info when a line is due (`HitReport`), with the
+  /// address of the client that went over it when that is known.
+  private func noteLimitHit(_ limit: ParkLimit, _ park: SyncPark, client: String?) {
     guard let hits = metrics?.countLimitHit(limit, now: monotonicMilliseconds()) else { return }
-    logger.log(
-      .info, "long polls over a limit",
-      fields: [
-        ("limit", limit.rawValue), ("hits", String(hits)), ("station", park.station), ("client", park.client),
-      ])
+    var fields = [("limit", limit.rawValue), ("hits", String(hits)), ("station", park.station)]
+    if let client { fields.append(("client", client)) }
+    logger.log(.info, "long polls over a limit", fields: fields)
   }
 
   private func carryOut(
@@ -129,7 +130,7 @@ struct Responder {
           metrics?.end()
           return
         case .refused:
-          noteLimitHit(.maxParked, park)
+          noteLimitHit(.maxParked, park, client: park.client)
           answer = handler.resumeSync(park, final: true)
         case .unsupported where !holdsByPolling:
           answer = handler.resumeSync(park, final: true)
