@@ -47,12 +47,17 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
   /// IPv4 (4 bytes).
   public var isIPv4: Bool { bytes.count == 4 }
 
-  /// The IPv4 address an IPv6 one carries in its last 4 bytes when it is IPv4-mapped (`::ffff:0:0/96`,
-  /// RFC 4291) or NAT64-translated (`64:ff9b::/96`, RFC 6052): a connection to it reaches that IPv4 host.
+  /// The IPv4 address an IPv6 one carries when a connection to it reaches (or is relayed through) that IPv4
+  /// host: in its last 4 bytes when IPv4-mapped (`::ffff:0:0/96`, RFC 4291), IPv4-translated
+  /// (`::ffff:0:0:0/96`, RFC 2765) or NAT64-translated (`64:ff9b::/96`, RFC 6052); in bytes 2–5 for 6to4
+  /// (`2002::/16`, RFC 3056).
   public var embeddedIPv4: IPAddress? {
     guard bytes.count == 16 else { return nil }
+    if bytes[0] == 0x20 && bytes[1] == 0x02 { return IPAddress(bytes: Array(bytes[2..<6])) }
     let prefix = Array(bytes[0..<12])
-    guard prefix == Self.mappedPrefix || prefix == Self.nat64Prefix else { return nil }
+    guard prefix == Self.mappedPrefix || prefix == Self.translatedPrefix || prefix == Self.nat64Prefix else {
+      return nil
+    }
     return IPAddress(bytes: Array(bytes[12...]))
   }
 
@@ -77,6 +82,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
   }
 
   private static let mappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+  private static let translatedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0]
   private static let nat64Prefix: [UInt8] = [0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]
 
   /// Four decimal numbers 0–255 of 1–3 digits, dot-separated.

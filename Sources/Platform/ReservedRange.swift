@@ -55,6 +55,7 @@ public struct ReservedRange: Sendable, Hashable, CustomStringConvertible {
     ReservedRange("::/128", "unspecified"),
     ReservedRange("::1/128", "loopback"),
     ReservedRange("::/96", "IPv4-compatible (deprecated)"),
+    ReservedRange("64:ff9b:1::/48", "local-use IPv4/IPv6 translation"),
     ReservedRange("fc00::/7", "unique local"),
     ReservedRange("fe80::/10", "link-local"),
     ReservedRange("fec0::/10", "site-local (deprecated)"),
