@@ -24,7 +24,7 @@ public enum OutgoingMessage {
   }
 
   /// Why `text` cannot be sent, as a sentence (nil when it can): 1–67 printable characters (no control
-  /// characters, C1 included), none of `{`, `|`, `~`, not only spaces, and read back by receivers as a
+  /// characters, C1 included, no line or paragraph separators or bidirectional overrides), none of `{`, `|`, `~`, not only spaces, and read back by receivers as a
   /// personal message with exactly this text: not an ack or rej (`ack12`), telemetry metadata (`PARM.`) or a
   /// query (`?APRSP`), none of which is ever acknowledged. Trailing spaces count: receivers drop them, so trim
   /// them first.
@@ -37,6 +37,13 @@ public enum OutgoingMessage {
     for scalar in scalars {
       if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
         return "text must be printable: no control characters (U+\(hex(scalar.value)))"
+      }
+      // A line or paragraph separator breaks the receiver's line; a bidirectional embedding, override or
+      // isolate makes the text read differently from what it holds (the "Trojan source" characters).
+      if scalar.value == 0x2028 || scalar.value == 0x2029 || (0x202A...0x202E).contains(scalar.value)
+        || (0x2066...0x2069).contains(scalar.value)
+      {
+        return "text must be printable: no line separators or direction overrides (U+\(hex(scalar.value)))"
       }
       if forbiddenCharacters.contains(scalar) {
         return "text must not contain '\(scalar)' ({, | and ~ are reserved in APRS messages)"

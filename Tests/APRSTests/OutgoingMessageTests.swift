@@ -36,6 +36,7 @@ import Testing
     "texts that can be sent",
     arguments: [
       "hi", "a", String(repeating: "x", count: 67), "Grüße aus Köln 👋", " leading space", "a}b", "50% off!",
+      "family 👨\u{200D}👩\u{200D}👧",  // a zero-width joiner inside an emoji sequence is fine
     ]
   )
   func goodText(text: String) {
@@ -49,6 +50,8 @@ import Testing
       ("a~b", "'~'"), ("tab\there", "control"), ("bell\u{07}", "control"), ("c1\u{85}", "control"),
       ("del\u{7F}", "control"), ("   ", "only spaces"), ("ack12", "ack"), ("rej1", "rej"),
       ("PARM.Volt,Temp", "telemetry"), ("?APRSP", "query"), ("trailing ", "read back"),
+      ("two\u{2028}lines", "line separators"), ("para\u{2029}graph", "line separators"),
+      ("pay \u{202E}0001\u{202C}", "direction overrides"), ("iso\u{2066}late\u{2069}", "direction overrides"),
     ]
   )
   func badText(text: String, reason: String) throws {
