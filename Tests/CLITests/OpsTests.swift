@@ -149,6 +149,17 @@ final class OpsDatabase {
     let stopped = try runCLI(["status", "--db", fixture.path])
     #expect(stopped.status == 0)
     #expect(stopped.stdout.hasPrefix("health     degraded: ios push stopped: APNs refused the key\n"))
+    // Not connected: the listener's last error is a line of its own.
+    try fixture.database.publishListenerStatus(
+      ListenerStatus(
+        state: "backingOff", receiveOnly: false, login: "N0CALL-10",
+        lastError: "cannot connect to rotate.aprs2.net:14580: Name or service not known"))
+    let offline = try runCLI(["status", "--db", fixture.path])
+    #expect(
+      offline.stdout.contains(
+        "not connected to APRS-IS (state backingOff)\n"
+          + "           last error: cannot connect to rotate.aprs2.net:14580: Name or service not known\n"),
+      "\(offline.stdout)")
     try fixture.database.releaseLease(holder: "vps:4242")
     let gone = try runCLI(["status", "--db", fixture.path])
     #expect(gone.stdout.hasPrefix("health     degraded: listener not running; ios push stopped"))
