@@ -336,6 +336,17 @@ func expectAPIAnswer(
         expectAPIAnswer(response, status: status)
       }
     }
+    // The web client's static files: a range past the end and a failed precondition.
+    let static416 = try rawHTTP(
+      port: stack.port, Array("GET /js/app.mjs HTTP/1.1\r\nHost: x\r\nRange: bytes=999999-\r\n\r\n".utf8))
+    // (nginx answers a range past the end while it sends the file, so the file's own headers stay: its
+    // `Cache-Control: no-cache` and security headers beside the error's.)
+    #expect(static416.status == 416, "\(static416.text)")
+    #expect(static416.header("content-type")?.hasPrefix("application/json") == true)
+    #expect(static416.errorMessage == "requested range not satisfiable", "\(static416.text)")
+    let static412 = try rawHTTP(
+      port: stack.port, Array("GET /js/app.mjs HTTP/1.1\r\nHost: x\r\nIf-Match: \"x\"\r\n\r\n".utf8))
+    expectAPIAnswer(static412, status: 412)
     // The pages behind those answers are not reachable from outside.
     expectAPIAnswer(try stack.get("/.aprs-cloud-error/400"), status: 404)
   }
