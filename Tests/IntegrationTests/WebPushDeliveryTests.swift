@@ -12,31 +12,6 @@ import Testing
 /// the witness), and never to a loopback or private address on a public server, whatever name the endpoint
 /// uses (refused when the connection would open, the subscription deleted, a warning, the counters).
 @Suite(.serialized) struct WebPushDeliveryTests {
-  /// The stack (nginx + responder), the listener's config for a Web Push test, and the folder of the config
-  /// file the responder reads (the caller removes it).
-  private static func stack(_ aprsis: FakeAPRSIS, _ pushService: WebPushServiceProcess, allowPrivate: Bool)
-    throws -> (TestStack, String, String)
-  {
-    let directory = try makeTemporaryDirectory("webpush-delivery-config")
-    let config =
-      ListenerProcess.config(
-        fake: aprsis, login: "TESTING", passcode: 31421,
-        webPush: """
-          subject = mailto:ops@example.org
-          caFile = \(pushService.directory)/ca.pem
-          allowPrivateEndpoints = \(allowPrivate)
-
-          """)
-        + """
-
-        [messaging]
-        coalesceWindow = 0
-
-        """
-    let path = directory + "/aprs-cloud.ini"
-    try config.write(toFile: path, atomically: true, encoding: .utf8)
-    return (try TestStack(.real(arguments: ["--config", path])), config, directory)
-  }
 
   @Test func pushesToOneOriginShareOneHTTP2Connection() throws {
     let pushService = try WebPushServiceProcess()
@@ -45,7 +20,7 @@ import Testing
     defer { front.stop() }
     let aprsis = try FakeAPRSIS()
     defer { aprsis.stop() }
-    let (stack, config, configDirectory) = try Self.stack(aprsis, pushService, allowPrivate: true)
+    let (stack, config, configDirectory) = try pushService.stack(aprsis, allowPrivate: true)
     defer { try? FileManager.default.removeItem(atPath: configDirectory) }
     defer { stack.stop() }
 
@@ -97,7 +72,7 @@ import Testing
     defer { pushService.stop() }
     let aprsis = try FakeAPRSIS()
     defer { aprsis.stop() }
-    let (stack, config, configDirectory) = try Self.stack(aprsis, pushService, allowPrivate: false)
+    let (stack, config, configDirectory) = try pushService.stack(aprsis, allowPrivate: false)
     defer { try? FileManager.default.removeItem(atPath: configDirectory) }
     defer { stack.stop() }
 

@@ -18,26 +18,8 @@ import Testing
     defer { pushService.stop() }
     let aprsis = try FakeAPRSIS()
     defer { aprsis.stop() }
-    let configDirectory = try makeTemporaryDirectory("webpush-config")
+    let (stack, config, configDirectory) = try pushService.stack(aprsis, allowPrivate: true)
     defer { try? FileManager.default.removeItem(atPath: configDirectory) }
-    let config =
-      ListenerProcess.config(
-        fake: aprsis, login: "TESTING", passcode: 31421,
-        webPush: """
-          subject = mailto:ops@example.org
-          caFile = \(pushService.directory)/ca.pem
-          allowPrivateEndpoints = true
-
-          """)
-        + """
-
-        [messaging]
-        coalesceWindow = 0
-
-        """
-    let configPath = configDirectory + "/aprs-cloud.ini"
-    try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-    let stack = try TestStack(.real(arguments: ["--config", configPath]))
     defer { stack.stop() }
 
     // Before the listener ever ran there is no key, so no Web Push feature yet, and no login that could
@@ -122,6 +104,33 @@ private struct FileModesProbe {
 }
 
 /// `Tests/fakes/webpush_fake.py serve` run with the test venv's python (`make deps-test`).
+extension WebPushServiceProcess {
+  /// The stack (nginx + responder) for a Web Push test with this push service, the listener's config (Web Push
+  /// on, trusting this service's CA, pushes at once) and the folder of the config file the responder reads
+  /// (the caller removes it).
+  func stack(_ aprsis: FakeAPRSIS, allowPrivate: Bool) throws -> (TestStack, String, String) {
+    let directory = try makeTemporaryDirectory("webpush-config")
+    let config =
+      ListenerProcess.config(
+        fake: aprsis, login: "TESTING", passcode: 31421,
+        webPush: """
+          subject = mailto:ops@example.org
+          caFile = \(self.directory)/ca.pem
+          allowPrivateEndpoints = \(allowPrivate)
+
+          """)
+        + """
+
+        [messaging]
+        coalesceWindow = 0
+
+        """
+    let path = directory + "/aprs-cloud.ini"
+    try config.write(toFile: path, atomically: true, encoding: .utf8)
+    return (try TestStack(.real(arguments: ["--config", path])), config, directory)
+  }
+}
+
 final class WebPushServiceProcess: @unchecked Sendable {
   let directory: String
   let port: Int
