@@ -36,7 +36,7 @@ final class P256Key {
     guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
       EVP_PKEY_keygen(context, &generated) == 1, let generated
     else {
-      throw PushError("cannot generate a P-256 key (\(ECECrypto.lastError()))")
+      throw PushError("cannot generate a P-256 key (\(OpenSSLError.last()))")
     }
     return P256Key(key: generated, isPrivate: true)
   }
@@ -74,7 +74,7 @@ final class P256Key {
       var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
       return d2i_PrivateKey(EVP_PKEY_EC, nil, &cursor, buffer.count)
     }
-    guard let decoded else { throw PushError("not a P-256 private key (\(ECECrypto.lastError()))") }
+    guard let decoded else { throw PushError("not a P-256 private key (\(OpenSSLError.last()))") }
     return P256Key(key: decoded, isPrivate: true)
   }
 
@@ -86,7 +86,7 @@ final class P256Key {
       defer { BIO_free(bio) }
       return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
     }
-    guard let loaded else { throw PushError("not a PEM private key (\(ECECrypto.lastError()))") }
+    guard let loaded else { throw PushError("not a PEM private key (\(OpenSSLError.last()))") }
     let key = P256Key(key: loaded, isPrivate: true)
     guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_EC, (try? key.publicKey()) != nil else {
       throw PushError("expected an EC P-256 private key")
@@ -116,7 +116,7 @@ final class P256Key {
     guard isPrivate, let bio = BIO_new(BIO_s_mem()) else { throw PushError("no private key to write") }
     defer { BIO_free(bio) }
     guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else {
-      throw PushError("cannot write the key as PEM (\(ECECrypto.lastError()))")
+      throw PushError("cannot write the key as PEM (\(OpenSSLError.last()))")
     }
     let pending = Int(BIO_ctrl_pending(bio))
     var pem = [UInt8](repeating: 0, count: pending)
@@ -135,11 +135,11 @@ final class P256Key {
     guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.key) == 1,
       EVP_PKEY_derive(context, nil, &length) == 1, length == 32
     else {
-      throw PushError("ECDH failed (\(ECECrypto.lastError()))")
+      throw PushError("ECDH failed (\(OpenSSLError.last()))")
     }
     var secret = [UInt8](repeating: 0, count: length)
     guard EVP_PKEY_derive(context, &secret, &length) == 1, length == 32 else {
-      throw PushError("ECDH failed (\(ECECrypto.lastError()))")
+      throw PushError("ECDH failed (\(OpenSSLError.last()))")
     }
     return secret
   }
@@ -180,7 +180,7 @@ enum ECECrypto {
       else { return false }
       return EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagBytes), base + plaintext.count) == 1
     }
-    guard ok else { throw PushError("AES-128-GCM encryption failed (\(lastError()))") }
+    guard ok else { throw PushError("AES-128-GCM encryption failed (\(OpenSSLError.last()))") }
     return output
   }
 
@@ -215,15 +215,5 @@ enum ECECrypto {
     let ok = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
     precondition(ok == 1, "RAND_bytes failed")
     return bytes
-  }
-
-  /// OpenSSL's most recent error as text (and the queue cleared).
-  static func lastError() -> String {
-    let code = ERR_get_error()
-    ERR_clear_error()
-    guard code != 0 else { return "no detail from OpenSSL" }
-    var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

@@ -27,7 +27,7 @@ final class SigningKey {
       return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
     }
     guard let loaded else {
-      throw PushError("not a PEM private key (\(SigningKey.lastError()))")
+      throw PushError("not a PEM private key (\(OpenSSLError.last()))")
     }
     switch algorithm {
     case .rs256:
@@ -62,15 +62,15 @@ final class SigningKey {
     guard let context = EVP_MD_CTX_new() else { throw PushError("out of memory") }
     defer { EVP_MD_CTX_free(context) }
     guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else {
-      throw PushError("cannot start signing (\(SigningKey.lastError()))")
+      throw PushError("cannot start signing (\(OpenSSLError.last()))")
     }
     var length = 0
     guard EVP_DigestSign(context, nil, &length, message, message.count) == 1, length > 0 else {
-      throw PushError("cannot size the signature (\(SigningKey.lastError()))")
+      throw PushError("cannot size the signature (\(OpenSSLError.last()))")
     }
     var signature = [UInt8](repeating: 0, count: length)
     guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
-      throw PushError("cannot sign (\(SigningKey.lastError()))")
+      throw PushError("cannot sign (\(OpenSSLError.last()))")
     }
     signature.removeSubrange(length...)
     switch algorithm {
@@ -97,15 +97,5 @@ final class SigningKey {
     }
     guard written else { throw PushError("an ECDSA signature component does not fit 32 bytes") }
     return raw
-  }
-
-  /// OpenSSL's most recent error as text (and the queue cleared).
-  private static func lastError() -> String {
-    let code = ERR_get_error()
-    ERR_clear_error()
-    guard code != 0 else { return "no detail from OpenSSL" }
-    var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }
