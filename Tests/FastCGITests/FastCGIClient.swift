@@ -149,17 +149,7 @@ final class FastCGIClient {
 
   /// Sends every byte; throws when the server is gone.
   func send(_ bytes: [UInt8]) throws {
-    var offset = 0
-    while offset < bytes.count {
-      let sent = bytes.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-      }
-      if sent < 0 {
-        if errno == EINTR { continue }
-        throw TestFailure("send: errno \(errno)")
-      }
-      offset += sent
-    }
+    try sendAll(fd, bytes)
   }
 
   /// Says no more bytes will come (the server reads end of stream).

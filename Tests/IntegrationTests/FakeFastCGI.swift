@@ -213,14 +213,6 @@ final class FakeFastCGI: @unchecked Sendable {
       UInt8(content.count >> 8), UInt8(content.count & 0xFF), UInt8(padding), 0,
     ]
     record += content + [UInt8](repeating: 0, count: padding)
-    var offset = 0
-    while offset < record.count {
-      let sent = record.withUnsafeBytes {
-        send(fd, $0.baseAddress! + offset, record.count - offset, Int32(MSG_NOSIGNAL))
-      }
-      if sent < 0 && errno == EINTR { continue }
-      if sent <= 0 { return }
-      offset += sent
-    }
+    try? sendAll(fd, record)  // nginx hung up: nothing more to say
   }
 }

@@ -12,8 +12,7 @@ func rawHTTP(port: Int, _ request: [UInt8]) throws -> HTTPResponse {
   defer { close(fd) }
   var timeout = timeval(tv_sec: 5, tv_usec: 0)
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-  let sent = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-  guard sent == request.count else { throw TestFailure("send: \(String(cString: strerror(errno)))") }
+  try sendAll(fd, request)
   var answer: [UInt8] = []
   var buffer = [UInt8](repeating: 0, count: 65_536)
   while true {

@@ -328,18 +328,7 @@ final class ResponderFastCGIConnection {
 
   private func record(_ type: UInt8, _ content: [UInt8]) throws {
     let header: [UInt8] = [1, type, 0, 1, UInt8(content.count >> 8), UInt8(content.count & 0xFF), 0, 0]
-    let bytes = header + content
-    var offset = 0
-    while offset < bytes.count {
-      let sent = bytes.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-      }
-      if sent < 0 {
-        if errno == EINTR { continue }
-        throw ResponderTestError("send: \(String(cString: strerror(errno)))")
-      }
-      offset += sent
-    }
+    try sendAll(fd, header + content)
   }
 
   /// The parameters nginx would pass for `method path` with `body`.

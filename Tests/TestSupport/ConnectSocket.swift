@@ -46,3 +46,19 @@ public func connectLoopbackTCP(port: Int) throws(TestFailure) -> Int32 {
   }
   return fd
 }
+
+/// Sends every byte of `bytes` on the connected socket `fd` (retrying short sends and `EINTR`; no SIGPIPE).
+/// Throws with `errno`'s text when the peer is gone.
+public func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws(TestFailure) {
+  var offset = 0
+  while offset < bytes.count {
+    let sent = bytes.withUnsafeBytes {
+      send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+    }
+    if sent < 0 {
+      if errno == EINTR { continue }
+      throw TestFailure("send: \(String(cString: strerror(errno)))")
+    }
+    offset += sent
+  }
+}

@@ -57,10 +57,11 @@ public final class HeldHTTPRequests {
       Array(
         ("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
           + "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n").utf8) + bytes
-    let sent = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    guard sent == request.count else {
+    do {
+      try sendAll(fd, request)
+    } catch {
       close(fd)
-      throw TestFailure("send: errno \(errno)")
+      throw error
     }
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     let index = nextIndex
