@@ -17,8 +17,19 @@ public struct APIConfig: Sendable {
   public var avatarUploadsPerAddressPerHour = 60
   /// Stations the database holds at most; a request that would create another gets a 503.
   public var maxStations = 100_000
-  /// Push tokens kept per station; a new one replaces the least recently refreshed (at least 1).
+  /// Push tokens kept per station; a new one replaces the least recently refreshed (at least 1). On a claimed
+  /// station this is the owner's devices (registered with the station key).
   public var devicesPerStation = 10
+  /// Push tokens registered without the key that a claimed station keeps beside its owner's: the least recently
+  /// refreshed goes first, and they never push out the owner's (`[limits] keylessDevicesPerStation`).
+  public var keylessDevicesPerStation = 3
+  /// Origins besides the server's own whose pages may POST to the API (`[server] allowedOrigins`), each normalised
+  /// by `CrossSiteCheck.normalise` (`https://app.example.org`).
+  public var allowedOrigins: Set<String> = []
+
+  /// `origin` (`https://App.example.org:443/`) in the form ``allowedOrigins`` holds (`https://app.example.org`),
+  /// or nil when it is not an `http://` or `https://` origin (scheme, host, optional port, nothing else).
+  public static func normalisedOrigin(_ origin: String) -> String? { CrossSiteCheck.normalise(origin) }
   /// Bytes of avatar images (base64 text) stored at most over all stations; an upload past it is
   /// refused like any bad avatar.
   public var avatarBytesTotal: Int64 = 268_435_456

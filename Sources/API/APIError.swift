@@ -7,6 +7,13 @@ public enum APIError: Error, Equatable, Sendable {
   case badRequest(String)
   /// 401: the passcode does not match the callsign.
   case unauthorized
+  /// 401: the station key presented is not the key of the station's claim (the message says why).
+  case wrongStationKey(String)
+  /// 403: the request needs what the caller does not have (the station key of a claimed station, a claim, a
+  /// request from the server's own site); the message says which.
+  case forbidden(String)
+  /// 409: the request conflicts with the station's state (a claim of a claimed station).
+  case conflict(String)
   /// 404: no such endpoint.
   case notFound(path: String)
   /// 404: the endpoint needs a registered station and this one is not (`/v1/send`, `/v1/settings`).
@@ -34,8 +41,10 @@ public enum APIError: Error, Equatable, Sendable {
   public var status: Int {
     switch self {
     case .badRequest: 400
-    case .unauthorized: 401
+    case .unauthorized, .wrongStationKey: 401
+    case .forbidden: 403
     case .notFound, .stationNotFound: 404
+    case .conflict: 409
     case .methodNotAllowed: 405
     case .payloadTooLarge: 413
     case .rateLimited: 429
@@ -56,6 +65,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"
     case .unavailable(let reason): "storage is unavailable: \(reason)"
     case .notOffered(let reason), .full(let reason): reason
+    case .wrongStationKey(let reason), .forbidden(let reason), .conflict(let reason): reason
     case .internalError(let reason): "internal error: \(reason)"
     }
   }
@@ -64,6 +74,8 @@ public enum APIError: Error, Equatable, Sendable {
   public var headers: [(name: String, value: String)] {
     switch self {
     case .methodNotAllowed(let allowed): [("Allow", allowed)]
+    // RFC 6750 §3: a refused bearer token names its scheme.
+    case .wrongStationKey: [("WWW-Authenticate", #"Bearer realm="aprs-cloud", error="invalid_token""#)]
     case .rateLimited(_, let seconds): [("Retry-After", String(seconds))]
     case .unavailable: [("Retry-After", "1")]
     case .notOffered, .full: [("Retry-After", "3600")]

@@ -6,8 +6,11 @@ extension APIHandler {
   /// `POST /v1/register`: create or refresh the station and its device, apply an avatar update,
   /// and (with `wantHistory`) return the messages newer than `since`. Without history nothing is
   /// read and `serverTime` is `since` unchanged (PROTOCOL.md: the app stores it as its cursor).
+  ///
+  /// On a claimed station without the key (`access` `.guest`) the device joins the keyless pool and `ackMessages`
+  /// is ignored; the answer is the same.
   func register(
-    _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
+    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
     let device = try DeviceFields(body, allowPrivateEndpoints: config.allowPrivatePushEndpoints)
     // Sets the ACK policy (`server` or `never`); left out, the stored policy stays (a new station: `never`).
@@ -16,8 +19,8 @@ extension APIHandler {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(
-      station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar, client: client,
-      now: now)
+      station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar, access: access,
+      client: client, now: now)
     let history: SyncResult? =
       wantHistory
       ? try store { () throws(StoreError) in
@@ -36,13 +39,13 @@ extension APIHandler {
 
   /// `POST /v1/heartbeat`: refresh (or re-create) the station and its device; apply an avatar update.
   func heartbeat(
-    _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
+    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
     let device = try DeviceFields(body, allowPrivateEndpoints: config.allowPrivatePushEndpoints)
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(
-      station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar, client: client,
-      now: now)
+      station, device: device, ackMessages: nil, isRegistration: false, avatar: avatar, access: access,
+      client: client, now: now)
     var writer = JSONWriter(capacity: 128)
     writer.beginObject()
     writeAvatarEcho(avatarResult, to: &writer)
@@ -67,19 +70,36 @@ extension APIHandler {
   /// 1. a station not stored yet (a heartbeat that re-creates one counts) must fit `maxStations`
   ///    (else 503) and the client address's `newStationsPerAddressPerHour` (else 429);
   /// 2. the station's own rate limit (`registrationsPerHour` or `heartbeatsPerHour`, else 429);
-  /// 3. the station and device upsert, then the station's devices trimmed to `devicesPerStation`;
+  /// 3. the station and device upsert, then the station's devices trimmed to `devicesPerStation` (on a
+  ///    claimed station: the owner's devices to `devicesPerStation`, the keyless ones to
+  ///    `keylessDevicesPerStation`, each class apart, so keyless ones never push out the owner's; a keyless
+  ///    device on a station whose owner set `keylessDevices:"deny"` is a 403);
   /// 4. the avatar update within `avatarBytesTotal`, the station's `avatarUploadsPerHour` and the
   ///    address's `avatarUploadsPerAddressPerHour`: past any of them only the avatar is refused.
   /// A refused request writes nothing but its hit counter (`/metrics`).
-  private func refresh(
+  func refresh(
     _ station: StationAddress, device: DeviceFields, ackMessages: Bool?, isRegistration: Bool,
-    avatar: AvatarUpdate, client: ClientAddress, now: Int64
+    avatar: AvatarUpdate, access: StationAccess, client: ClientAddress, now: Int64
   ) throws(APIError) -> AvatarResult {
     let address = station.description
+    let hasToken = device.pushToken.map { !$0.isEmpty } ?? false
+    if access == .guest, hasToken,
+      try store({ () throws(StoreError) in try database.stationSettings(address)?.keylessDevices }) == .deny
+    {
+      throw .forbidden(
+        "\(address) is claimed and its owner takes no devices without the station key (keylessDevices: deny)")
+    }
     let upsert = StationUpsert(
       address: address, base: station.base, ssid: station.ssid, platform: device.platform,
-      pushToken: device.pushToken, ackMessages: ackMessages, isRegistration: isRegistration,
-      webPushKeys: device.webPushKeys)
+      pushToken: device.pushToken, ackMessages: access == .guest ? nil : ackMessages,
+      isRegistration: isRegistration, webPushKeys: device.webPushKeys, keyed: access.isOwner,
+      client: client.key)
+    let devicePool: (keep: Int, keyed: Bool?) =
+      switch access {
+      case .unclaimed: (config.devicesPerStation, nil)
+      case .owner: (config.devicesPerStation, true)
+      case .guest: (config.keylessDevicesPerStation, false)
+      }
     let limit: (what: String, perHour: Int, name: LimitName) =
       isRegistration
       ? ("registrations", config.registrationsPerHour, .registrationsPerHour)
@@ -110,7 +130,7 @@ extension APIHandler {
         let record = try database.upsertStation(upsert, now: now)
         if let token = upsert.pushToken, !token.isEmpty {
           let replaced = try database.trimDevices(
-            of: address, keeping: max(1, config.devicesPerStation), sparing: token)
+            of: address, keeping: max(1, devicePool.keep), sparing: token, keyed: devicePool.keyed)
           try database.countLimitHit(.devicesPerStation, replaced)
         }
         return .done(

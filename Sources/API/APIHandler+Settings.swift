@@ -6,11 +6,15 @@ extension APIHandler {
   /// `POST /v1/settings` (PROTOCOL.md "Station settings"): applies the fields given (``RequestBody/settingsUpdate()``;
   /// a bad one is a 400 naming it, and nothing changes) in one transaction and answers the whole current set,
   /// every key present. A station that is not registered gets a 404.
-  func settings(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+  /// Only the owner of a claimed station gets here (`StationAccess.requireOwner`); a change is recorded in the
+  /// station's audit trail under `client`.
+  func settings(
+    _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
+  ) throws(APIError) -> APIResponse {
     let update = try body.settingsUpdate()
     let address = station.description
     let settings = try store { () throws(StoreError) in
-      try database.updateStationSettings(address, update, now: now)
+      try database.updateStationSettings(address, update, client: client.key, now: now)
     }
     guard let settings else {
       throw .stationNotFound(address)
@@ -24,7 +28,7 @@ extension APIHandler {
   }
 
   /// The settings' keys, each present: `blocked` ([] when none), `mutedUntil` (0 when not muted), `quietHours`
-  /// (null when none), `quietBypass`, `ackPolicy`.
+  /// (null when none), `quietBypass`, `ackPolicy`, `keylessDevices`.
   static func writeSettings(_ settings: StationSettings, to writer: inout JSONWriter) {
     writer.key("blocked")
     writer.beginArray()
@@ -51,5 +55,7 @@ extension APIHandler {
     writer.endArray()
     writer.key("ackPolicy")
     writer.string(settings.ackPolicy.rawValue)
+    writer.key("keylessDevices")
+    writer.string(settings.keylessDevices.rawValue)
   }
 }

@@ -13,10 +13,12 @@ extension APIHandler {
   /// `POST /v1/sync`: the caller's messages newer than `since`, the cursor to send next time,
   /// and the avatar hashes of the peers in them. An unregistered station gets an empty list. With
   /// `wait` (0–300 s) and nothing to show, the shell is told to hold the request (`SyncPark`,
-  /// with `client`, the address it counts against).
-  func sync(_ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64) throws(APIError)
-    -> APIAnswer
-  {
+  /// with `client`, the address it counts against, and whether it is the owner's: keyless long polls
+  /// of a claimed station never answer the owner's early).
+  func sync(
+    _ body: RequestBody, station: StationAddress, access: StationAccess = .unclaimed, client: ClientAddress,
+    now: Int64
+  ) throws(APIError) -> APIAnswer {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
     let result = try store { () throws(StoreError) in
@@ -26,7 +28,7 @@ extension APIHandler {
       return .park(
         SyncPark(
           station: station.description, since: since, seen: result.newestTimestamp,
-          deadline: now + wait * 1000, client: client.key))
+          deadline: now + wait * 1000, client: client.key, owner: access.isOwner))
     }
     return .response(syncResponse(result, station: station.description))
   }
@@ -139,15 +141,21 @@ extension APIHandler {
     writer.endObject()
   }
 
-  /// `POST /v1/unregister`: drop the station (devices, avatar, messages), or with `pushToken` only
-  /// that device. Answers `{}`.
-  func unregister(_ body: RequestBody, station: StationAddress) throws(APIError) -> APIResponse {
+  /// `POST /v1/unregister`: drop the station (devices, avatar, messages, settings), or with `pushToken` only
+  /// that device. Answers `{}`. Dropping a claimed station needs its key (else 403, nothing changes) and is
+  /// recorded in its audit trail; one's own token needs only the passcode, as the shipping app sends it.
+  func unregister(
+    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
+  ) throws(APIError) -> APIResponse {
     let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
+    if token == nil, access == .guest {
+      try access.requireOwner(station.description, for: "unregistering the whole station")
+    }
     try store { () throws(StoreError) in
       if let token {
         _ = try database.deleteDevice(token: token, station: station.description)
       } else {
-        _ = try database.deleteStation(station.description)
+        _ = try database.unregisterStation(station.description, client: client.key, now: now)
       }
     }
     var writer = JSONWriter(capacity: 2)

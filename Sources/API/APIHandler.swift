@@ -36,6 +36,7 @@ public final class APIHandler {
     case avatars = "/v1/avatars"
     case send = "/v1/send"
     case settings = "/v1/settings"
+    case claim = "/v1/claim"
     case health = "/health"
     case metrics = "/metrics"
     case info = "/v1/info"
@@ -86,6 +87,11 @@ public final class APIHandler {
     if endpoint == .health { return .response(health()) }
     if endpoint == .metrics { return .response(metrics()) }
     if endpoint == .info { return .response(info()) }
+    if let refusal = CrossSiteCheck.refusal(
+      origin: request.origin, fetchSite: request.fetchSite, host: request.host, allowed: config.allowedOrigins
+    ) {
+      return .response(.error(.forbidden(refusal)))
+    }
     guard request.body.count <= config.maxBodyBytes else {
       return .response(.error(.payloadTooLarge(limit: config.maxBodyBytes)))
     }
@@ -93,20 +99,33 @@ public final class APIHandler {
     do throws(APIError) {
       let body = try RequestBody(request.body)
       station = try body.authenticatedStation()
+      let key = try body.presentedStationKey(authorization: request.authorization)
+      let client = ClientAddress(request.remoteAddress)
       let now = clock()
+      if endpoint == .claim {
+        return .response(try claim(body, station: station!, key: key, client: client, now: now))
+      }
+      let claimState = try store { () throws(StoreError) in try database.stationClaim(station!.description) }
+      let access = try StationAccess.decide(claimState, key: key, station: station!.description)
       switch endpoint {
       case .register:
-        return .response(
-          try register(body, station: station!, client: ClientAddress(request.remoteAddress), now: now))
+        return .response(try register(body, station: station!, access: access, client: client, now: now))
       case .heartbeat:
-        return .response(
-          try heartbeat(body, station: station!, client: ClientAddress(request.remoteAddress), now: now))
+        return .response(try heartbeat(body, station: station!, access: access, client: client, now: now))
       case .sync:
-        return try sync(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
-      case .unregister: return .response(try unregister(body, station: station!))
+        return try sync(body, station: station!, access: access, client: client, now: now)
+      case .unregister:
+        return .response(try unregister(body, station: station!, access: access, client: client, now: now))
       case .avatars: return .response(try avatars(body, station: station!))
-      case .send: return .response(try send(body, station: station!, now: now))
-      case .settings: return .response(try settings(body, station: station!, now: now))
+      case .send:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        try access.requireOwner(station!.description, for: "sending messages")
+        return .response(try send(body, station: station!, now: now))
+      case .settings:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        try access.requireOwner(station!.description, for: "reading or changing settings")
+        return .response(try settings(body, station: station!, client: client, now: now))
+      case .claim: return .response(try claim(body, station: station!, key: key, client: client, now: now))
       case .health: return .response(health())
       case .metrics: return .response(metrics())
       case .info: return .response(info())

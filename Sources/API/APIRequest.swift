@@ -15,11 +15,25 @@ public struct APIRequest: Sendable {
   /// then is `GET /metrics` answered (404 otherwise). The shell sets it from a FastCGI parameter that
   /// only that listener sends (`Responder.metricsParameter`), never for CGI.
   public var viaMetricsListener: Bool
+  /// The `Authorization` header (`Bearer <stationKey>` proves a station key), if any.
+  public var authorization: String?
+  /// The `Origin` header a browser sends (`https://example.org`), if any: a POST from a page of another site
+  /// is refused (``CrossSiteCheck``).
+  public var origin: String?
+  /// The `Sec-Fetch-Site` header (`same-origin`, `same-site`, `cross-site`, `none`), if any.
+  public var fetchSite: String?
+  /// The `Host` header the request was sent to (`example.org`, `127.0.0.1:8080`): the server's own origin.
+  public var host: String?
 
   public init(
     method: String, path: String, contentType: String? = nil, body: [UInt8] = [],
-    remoteAddress: String = "", viaMetricsListener: Bool = false
+    remoteAddress: String = "", viaMetricsListener: Bool = false, authorization: String? = nil,
+    origin: String? = nil, fetchSite: String? = nil, host: String? = nil
   ) {
+    self.authorization = authorization
+    self.origin = origin
+    self.fetchSite = fetchSite
+    self.host = host
     self.method = method
     self.path = path
     self.contentType = contentType

@@ -23,3 +23,30 @@ extension RequestBody {
     return station
   }
 }
+
+extension RequestBody {
+  /// The station key the request presents: `Authorization: Bearer <stationKey>` (the scheme in any case; other
+  /// schemes, such as a proxy's Basic credentials, are not a station key) or a `stationKey` body field; nil when
+  /// neither is there (an empty field counts as absent).
+  /// - Throws: 400 when `stationKey` is not a string or the two name different keys; 401 when the text cannot be a
+  ///   station key at all.
+  func presentedStationKey(authorization: String?) throws(APIError) -> StationKey? {
+    let field = try string("stationKey", maxLength: 256).flatMap { $0.isEmpty ? nil : $0 }
+    var header: String?
+    if let authorization {
+      let parts = authorization.trimmingASCIISpaces().split(separator: " ", maxSplits: 1)
+      if parts.count == 2, parts[0].lowercased() == "bearer" {
+        header = String(parts[1]).trimmingASCIISpaces()
+      }
+    }
+    if let field, let header, field != header {
+      throw .badRequest("stationKey and the Authorization header name different keys; send one of them")
+    }
+    guard let text = field ?? header else { return nil }
+    guard let key = StationKey(presented: text) else {
+      throw .wrongStationKey(
+        "stationKey is not a station key (\(StationKey.textLength) base64url characters from POST /v1/claim)")
+    }
+    return key
+  }
+}

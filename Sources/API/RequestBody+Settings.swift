@@ -33,6 +33,12 @@ extension RequestBody {
       }
       update.ackPolicy = policy
     }
+    if let text = try string("keylessDevices", maxLength: 16) {
+      guard let choice = KeylessDevices(rawValue: text) else {
+        throw .badRequest(#"keylessDevices must be "allow" or "deny""#)
+      }
+      update.keylessDevices = choice
+    }
     return update
   }
 

@@ -23,7 +23,7 @@ public struct ServerInfo: Sendable {
 
   public init() {}
 
-  /// The features, in PROTOCOL.md's order; `send` only when it is on and the listener's login `transmits`;
+  /// The features, in PROTOCOL.md's order, then `claim` (every build has `POST /v1/claim`); `send` only when it is on and the listener's login `transmits`;
   /// Web Push and UnifiedPush only once a VAPID key is known (a client cannot subscribe without it).
   public func features(vapidPublicKey key: String?, transmits: Bool = true) -> [String] {
     var features: [String] = []
@@ -31,6 +31,7 @@ public struct ServerInfo: Sendable {
     if send && transmits { features.append("send") }
     if webPush && key != nil { features += ["webpush", "unifiedpush"] }
     if settings { features.append("settings") }
+    features.append("claim")
     return features
   }
 }

@@ -16,10 +16,18 @@ public struct SyncPark: Sendable, Equatable {
   /// shell holds at most `[server] maxParkedPerAddress` syncs per key (`refusedSync` answers the
   /// one past it), as it holds at most `maxParkedPerStation` per `station`.
   public var client: String
+  /// Whether the request proved the station key: the shell holds the owner's long polls in a lane of their own
+  /// (`ParkTicket.lane`), so keyless ones, however many, never displace them.
+  public var owner: Bool
+
+  /// The lane the shell parks it in: 1 for the owner's, 0 for the rest.
+  public var lane: Int { owner ? 1 : 0 }
 
   public init(
-    station: String, since: Int64, seen: Int64, deadline: Int64, client: String = ClientAddress.unknown
+    station: String, since: Int64, seen: Int64, deadline: Int64, client: String = ClientAddress.unknown,
+    owner: Bool = false
   ) {
+    self.owner = owner
     self.station = station
     self.since = since
     self.seen = seen

@@ -17,6 +17,8 @@ import Logging
 /// maxParked = 10000        ; long polls (`/v1/sync` with `wait`) held at once, 0–1000000
 /// maxParkedPerStation = 8  ; of them per station, 1–1000: one more and its oldest is answered
 /// maxParkedPerAddress = 256 ; of them per client address (IPv6: per /64), 1–1000000: past it, 429
+/// allowedOrigins =         ; other sites whose pages may POST to the API, e.g. https://app.example.org
+///                          ; (comma or space separated; the server's own site always may)
 ///
 /// [ratelimit]
 /// registrationsPerHour = 60
@@ -28,6 +30,7 @@ import Logging
 /// [limits]
 /// maxStations = 100000
 /// devicesPerStation = 10                ; a new token replaces the least recently refreshed
+/// keylessDevicesPerStation = 3          ; a claimed station's devices registered without its key
 /// avatarBytesTotal = 268435456          ; bytes of avatar images stored, all stations together
 /// ```
 public struct ServerConfig: Sendable, Equatable {
@@ -71,8 +74,13 @@ public struct ServerConfig: Sendable, Equatable {
   public var avatarUploadsPerAddressPerHour = 60
   /// Stations the database holds at most.
   public var maxStations = 100_000
-  /// Push tokens kept per station.
+  /// Push tokens kept per station (on a claimed station: the owner's, registered with the key).
   public var devicesPerStation = 10
+  /// Push tokens registered without the station key that a claimed station keeps beside its owner's.
+  public var keylessDevicesPerStation = 3
+  /// Origins (`https://app.example.org`) besides the server's own whose pages may POST to the API, as written;
+  /// the responder checks and normalises them.
+  public var allowedOrigins: [String] = []
   /// Bytes of avatar images stored at most, all stations together.
   public var avatarBytesTotal = 268_435_456
   /// `[send]`: `/v1/send`, its limits and the listener's schedule (``SendConfig``).
@@ -124,6 +132,12 @@ public struct ServerConfig: Sendable, Equatable {
       "limits", "maxStations", default: defaults.maxStations, range: 1...100_000_000)
     devicesPerStation = try config.int(
       "limits", "devicesPerStation", default: defaults.devicesPerStation, range: 1...1000)
+    keylessDevicesPerStation = try config.int(
+      "limits", "keylessDevicesPerStation", default: defaults.keylessDevicesPerStation, range: 1...1000)
+    allowedOrigins =
+      try config.string("server", "allowedOrigins").map { text in
+        text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+      } ?? []
     avatarBytesTotal = try config.int(
       "limits", "avatarBytesTotal", default: defaults.avatarBytesTotal, range: 0...1 << 40)
     send = try SendConfig(config)
@@ -133,12 +147,12 @@ public struct ServerConfig: Sendable, Equatable {
   public static let schema = ConfigSchema(sections: [
     "server": [
       "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
-      "logRequests", "maxParked", "maxParkedPerStation", "maxParkedPerAddress",
+      "logRequests", "maxParked", "maxParkedPerStation", "maxParkedPerAddress", "allowedOrigins",
     ],
     "ratelimit": [
       "registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "newStationsPerAddressPerHour",
       "avatarUploadsPerAddressPerHour",
     ],
-    "limits": ["maxStations", "devicesPerStation", "avatarBytesTotal"],
+    "limits": ["maxStations", "devicesPerStation", "keylessDevicesPerStation", "avatarBytesTotal"],
   ])
 }

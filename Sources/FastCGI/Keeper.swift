@@ -277,7 +277,7 @@ final class Keeper: @unchecked Sendable {
   private func admit(_ connection: Connection, ticket: ParkTicket, now: Int64) {
     let entry = ParkedSet.Entry(
       key: ticket.key, group: ticket.group, after: ticket.after, deadline: ticket.deadline,
-      parkedAt: connection.parkedAt)
+      parkedAt: connection.parkedAt, lane: ticket.lane)
     switch parked.admit(entry, id: connection.id, caps: caps, firstPark: !connection.wasHeld) {
     case .parked(let displacing):
       connection.wasHeld = true

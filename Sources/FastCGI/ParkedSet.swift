@@ -15,6 +15,9 @@ struct ParkedSet {
     var deadline: Int64
     /// Monotonic ms when the request was first parked: the oldest of a key gives way first.
     var parkedAt: Int64 = 0
+    /// The lane its ticket named (`ParkTicket.lane`): `Caps.perKey` holds per key and lane, and a request only
+    /// ever displaces one of its own lane.
+    var lane: Int = 0
   }
 
   /// The per-key and per-group caps `admit` holds the set to (`ParkingOptions.maxParkedPerKey`,
@@ -49,8 +52,13 @@ struct ParkedSet {
   /// The entry parked under `id`, if it is parked.
   subscript(id: UInt64) -> Entry? { entries[id] }
 
-  /// How many are parked on `key`.
+  /// How many are parked on `key` (every lane).
   func count(key: String) -> Int { byKey[key]?.count ?? 0 }
+
+  /// How many are parked on `key` in `lane`.
+  func count(key: String, lane: Int) -> Int {
+    (byKey[key] ?? []).reduce(0) { $0 + (entries[$1]?.lane == lane ? 1 : 0) }
+  }
 
   /// How many are parked in `group`.
   func count(group: String) -> Int { groups[group] ?? 0 }
@@ -60,14 +68,16 @@ struct ParkedSet {
   /// only just left its group and so is not held to `perGroup` again (the group is over the cap by
   /// at most the requests coming back at that moment).
   ///
-  /// Decided in this order: a full key gives way to the newer request (the older one is answered,
+  /// Decided in this order: a full key (in the request's lane) gives way to the newer request (the older one is answered,
   /// with `messages:[]` in the API), so a client that reconnects is never refused because of its
   /// own stale requests and a flood of one key only churns that key; then the group must have
   /// room, unless the request displaced is of the same group (the group does not grow).
   mutating func admit(_ entry: Entry, id: UInt64, caps: Caps, firstPark: Bool = true) -> Admission {
     if entries[id] != nil { remove(id) }
     var victim: UInt64?
-    if count(key: entry.key) >= caps.perKey, let oldest = oldest(key: entry.key) {
+    if count(key: entry.key, lane: entry.lane) >= caps.perKey,
+      let oldest = oldest(key: entry.key, lane: entry.lane)
+    {
       guard entries[oldest]!.parkedAt <= entry.parkedAt else { return .displaced }
       victim = oldest
     }
@@ -80,11 +90,11 @@ struct ParkedSet {
     return .parked(displacing: victim)
   }
 
-  /// The request of `key` parked first (first inserted among equal park times).
-  private func oldest(key: String) -> UInt64? {
+  /// The request of `key` in `lane` parked first (first inserted among equal park times).
+  private func oldest(key: String, lane: Int) -> UInt64? {
     var found: (id: UInt64, parkedAt: Int64)?
     for id in byKey[key] ?? [] {
-      guard let entry = entries[id] else { continue }
+      guard let entry = entries[id], entry.lane == lane else { continue }
       if found == nil || entry.parkedAt < found!.parkedAt { found = (id, entry.parkedAt) }
     }
     return found?.id

@@ -39,10 +39,17 @@ public struct ParkTicket: Sendable {
   public var deadline: Int64
   /// The handler's own state, handed back unchanged to the `Resumer`.
   public var context: any Sendable
+  /// Which lane of its key it waits in (the API: 1 for a long poll made with the station key, 0 for the
+  /// rest). `ParkingOptions.maxParkedPerKey` holds per key and lane, and a newer request only displaces
+  /// one of its own lane, so requests of one lane can never push out another's. A wake of the key wakes
+  /// every lane.
+  public var lane: Int
 
   public init(
-    key: String, group: String? = nil, after: Int64, seen: Int64, deadline: Int64, context: any Sendable
+    key: String, group: String? = nil, after: Int64, seen: Int64, deadline: Int64, lane: Int = 0,
+    context: any Sendable
   ) {
+    self.lane = lane
     self.key = key
     self.group = group
     self.after = after

@@ -36,6 +36,15 @@ public struct Request: Sendable {
   /// `CONTENT_TYPE`, if the web server passed one.
   public var contentType: String? { parameter("CONTENT_TYPE") }
 
+  /// The values of several parameters in one pass over the FCGI_PARAMS bytes, in the order of `names` (nil
+  /// for each one missing).
+  public func parameters(_ names: ParameterNames) -> [String?] {
+    switch storage {
+    case .decoded(let params): names.names.map { params[$0] }
+    case .raw(let bytes): ParamsDecoder.values(of: names.utf8, in: bytes[...])
+    }
+  }
+
   /// One parameter's value (the first, if the name came twice), or nil.
   public func parameter(_ name: String) -> String? {
     switch storage {
@@ -90,5 +99,16 @@ public enum RequestBodyError: Error, Equatable, Sendable, CustomStringConvertibl
     case .endedEarly(let received, let expected):
       "request body ended early (\(received) of \(expected) bytes)"
     }
+  }
+}
+
+/// Names of parameters to look up together (`Request.parameters(_:)`), prepared once (a static constant).
+public struct ParameterNames: Sendable {
+  let names: [String]
+  let utf8: ParamsDecoder.Names
+
+  public init(_ names: [String]) {
+    self.names = names
+    self.utf8 = ParamsDecoder.Names(names)
   }
 }

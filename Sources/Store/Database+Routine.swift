@@ -8,6 +8,7 @@ extension Database {
     let pruned = try pruneExpired(now: now)
     let receipts = try pruneReceipts(before: now - plan.receiptRetentionMs)
     let stations = try pruneStations(now: now, expiryMs: plan.stationExpiryMs)
+    let claimsLapsed = try lapseClaims(now: now, expiryMs: plan.stationExpiryMs)
     var checkpoint: CheckpointResult?
     switch plan.checkpoint {
     case .truncate:
@@ -20,7 +21,9 @@ extension Database {
       // that got through would reset the log under Litestream (a new snapshot to upload).
       checkpoint = nil
     }
-    return MaintenanceReport(pruned: pruned, receipts: receipts, stations: stations, checkpoint: checkpoint)
+    return MaintenanceReport(
+      pruned: pruned, receipts: receipts, stations: stations, claimsLapsed: claimsLapsed,
+      checkpoint: checkpoint)
   }
 }
 
@@ -63,6 +66,8 @@ public struct MaintenanceReport: Sendable, Equatable {
   public var receipts: Int
   /// Stations, tokens and their messages deleted.
   public var stations: StationPruneResult
+  /// Claims released because no request with the station key refreshed them within the station expiry.
+  public var claimsLapsed: Int = 0
   /// The checkpoint's result; nil when the policy left it to replication.
   public var checkpoint: CheckpointResult?
 
@@ -74,6 +79,7 @@ public struct MaintenanceReport: Sendable, Equatable {
       ("rateLimits", String(pruned.rateLimits)),
       ("receipts", String(receipts)), ("stationsPruned", String(stations.stations)),
       ("devicesPruned", String(stations.devices)), ("messagesPruned", String(stations.messages)),
+      ("claimsLapsed", String(claimsLapsed)),
     ]
     if let checkpoint {
       fields += [

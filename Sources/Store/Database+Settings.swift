@@ -26,28 +26,31 @@ extension Database {
 
   /// Applies `update` to the settings of `address` (any case) in ONE `BEGIN IMMEDIATE` transaction and returns
   /// the whole set as it now is; nil when the station is not registered (nothing is written). An empty update
-  /// writes nothing. A new `ackPolicy` also sets `stations.ack_messages` (true for `server` only).
+  /// writes nothing. A new `ackPolicy` also sets `stations.ack_messages` (true for `server` only). With `client`
+  /// (the limits key of the request's address), a change is recorded in the audit trail, naming the settings
+  /// whose values changed.
   @discardableResult
   public func updateStationSettings(
-    _ address: String, _ update: StationSettingsUpdate, now: Int64
+    _ address: String, _ update: StationSettingsUpdate, client: String? = nil, now: Int64
   ) throws(StoreError) -> StationSettings? {
     let station = address.canonicalAddress
-    return try writeTransaction { () throws(StoreError) in
+    return try writeBatch { () throws(StoreError) in
       guard let current = try readSettings(station) else { return nil }
       guard !update.isEmpty else { return current }
       let merged = current.applying(update)
       if update.blocked != nil || update.mutedUntil != nil || update.quietHours != nil
-        || update.quietBypass != nil
+        || update.quietBypass != nil || update.keylessDevices != nil
       {
         let statement = try prepared(
           """
           INSERT INTO station_settings (station, blocked, muted_until, quiet_start, quiet_end, quiet_utc_offset,
-            quiet_bypass, updated_at)
-          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            quiet_bypass, updated_at, keyless_devices)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
           ON CONFLICT (station) DO UPDATE SET
             blocked = excluded.blocked, muted_until = excluded.muted_until, quiet_start = excluded.quiet_start,
             quiet_end = excluded.quiet_end, quiet_utc_offset = excluded.quiet_utc_offset,
-            quiet_bypass = excluded.quiet_bypass, updated_at = excluded.updated_at
+            quiet_bypass = excluded.quiet_bypass, updated_at = excluded.updated_at,
+            keyless_devices = excluded.keyless_devices
           """)
         defer { statement.reset() }
         try statement.bind(1, station)
@@ -58,6 +61,7 @@ extension Database {
         try statement.bind(6, merged.quietHours?.utcOffsetMinutes)
         try statement.bind(7, merged.quietBypass.storedText)
         try statement.bind(8, now)
+        try statement.bind(9, merged.keylessDevices)
         try statement.run()
       }
       if merged.ackPolicy != current.ackPolicy {
@@ -67,6 +71,13 @@ extension Database {
         try statement.bind(1, station)
         try statement.bind(2, merged.ackPolicy)
         try statement.run()
+      }
+      let changed = merged.changedFields(comparedTo: current)
+      if let client, !changed.isEmpty {
+        try recordAudit(
+          AuditEntry(
+            station: station, at: now, action: .settings, client: client,
+            detail: changed.joined(separator: ", ")))
       }
       return merged
     }
@@ -78,7 +89,7 @@ extension Database {
     let statement = try prepared(
       """
       SELECT stations.ack_policy, settings.blocked, settings.muted_until, settings.quiet_start,
-             settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass
+             settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass, settings.keyless_devices
       FROM stations LEFT JOIN station_settings AS settings ON settings.station = stations.address
       WHERE stations.address = ?1
       """)
@@ -94,6 +105,7 @@ extension Database {
         start: statement.int(3), end: statement.int(4), utcOffsetMinutes: statement.int(5))
     }
     settings.quietBypass = CallList(stored: statement.text(6))
+    settings.keylessDevices = statement.optionalValue(7) ?? .allow
     return settings
   }
 }

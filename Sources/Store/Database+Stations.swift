@@ -5,8 +5,12 @@ extension Database {
   ///
   /// Creates the station if it is missing (a heartbeat re-creates a station the server lost)
   /// and sets `heartbeat_at = now`; a registration also sets `registered_at = now`. A non-nil
-  /// `ackMessages` is stored and sets the ACK policy (`server` or `never`, see `AckPolicy`), nil
-  /// keeps both; a nil `platform` keeps the stored
+  /// `ackMessages` is recorded as the value register last carried, and sets the ACK policy (`server` or
+  /// `never`, see `AckPolicy`) only when it differs from the value recorded before (for a station with none
+  /// recorded: unless its policy is `device`), so a policy chosen in /v1/settings survives the app's
+  /// launches; a policy it changes is recorded in the audit trail under `upsert.client`. Nil keeps all of it.
+  /// `keyed` (the request proved the station key) refreshes the claim and makes the device the owner's
+  /// (a keyed device stays keyed). A nil `platform` keeps the stored
   /// one. A non-empty `pushToken` upserts its device row: a token already held by another
   /// station moves to this one, a known token only has its refresh time (and its Web Push keys)
   /// updated. An iOS token is stored lower case (`DeviceToken.stored`), so every spelling of it is
@@ -23,20 +27,25 @@ extension Database {
     if let given = token, let platform = upsert.platform {
       token = DeviceToken.stored(given, platform: platform)
     }
-    return try writeTransaction { () throws(StoreError) in
+    return try writeBatch { () throws(StoreError) in
       let upsertRow = try prepared(
         """
         INSERT INTO stations
-          (address, base, ssid, platform, ack_messages, ack_policy, registered_at, heartbeat_at)
-        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), CASE WHEN ?5 THEN 'server' ELSE 'never' END, ?6, ?6)
+          (address, base, ssid, platform, ack_messages, ack_policy, registered_at, heartbeat_at,
+           register_ack_messages)
+        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), CASE WHEN ?5 THEN 'server' ELSE 'never' END, ?6, ?6, ?5)
         ON CONFLICT (address) DO UPDATE SET
           base = excluded.base,
           ssid = excluded.ssid,
           platform = coalesce(excluded.platform, stations.platform),
-          ack_messages = coalesce(?5, stations.ack_messages),
-          ack_policy = CASE WHEN ?5 IS NULL THEN stations.ack_policy WHEN ?5 THEN 'server' ELSE 'never' END,
+          ack_messages = CASE WHEN \(Self.registerAckApplies) THEN ?5 ELSE stations.ack_messages END,
+          ack_policy = CASE WHEN \(Self.registerAckApplies)
+            THEN CASE WHEN ?5 THEN 'server' ELSE 'never' END ELSE stations.ack_policy END,
+          register_ack_messages = coalesce(?5, stations.register_ack_messages),
           registered_at = CASE WHEN ?7 THEN excluded.registered_at ELSE stations.registered_at END,
-          heartbeat_at = excluded.heartbeat_at
+          heartbeat_at = excluded.heartbeat_at,
+          claim_refreshed_at = CASE WHEN ?8 AND stations.claim_key_hash IS NOT NULL
+            THEN excluded.heartbeat_at ELSE stations.claim_refreshed_at END
         """)
       defer { upsertRow.reset() }
       try upsertRow.bind(1, address)
@@ -46,16 +55,27 @@ extension Database {
       try upsertRow.bind(5, upsert.ackMessages)
       try upsertRow.bind(6, now)
       try upsertRow.bind(7, upsert.isRegistration)
+      try upsertRow.bind(8, upsert.keyed)
+      let policyBefore = upsert.ackMessages == nil ? nil : try ackPolicy(of: address)
       try upsertRow.run()
+      if let policyBefore, let policyAfter = try ackPolicy(of: address), policyAfter != policyBefore {
+        try recordAudit(
+          AuditEntry(
+            station: address, at: now, action: .ackPolicy, client: upsert.client,
+            detail: "register's ackMessages: \(policyBefore.rawValue) → \(policyAfter.rawValue)"))
+      }
 
       if let token, let platform = upsert.platform {
         let device = try prepared(
           """
-          INSERT INTO devices (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth)
-          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
+          INSERT INTO devices
+            (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth, keyed)
+          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)
           ON CONFLICT (token) DO UPDATE SET
             registered_at = CASE WHEN devices.station = excluded.station
               THEN devices.registered_at ELSE excluded.registered_at END,
+            keyed = CASE WHEN devices.station = excluded.station
+              THEN max(devices.keyed, excluded.keyed) ELSE excluded.keyed END,
             station = excluded.station,
             platform = excluded.platform,
             refreshed_at = excluded.refreshed_at,
@@ -70,6 +90,7 @@ extension Database {
         try device.bind(4, now)
         try device.bind(5, keys?.p256dhText)
         try device.bind(6, keys?.authText)
+        try device.bind(7, upsert.keyed)
         try device.run()
       }
       guard let record = try station(address) else {
@@ -77,6 +98,21 @@ extension Database {
       }
       return record
     }
+  }
+
+  /// The SQL condition under which register's `ackMessages` (`?5`) changes the stored ACK policy inside the
+  /// station upsert (`stations` is the row as it was): see ``upsertStation(_:now:)``.
+  static let registerAckApplies = """
+    ?5 IS NOT NULL AND ((stations.register_ack_messages IS NULL AND stations.ack_policy <> 'device')
+      OR stations.register_ack_messages IS NOT ?5)
+    """
+
+  /// The stored ACK policy of `address` (canonical), nil when the station is not stored.
+  private func ackPolicy(of address: String) throws(StoreError) -> AckPolicy? {
+    let statement = try prepared("SELECT ack_policy FROM stations WHERE address = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, address)
+    return try statement.step() ? statement.optionalValue(0) : nil
   }
 
   /// The station stored under `address` (any case), or nil.
@@ -161,6 +197,17 @@ extension Database {
       try statement.bind(1, station)
       try statement.run()
       return changes > 0
+    }
+  }
+
+  /// Drops a station as ``deleteStation(_:)`` does and records the whole-station unregister in its audit trail
+  /// (which outlives it) under `client`, in one transaction. Returns false when it was not registered.
+  @discardableResult
+  public func unregisterStation(_ address: String, client: String, now: Int64) throws(StoreError) -> Bool {
+    try writeBatch { () throws(StoreError) -> Bool in
+      guard try deleteStation(address) else { return false }
+      try recordAudit(AuditEntry(station: address, at: now, action: .unregistered, client: client))
+      return true
     }
   }
 

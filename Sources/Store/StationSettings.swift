@@ -25,7 +25,7 @@ public enum PushHold: String, Sendable, Equatable {
 /// Stored beside the station: `ackPolicy` in `stations.ack_policy` (with `stations.ack_messages` kept equal to
 /// "policy is server"), the rest in its `station_settings` row (sql/008_station_settings.sql): `blocked`
 /// (``CallList`` as text), `muted_until`, `quiet_start` / `quiet_end` / `quiet_utc_offset` (all NULL without quiet
-/// hours), `quiet_bypass`. Deleted with the station.
+/// hours), `quiet_bypass`, `keyless_devices`. Deleted with the station.
 public struct StationSettings: Sendable, Equatable {
   /// The largest `mutedUntil` (2^53 − 1: the largest integer every JSON client reads exactly), epoch ms.
   public static let maximumMutedUntil: Int64 = 9_007_199_254_740_991
@@ -40,12 +40,15 @@ public struct StationSettings: Sendable, Equatable {
   public var quietBypass: CallList
   /// When messages are ACKed.
   public var ackPolicy: AckPolicy
+  /// Whether a claimed station takes devices registered without its key (`keylessDevices`).
+  public var keylessDevices: KeylessDevices
 
   /// Settings; see the properties.
   public init(
     blocked: CallList = .empty, mutedUntil: Int64 = 0, quietHours: QuietHours? = nil,
-    quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never
+    quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never, keylessDevices: KeylessDevices = .allow
   ) {
+    self.keylessDevices = keylessDevices
     self.blocked = blocked
     self.mutedUntil = mutedUntil
     self.quietHours = quietHours
@@ -64,7 +67,21 @@ public struct StationSettings: Sendable, Equatable {
     if let quietHours = update.quietHours { result.quietHours = quietHours }
     if let quietBypass = update.quietBypass { result.quietBypass = quietBypass }
     if let ackPolicy = update.ackPolicy { result.ackPolicy = ackPolicy }
+    if let keylessDevices = update.keylessDevices { result.keylessDevices = keylessDevices }
     return result
+  }
+
+  /// The names of the settings (as /v1/settings spells them) whose values differ between these and `other`, in
+  /// the order the answer lists them: what the audit trail records of a change.
+  public func changedFields(comparedTo other: StationSettings) -> [String] {
+    var fields: [String] = []
+    if blocked != other.blocked { fields.append("blocked") }
+    if mutedUntil != other.mutedUntil { fields.append("mutedUntil") }
+    if quietHours != other.quietHours { fields.append("quietHours") }
+    if quietBypass != other.quietBypass { fields.append("quietBypass") }
+    if ackPolicy != other.ackPolicy { fields.append("ackPolicy") }
+    if keylessDevices != other.keylessDevices { fields.append("keylessDevices") }
+    return fields
   }
 
   /// Whether a message from `sender` (its source call, any case) is dropped.
@@ -105,12 +122,15 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   public var quietBypass: CallList?
   /// New `ackPolicy`, or nil.
   public var ackPolicy: AckPolicy?
+  /// New `keylessDevices`, or nil.
+  public var keylessDevices: KeylessDevices?
 
   /// An update; see the properties.
   public init(
     blocked: CallList? = nil, mutedUntil: Int64? = nil, quietHours: QuietHours?? = nil,
-    quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil
+    quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil, keylessDevices: KeylessDevices? = nil
   ) {
+    self.keylessDevices = keylessDevices
     self.blocked = blocked
     self.mutedUntil = mutedUntil
     self.quietHours = quietHours
@@ -121,5 +141,6 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   /// Whether it changes nothing (a read of the settings).
   public var isEmpty: Bool {
     blocked == nil && mutedUntil == nil && quietHours == nil && quietBypass == nil && ackPolicy == nil
+      && keylessDevices == nil
   }
 }

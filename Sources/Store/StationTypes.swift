@@ -38,13 +38,20 @@ public struct StationUpsert: Sendable, Equatable {
   public var isRegistration: Bool
   /// Web Push / UnifiedPush: the subscription's keys, stored with the device (nil stores none).
   public var webPushKeys: WebPushKeys?
+  /// Whether the request proved the station key: the device is the owner's, and the claim is refreshed.
+  public var keyed: Bool
+  /// The client as the limits key it, for the audit trail (an ACK policy register's `ackMessages` changed).
+  public var client: String
 
   /// A station upsert; see the properties.
   public init(
     address: String, base: String, ssid: Int, platform: DevicePlatform?, pushToken: String?,
-    ackMessages: Bool?, isRegistration: Bool, webPushKeys: WebPushKeys? = nil
+    ackMessages: Bool?, isRegistration: Bool, webPushKeys: WebPushKeys? = nil, keyed: Bool = false,
+    client: String = "unknown"
   ) {
     self.webPushKeys = webPushKeys
+    self.keyed = keyed
+    self.client = client
     self.address = address
     self.base = base
     self.ssid = ssid

@@ -49,6 +49,12 @@ struct Responder {
   /// send it empty). A client cannot set it: nginx passes request headers as `HTTP_*`.
   static let metricsParameter = "APRS_CLOUD_METRICS"
 
+  /// The parameters `handle` reads for `APIRequest`, in one pass: `CONTENT_TYPE`, `metricsParameter`, and the
+  /// headers nginx passes as `HTTP_*` (`Authorization`, `Origin`, `Sec-Fetch-Site`, `Host`).
+  static let apiParameters = ParameterNames([
+    "CONTENT_TYPE", metricsParameter, "HTTP_AUTHORIZATION", "HTTP_ORIGIN", "HTTP_SEC_FETCH_SITE", "HTTP_HOST",
+  ])
+
   /// What a parked sync carries through the server (`ParkTicket.context`).
   struct HeldSync: Sendable {
     var park: SyncPark
@@ -60,11 +66,13 @@ struct Responder {
     let answer: APIAnswer
     switch request.body {
     case .success(let body):
+      let values = request.parameters(Self.apiParameters)
       answer = handler.answer(
         APIRequest(
-          method: request.method, path: request.path, contentType: request.contentType, body: body,
+          method: request.method, path: request.path, contentType: values[0], body: body,
           remoteAddress: request.remoteAddress,
-          viaMetricsListener: acceptsMetricsParameter && request.parameter(Self.metricsParameter) == "on"))
+          viaMetricsListener: acceptsMetricsParameter && values[1] == "on",
+          authorization: values[2], origin: values[3], fetchSite: values[4], host: values[5]))
     case .failure(let error):
       answer = .response(.error(Responder.apiError(error)))
     }
@@ -123,7 +131,7 @@ struct Responder {
         let remaining = max(0, park.deadline - clock())
         let ticket = ParkTicket(
           key: park.station, group: park.client, after: park.since, seen: park.seen,
-          deadline: monotonicMilliseconds() + remaining,
+          deadline: monotonicMilliseconds() + remaining, lane: park.lane,
           context: HeldSync(park: park))
         switch writer.park(ticket) {
         case .parked:

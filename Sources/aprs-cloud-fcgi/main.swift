@@ -103,6 +103,15 @@ let apiConfig: APIConfig = {
   config.avatarUploadsPerAddressPerHour = settings.avatarUploadsPerAddressPerHour
   config.maxStations = settings.maxStations
   config.devicesPerStation = settings.devicesPerStation
+  config.keylessDevicesPerStation = settings.keylessDevicesPerStation
+  for origin in settings.allowedOrigins {
+    guard let normalised = APIConfig.normalisedOrigin(origin) else {
+      failStartup(
+        "[server] allowedOrigins: \(origin) is not an origin (http:// or https://, a host, an optional port)",
+        status: 2, answer: .internalError("the server's configuration is invalid"))
+    }
+    config.allowedOrigins.insert(normalised)
+  }
   config.avatarBytesTotal = Int64(settings.avatarBytesTotal)
   config.send = settings.send.enabled
   config.sendsPerMinute = settings.send.perMinute

@@ -37,11 +37,40 @@ final class APIFixture {
     try? FileManager.default.removeItem(atPath: directory)
   }
 
-  /// POSTs a JSON text to `path`.
+  /// The station key every request presents (`Authorization: Bearer`), once `claim` set it; nil: none.
+  var stationKey: String?
+
+  /// POSTs a JSON text to `path`, with `stationKey` (when set) as its bearer token.
   func post(_ path: String, _ body: String) -> Reply {
     Reply(
       handler.handle(
-        APIRequest(method: "POST", path: path, contentType: "application/json", body: Array(body.utf8))))
+        APIRequest(
+          method: "POST", path: path, contentType: "application/json", body: Array(body.utf8),
+          authorization: stationKey.map { "Bearer \($0)" })))
+  }
+
+  /// POSTs `fields` with the headers given (and no fixture key unless `authorization` says so): for the claim's
+  /// and the cross-site checks' tests.
+  func post(
+    _ path: String, _ fields: [String: Any], authorization: String?, origin: String? = nil,
+    fetchSite: String? = nil, host: String? = nil, remoteAddress: String = "", method: String = "POST"
+  ) -> Reply {
+    let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+    return Reply(
+      handler.handle(
+        APIRequest(
+          method: method, path: path, contentType: "application/json", body: Array(data),
+          remoteAddress: remoteAddress, authorization: authorization, origin: origin, fetchSite: fetchSite,
+          host: host)))
+  }
+
+  /// Claims the station `identity` names (`callsign`, `ssid`, `auth`) and keeps its key for every later request.
+  @discardableResult
+  func claim(_ identity: [String: Any]) -> String {
+    let reply = post("/v1/claim", identity)
+    precondition(reply.status == 200, "claim failed: \(reply.text)")
+    stationKey = reply["stationKey"]?.stringValue
+    return stationKey!
   }
 
   /// POSTs an object built from a dictionary (values: String, Int, Bool, NSNull, arrays).

@@ -13,6 +13,7 @@ import Testing
       "/v1/register",
       ["callsign": "OH7LZB", "ssid": 9, "wantHistory": false, "since": 0, "auth": "20900"])
     #expect(reply.status == 200, "\(reply.text)")
+    api.claim(["callsign": "OH7LZB", "ssid": 9, "auth": "20900"])
     try api.database.publishListenerStatus(
       ListenerStatus(state: "online", connected: true, verified: verified, receiveOnly: !verified))
     return api
@@ -126,6 +127,7 @@ import Testing
   @Test func aCallAPRSISDropsIsA400NamingTheCallsign() throws {
     let api = try APIFixture()
     _ = api.post("/v1/register", ["callsign": "N0CALL", "wantHistory": false, "since": 0, "auth": "13023"])
+    api.claim(["callsign": "N0CALL", "auth": "13023"])
     try api.database.publishListenerStatus(
       ListenerStatus(connected: true, verified: true, receiveOnly: false))
     let reply = api.post("/v1/send", Self.body(["callsign": "N0CALL", "ssid": 0, "auth": "13023"]))
@@ -135,9 +137,12 @@ import Testing
 
   @Test func anUnregisteredStationGets404AndAWrongPasscode401() throws {
     let api = try Self.fixture()
+    let key = api.stationKey
+    api.stationKey = nil
     let unknown = api.post("/v1/send", Self.body(["callsign": "W1AW", "ssid": 0, "auth": "25988"]))
     #expect(unknown.status == 404, "\(unknown.text)")
     #expect(unknown.error?.contains("W1AW is not registered") == true)
+    api.stationKey = key
     #expect(api.post("/v1/send", Self.body(["auth": "1"])).status == 401)
   }
 
@@ -152,6 +157,7 @@ import Testing
     let none = try APIFixture()
     _ = none.post(
       "/v1/register", ["callsign": "OH7LZB", "ssid": 9, "wantHistory": false, "since": 0, "auth": "20900"])
+    none.claim(["callsign": "OH7LZB", "ssid": 9, "auth": "20900"])
     #expect(none.post("/v1/send", Self.body()).status == 503, "no listener ever published")
     // A listener between two connections (not connected, login configured) still takes messages.
     try none.database.publishListenerStatus(ListenerStatus(state: "backingOff", receiveOnly: false))
@@ -173,13 +179,13 @@ import Testing
       Reply(api.handler.handle(APIRequest(method: "GET", path: "/v1/info", contentType: "", body: [])))[
         "features"]
     }
-    #expect(features() == .array([.string("settings")]), "no listener ever published")
+    #expect(features() == .array([.string("settings"), .string("claim")]), "no listener ever published")
     try api.database.publishListenerStatus(
       ListenerStatus(state: "online", connected: true, receiveOnly: true))
-    #expect(features() == .array([.string("settings")]), "receive-only")
+    #expect(features() == .array([.string("settings"), .string("claim")]), "receive-only")
     try api.database.publishListenerStatus(
       ListenerStatus(state: "online", connected: true, verified: true, receiveOnly: false))
-    #expect(features() == .array([.string("send"), .string("settings")]))
+    #expect(features() == .array([.string("send"), .string("settings"), .string("claim")]))
     var off = APIConfig()
     off.send = false
     off.info.send = false
@@ -188,7 +194,7 @@ import Testing
       ListenerStatus(state: "online", connected: true, verified: true, receiveOnly: false))
     #expect(
       Reply(disabled.handler.handle(APIRequest(method: "GET", path: "/v1/info", contentType: "", body: [])))[
-        "features"] == .array([.string("settings")]))
+        "features"] == .array([.string("settings"), .string("claim")]))
   }
 
   @Test func tooManySendsAMinuteOrInFlightAre429() throws {

@@ -19,6 +19,7 @@ import Testing
     let fixture = try APIFixture()
     let reply = fixture.post("/v1/register", registerBody(["wantHistory": false]))
     #expect(reply.status == 200, "\(reply.text)")
+    fixture.claim(Self.identity)
     return fixture
   }
 
@@ -27,7 +28,9 @@ import Testing
     let reply = settings(fixture)
     #expect(reply.status == 200, "\(reply.text)")
     #expect(
-      reply.text == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":[],"ackPolicy":"never"}"#)
+      reply.text
+        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow"}"#
+    )
   }
 
   @Test func fieldsGivenChangeAndTheRestStay() throws {
@@ -42,18 +45,19 @@ import Testing
     #expect(
       reply.text
         == #"{"blocked":["KJ7ABC","OH7AA-1"],"mutedUntil":0,"quietHours":{"start":1320,"end":420,"#
-        + #""utcOffsetMinutes":120},"quietBypass":[],"ackPolicy":"never"}"#)
+        + #""utcOffsetMinutes":120},"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow"}"#)
     reply = settings(
       fixture, ["mutedUntil": 1_800_000_360_000, "quietBypass": ["N0CALL-9"], "ackPolicy": "device"])
     #expect(
       reply.text
         == #"{"blocked":["KJ7ABC","OH7AA-1"],"mutedUntil":1800000360000,"quietHours":{"start":1320,"end":420,"#
-        + #""utcOffsetMinutes":120},"quietBypass":["N0CALL-9"],"ackPolicy":"device"}"#)
+        + #""utcOffsetMinutes":120},"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow"}"#
+    )
     // null turns the quiet hours off; an empty list clears; mutedUntil 0 unmutes.
     reply = settings(fixture, ["quietHours": NSNull(), "blocked": [String](), "mutedUntil": 0])
     #expect(
       reply.text
-        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":["N0CALL-9"],"ackPolicy":"device"}"#
+        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow"}"#
     )
     // The station's identity as curl users write it; the store agrees.
     reply = fixture.post("/v1/settings", ["callsign": "n0call-7", "auth": 13023])
@@ -140,8 +144,12 @@ import Testing
     let fixture = try registered()
     #expect(settings(fixture, ["blocked": ["KJ7ABC"], "mutedUntil": 9])["mutedUntil"]?.intValue == 9)
     #expect(fixture.post("/v1/unregister", Self.identity).status == 200)
+    // The claim went with the station: its key is no longer valid, and without one the station is unknown.
+    #expect(settings(fixture).status == 401)
+    fixture.stationKey = nil
     #expect(settings(fixture).status == 404)
     #expect(fixture.post("/v1/register", registerBody(["wantHistory": false])).status == 200)
+    fixture.claim(Self.identity)
     #expect(settings(fixture)["blocked"] == .array([]))
   }
 

@@ -116,7 +116,7 @@ import Testing
       #expect(reply.object?.keys == ["server", "version", "features", "maxWait"], "\(method)")
       #expect(reply["server"]?.stringValue == "aprs-cloud")
       // Every build has station settings; nothing else is on in a bare configuration.
-      #expect(reply["features"] == .array([.string("settings")]))
+      #expect(reply["features"] == .array([.string("settings"), .string("claim")]))
       #expect(reply["maxWait"]?.intValue == 300)
     }
     let put = Reply(
@@ -134,7 +134,7 @@ import Testing
     let api = try APIFixture(config: config)
     let before = Reply(
       api.handler.handle(APIRequest(method: "GET", path: "/v1/info", contentType: "", body: [])))
-    #expect(before["features"] == .array([.string("longpoll"), .string("settings")]))
+    #expect(before["features"] == .array([.string("longpoll"), .string("settings"), .string("claim")]))
     #expect(before["vapidPublicKey"] == nil)
     key.value.withLock { $0 = Self.vapidKey }
     let after = Reply(
@@ -142,7 +142,10 @@ import Testing
     #expect(after.object?.keys == ["server", "version", "features", "maxWait", "vapidPublicKey"])
     #expect(
       after["features"]
-        == .array([.string("longpoll"), .string("webpush"), .string("unifiedpush"), .string("settings")]))
+        == .array([
+          .string("longpoll"), .string("webpush"), .string("unifiedpush"), .string("settings"),
+          .string("claim"),
+        ]))
     #expect(after["vapidPublicKey"]?.stringValue == Self.vapidKey)
   }
 }

@@ -158,6 +158,8 @@ private final class SendRig {
   private(set) var listener: ListenerProcess
   private let config: String
   private let verified: Bool
+  /// The key of OH7LZB-9's claim: `/v1/send` needs it.
+  private(set) var stationKey = ""
 
   init(
     login: String? = "TESTING", passcode: Int? = 31421, schedule: String = "0, 31", ackWait: String = "60s"
@@ -180,6 +182,8 @@ private final class SendRig {
     let registered = try stack.post(
       "/v1/register",
       json: #"{"callsign":"OH7LZB","ssid":9,"wantHistory":false,"since":0,"auth":"20900"}"#)
+    let claim = try stack.post("/v1/claim", json: #"{"callsign":"OH7LZB","ssid":9,"auth":"20900"}"#)
+    stationKey = claim.jsonObject?.string("stationKey") ?? ""
     do {
       listener = try ListenerProcess(database: stack.databasePath, config: config)
     } catch {
@@ -215,7 +219,9 @@ private final class SendRig {
     var body: [String: Any] = ["callsign": "OH7LZB", "ssid": 9, "auth": "20900"]
     for (key, value) in fields { body[key] = value }
     let data = try JSONSerialization.data(withJSONObject: body)
-    return try stack.post("/v1/send", json: String(decoding: data, as: UTF8.self))
+    return try stack.post(
+      "/v1/send", json: String(decoding: data, as: UTF8.self),
+      headers: ["Authorization: Bearer \(stationKey)"])
   }
 
   func sync(since: Int) throws -> JSONObject {

@@ -111,6 +111,8 @@ private final class SettingsRig {
   let aprsis: FakeAPRSIS
   let database: SQLiteFile
   let listener: ListenerProcess
+  /// The key of N0CALL-7's claim: `/v1/settings` needs it.
+  let stationKey: String
 
   init() throws {
     var started: [() -> Void] = []
@@ -127,6 +129,8 @@ private final class SettingsRig {
           #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(SettingsEndToEndTests.fcmToken)","ackMessages":true,"wantHistory":false,"since":0,"auth":"13023"}"#
       )
       guard response.status == 200 else { throw TestFailure("register: \(response.text)") }
+      let claim = try stack.post("/v1/claim", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023"}"#)
+      stationKey = try #require(claim.jsonObject?.string("stationKey"), "claim: \(claim.text)")
       let listener = try ListenerProcess(database: stack.databasePath, config: Self.config(aprsis, push))
       started.append { listener.stop() }
       try #require(try aprsis.wait("login", count: 1), "no login:\n\(listener.log)")
@@ -150,7 +154,8 @@ private final class SettingsRig {
   /// `POST /v1/settings` for N0CALL-7 with `fields` (JSON members); the answer, which must be a 200.
   func settings(_ fields: String) throws -> JSONObject {
     let response = try stack.post(
-      "/v1/settings", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023",\#(fields)}"#)
+      "/v1/settings", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023",\#(fields)}"#,
+      headers: ["Authorization: Bearer \(stationKey)"])
     guard response.status == 200, let object = response.jsonObject else {
       throw TestFailure("settings answered \(response.status): \(response.text)")
     }

@@ -26,7 +26,8 @@ import Testing
     // transmit, so no `send` either; GET, POST and HEAD answer.
     let early = try #require(try stack.get("/v1/info").jsonObject)
     #expect(early.string("server") == "aprs-cloud")
-    #expect(early["features"] == .array([.string("longpoll"), .string("settings")]), "\(early)")
+    #expect(
+      early["features"] == .array([.string("longpoll"), .string("settings"), .string("claim")]), "\(early)")
     #expect(early["vapidPublicKey"] == nil)
     #expect(try stack.post("/v1/info", json: "{}").status == 200)
     #expect(try stack.get("/v1/info", method: "HEAD", arguments: ["--head"]).status == 200)
@@ -56,6 +57,7 @@ import Testing
     // `send` once the listener published its verified login (every publishInterval).
     let everything: JSONValue = .array([
       .string("longpoll"), .string("send"), .string("webpush"), .string("unifiedpush"), .string("settings"),
+      .string("claim"),
     ])
     #expect(waitUntil(timeout: 5) { (try? stack.get("/v1/info").jsonObject?["features"]) == everything })
     let info = try #require(try stack.get("/v1/info").jsonObject)

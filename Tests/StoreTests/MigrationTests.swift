@@ -30,7 +30,8 @@ import Testing
     #expect(
       tables == [
         "ack_state", "dedup", "device_acks", "devices", "listener_lease", "messages", "meta", "outbox",
-        "rate_limits", "receipts", "send_numbers", "sends", "sqlite_sequence", "station_changes",
+        "rate_limits", "receipts", "send_numbers", "sends", "sqlite_sequence", "station_audit",
+        "station_changes",
         "station_settings", "stations",
       ])
     #expect(try database.integrityCheck() == "ok")
