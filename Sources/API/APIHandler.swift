@@ -98,8 +98,8 @@ public final class APIHandler {
     var station: StationAddress?
     do throws(APIError) {
       let body = try RequestBody(request.body)
-      station = try body.authenticatedStation()
       let key = try body.presentedStationKey(authorization: request.authorization)
+      station = try body.authenticatedStation(keyStandsIn: key != nil)
       let client = ClientAddress(request.remoteAddress)
       let now = clock()
       if endpoint == .claim {

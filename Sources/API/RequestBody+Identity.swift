@@ -4,8 +4,11 @@ extension RequestBody {
   /// The caller's station from `callsign` and `ssid`, checked against `auth`.
   ///
   /// `callsign` is normalised to upper case; `callsign:"N0CALL-7"` without `ssid` means SSID 7.
-  /// A malformed identity is a 400 naming the field; a passcode that does not match is a 401.
-  func authenticatedStation() throws(APIError) -> StationAddress {
+  /// A malformed identity is a 400 naming the field; a passcode that does not match is a 401. With
+  /// `keyStandsIn` (the request presents a station key) `auth` may be left out: the key proves more than the
+  /// public passcode, and the caller then holds the request to the key (`StationAccess.decide`); an `auth`
+  /// that is given must still match.
+  func authenticatedStation(keyStandsIn: Bool = false) throws(APIError) -> StationAddress {
     let callsign = try requiredString("callsign", maxLength: 32)
     let ssid = try int("ssid", in: 0...15)
     let station: StationAddress
@@ -19,6 +22,7 @@ extension RequestBody {
     } catch {
       throw .badRequest("callsign: \(error)")
     }
+    if keyStandsIn && !contains("auth") { return station }
     guard try passcode() == Passcode.compute(station.base) else { throw .unauthorized }
     return station
   }

@@ -404,20 +404,96 @@ class WebClientTests(unittest.TestCase):
                   "not signed in again after a reload")
         self.wait(lambda: self.conversation_link(driver, "KJ7ABC-3"), 5, "the message is gone after a reload")
         self.assertEqual(driver.find_element(By.ID, "passcode").get_attribute("value"), "")
+        # The station was claimed at sign-in: "remember" keeps its key, never the passcode.
+        saved = json.loads(driver.execute_script("return localStorage.getItem('aprs-cloud.session')"))
+        self.assertEqual(sorted(saved), ["callsign", "ssid", "stationKey"], saved)
+        self.assertEqual(len(saved["stationKey"]), 43)
         driver.find_element(By.ID, "sign-out").click()
         self.wait(lambda: driver.find_element(By.ID, "sign-in-view").is_displayed(), 5, "no sign-in form")
         self.assertEqual(driver.execute_script("return Object.keys(localStorage)"), [])
+
+    def test_sign_in_claims_the_station_and_another_browser_is_told_it_is_claimed(self):
+        owner = self.browser()
+        self.sign_in_ok(owner, "KJ7OWN", 4, remember=True)
+        self.wait(lambda: owner.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
+                  "the owner's page does not say it holds the key")
+        key = json.loads(owner.execute_script("return localStorage.getItem('aprs-cloud.session')"))["stationKey"]
+        # A second browser with only the passcode reads, and is told plainly why it cannot send.
+        other = self.browser()
+        self.sign_in_ok(other, "KJ7OWN", 4)
+        self.wait(lambda: "Claimed by another device" in other.find_element(By.ID, "claim-status").text, 10,
+                  "the second browser is not told the station is claimed")
+        other.get(self.stack.url + "/#/c/KJ7ABC-7")
+        unavailable = other.find_element(By.ID, "send-unavailable")
+        self.wait(unavailable.is_displayed, 10, "the send form does not explain the claim")
+        self.assertIn("claimed by another device", unavailable.text)
+        # Carried over with the key (and no passcode), the second browser is the owner too.
+        other.find_element(By.ID, "sign-out").click()
+        self.open_page(other)
+        self.field(other, "Callsign").send_keys("KJ7OWN")
+        Select(self.field(other, "SSID")).select_by_value("4")
+        other.find_element(By.ID, "station-key-toggle").click()
+        self.field(other, "Station key (from the device that claimed this station)").send_keys(key)
+        self.button(other, "Sign in").click()
+        self.wait(lambda: other.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
+                  f"not signed in with the key: {other.find_element(By.ID, 'sign-in-error').text!r}")
+        self.assert_clean_console(owner)
+
+    def test_a_cross_site_form_and_a_no_cors_fetch_from_another_port_change_nothing(self):
+        import http.server
+        import threading
+
+        # An unclaimed station, registered the app's way: a same-site unregister would drop it.
+        identity = {"callsign": "KJ7VIC", "ssid": 3, "auth": str(passcode("KJ7VIC"))}
+        self.assertEqual(self.stack.api("register", {**identity, "wantHistory": False}).status, 200)
+        target = self.stack.url + "/v1/unregister"
+        page = f"""<!doctype html><html><body>
+<form id="attack" method="POST" action="{target}" enctype="text/plain">
+  <input name='{{"callsign":"KJ7VIC","ssid":3,"auth":"{identity["auth"]}","x":"' value='"}}'>
+</form>
+<script>
+  window.fetched = false;
+  fetch({json.dumps(target)}, {{method: "POST", mode: "no-cors", body: JSON.stringify({json.dumps(identity)})}})
+    .then(() => {{ window.fetched = true; }}, () => {{ window.fetched = "failed"; }});
+</script></body></html>""".encode()
+
+        class Attacker(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.send_header("content-length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        driver = self.browser()
+        driver.get(f"http://127.0.0.1:{server.server_address[1]}/")
+        self.wait(lambda: driver.execute_script("return window.fetched") is True, 10, "the no-cors fetch never went out")
+        driver.find_element(By.ID, "attack").submit()
+        self.wait(lambda: "cross-site request refused" in driver.page_source, 10,
+                  f"the form's POST was not refused: {driver.page_source[:300]}")
+        # Still registered: settings answer "claim it first" (403), not "not registered" (404).
+        answer = self.stack.api("settings", identity)
+        self.assertEqual(answer.status, 403, answer.json())
+        self.assertIn("POST /v1/claim", answer.json()["error"])
 
     def test_keyboard_only_sign_in_and_focus_order(self):
         driver = self.browser()
         self.open_page(driver)
         order = []
-        for _ in range(6):
+        for _ in range(7):
             ActionChains(driver).send_keys(Keys.TAB).perform()
             active = driver.switch_to.active_element
             order.append(active.get_attribute("id") or active.get_attribute("class"))
-        self.assertEqual(order, ["skip-link", "callsign", "ssid", "passcode", "remember", "sign-in-button"])
-        for _ in range(4):
+        self.assertEqual(
+            order, ["skip-link", "callsign", "ssid", "passcode", "station-key-toggle", "remember", "sign-in-button"]
+        )
+        for _ in range(5):
             ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
         self.assertEqual(driver.switch_to.active_element.get_attribute("id"), "callsign")
         ActionChains(driver).send_keys("kj7key").send_keys(Keys.TAB).send_keys(Keys.TAB).send_keys(

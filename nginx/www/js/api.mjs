@@ -30,6 +30,9 @@ export class API {
   constructor(base, fetcher = (...args) => globalThis.fetch(...args)) {
     this.base = new URL(base);
     this.fetcher = fetcher;
+    /** The station key of the signed-in station's claim (PROTOCOL.md "Owned stations"), sent as
+     * `Authorization: Bearer` on every call while set; null: none. */
+    this.stationKey = null;
   }
 
   /**
@@ -53,7 +56,9 @@ export class API {
     try {
       response = await this.fetcher(new URL(name, this.base).href, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: this.stationKey
+          ? { "content-type": "application/json", authorization: `Bearer ${this.stationKey}` }
+          : { "content-type": "application/json" },
         body: JSON.stringify(body ?? {}),
         cache: "no-store",
         credentials: "omit",

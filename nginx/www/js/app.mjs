@@ -17,7 +17,7 @@ const TITLE = "APRS messages";
 
 /** Everything the page knows; one signed-in station at a time. */
 const state = {
-  session: null, // {callsign, ssid, address, auth, remember}
+  session: null, // {callsign, ssid, address, auth?, stationKey?, claim, remember}; claim: "mine" | "other" | "none"
   inbox: new Inbox(),
   avatars: new Avatars((stations) => api.call("avatars", { ...identity(), stations })),
   info: undefined, // undefined: not asked yet; null: the server has no /v1/info
@@ -28,9 +28,10 @@ const state = {
   sending: null, // {clientId, to, text}: kept for a retry with the same clientId
 };
 
-function identity() {
-  const { callsign, ssid, auth } = state.session;
-  return { callsign, ssid, auth };
+/** The station's identity for a call: with a station key (sent as a header) the passcode may be left out. */
+function identity(session = state.session) {
+  const { callsign, ssid, auth } = session;
+  return typeof auth === "string" ? { callsign, ssid, auth } : { callsign, ssid };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -116,40 +117,63 @@ function showSignIn(message = "") {
   document.title = TITLE;
 }
 
-async function signIn({ callsign, ssid, auth, remember }, { automatic = false } = {}) {
+/**
+ * Signs in with the passcode (`auth`) or the station key of a claimed station (`stationKey`), or both. An
+ * unclaimed station is claimed here (PROTOCOL.md "Owned stations"): this browser then holds its key, which
+ * "remember" keeps instead of the passcode. A station claimed by another device still signs in with the
+ * passcode, to read; sending and settings need its key.
+ */
+async function signIn({ callsign, ssid, auth, stationKey, remember }, { automatic = false } = {}) {
   const button = $("sign-in-button");
   button.disabled = true;
   $("sign-in-error").textContent = "";
   $("connection").textContent = "Signing in…";
   const address = ssid === 0 ? callsign : `${callsign}-${ssid}`;
-  const session = { callsign, ssid, address, auth, remember };
+  const session = { callsign, ssid, address, auth, stationKey: stationKey || null, claim: "none", remember };
   const inbox = remember ? Inbox.fromJSON(readJSON(storeInbox(address))) : new Inbox();
   try {
     // Asked again at each sign-in: what the server offers can change (`send` needs a listener that can transmit).
     await loadInfo({ fresh: true });
     const push = await pushFieldsIfSubscribed();
+    api.stationKey = session.stationKey;
     let answer;
-    try {
-      answer = await api.call("register", {
-        callsign,
-        ssid,
-        auth,
+    const register = () =>
+      api.call("register", {
+        ...identity(session),
         ackMessages: false,
         wantHistory: true,
         since: inbox.cursor,
         ...push,
       });
+    try {
+      try {
+        answer = await register();
+      } catch (error) {
+        // A key the server no longer knows (the claim was released, rotated elsewhere or lapsed): go on with
+        // the passcode when there is one, else the user must sign in with it.
+        if (error.status !== 401 || !session.stationKey) throw error;
+        session.stationKey = null;
+        api.stationKey = null;
+        if (typeof auth !== "string") {
+          throw new APIError(
+            "this station key is no longer valid (its claim was released, rotated or lapsed); sign in with the passcode",
+            { status: 401 },
+          );
+        }
+        answer = await register();
+      }
       state.pushOn = push.platform === "webpush";
     } catch (error) {
       // Too many registrations this hour (many reloads): the passcode was right (it is checked first)
       // and the station is registered, so the history comes from a sync instead.
       if (error.status !== 429) throw error;
-      answer = await api.call("sync", { callsign, ssid, auth, since: inbox.cursor });
+      answer = await api.call("sync", { ...identity(session), since: inbox.cursor });
       state.pushOn = push.platform === "webpush";
     }
     inbox.merge(answer.messages);
     inbox.advance(answer.serverTime);
     state.avatars.note(answer.avatars);
+    session.claim = session.stationKey ? "mine" : await claimStation(session);
   } catch (error) {
     button.disabled = false;
     $("connection").textContent = "";
@@ -166,7 +190,8 @@ async function signIn({ callsign, ssid, auth, remember }, { automatic = false } 
   state.session = session;
   state.inbox = inbox;
   if (remember) {
-    writeJSON(STORE_SESSION, { callsign, ssid, auth });
+    // Never the passcode once this browser holds the station's key.
+    writeJSON(STORE_SESSION, session.stationKey ? { callsign, ssid, stationKey: session.stationKey } : { callsign, ssid, auth });
     saveInbox();
   } else {
     forgetEverything();
@@ -176,6 +201,7 @@ async function signIn({ callsign, ssid, auth, remember }, { automatic = false } 
   $("app").hidden = false;
   $("station").textContent = `Signed in as ${address}`;
   $("station").hidden = false;
+  showClaimStatus();
   $("sign-out").hidden = false;
   route({ focus: false });
   if (!automatic) $("main").focus();
@@ -184,6 +210,37 @@ async function signIn({ callsign, ssid, auth, remember }, { automatic = false } 
   await loadSendSupport();
   renderSendForm();
   await renderNotify();
+}
+
+/**
+ * Claims the signed-in station when nobody has: "mine" (the key is kept in the session and sent from now on),
+ * "other" (another device holds it: reading works, sending and settings do not), or "none" (a server without
+ * claims, or a refusal that is not about the claim).
+ */
+async function claimStation(session) {
+  if (typeof session.auth !== "string") return "none";
+  try {
+    const answer = await api.call("claim", { callsign: session.callsign, ssid: session.ssid, auth: session.auth });
+    if (typeof answer.stationKey !== "string") return "none";
+    session.stationKey = answer.stationKey;
+    api.stationKey = answer.stationKey;
+    return "mine";
+  } catch (error) {
+    return error.status === 409 ? "other" : "none";
+  }
+}
+
+function showClaimStatus() {
+  const line = $("claim-status");
+  const claim = state.session?.claim ?? "none";
+  line.dataset.claim = claim;
+  line.textContent =
+    claim === "mine"
+      ? "This browser holds the station key"
+      : claim === "other"
+        ? "Claimed by another device: you can read messages here; sending and settings need its station key"
+        : "";
+  line.hidden = claim === "none";
 }
 
 async function signOut() {
@@ -195,12 +252,7 @@ async function signOut() {
       const subscription = await currentSubscription();
       if (subscription) {
         await api
-          .call("unregister", {
-            callsign: session.callsign,
-            ssid: session.ssid,
-            auth: session.auth,
-            pushToken: subscription.endpoint,
-          })
+          .call("unregister", { ...identity(session), pushToken: subscription.endpoint })
           .catch(() => {});
         await subscription.unsubscribe();
       }
@@ -210,6 +262,7 @@ async function signOut() {
   }
   state.pushOn = false;
   state.inbox = new Inbox();
+  api.stationKey = null;
   forgetEverything();
   location.hash = "";
   showSignIn();
@@ -412,7 +465,13 @@ function renderConversation() {
 }
 
 function renderSendForm() {
-  const unavailable = state.send === "no";
+  const claimedElsewhere = state.session?.claim === "other";
+  const unavailable = state.send === "no" || claimedElsewhere;
+  $("send-unavailable").textContent = claimedElsewhere
+    ? "This station is claimed by another device: only a device holding its station key can send in its name. " +
+      "Sign in with that key (“I have a station key”) to send from here."
+    : "Sending is not available on this server: it cannot transmit messages to APRS-IS (no /v1/send). " +
+      "You can still read your messages here.";
   $("send-fields").disabled = unavailable;
   $("send-fields").hidden = unavailable;
   $("send-unavailable").hidden = !unavailable;
@@ -658,7 +717,9 @@ function setUp() {
   $("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const station = parseIdentity($("callsign").value, $("ssid").value);
-    const passcode = parsePasscode($("passcode").value);
+    const stationKey = $("station-key").value.trim();
+    // With a station key the passcode may stay empty.
+    const passcode = stationKey && $("passcode").value.trim() === "" ? { passcode: undefined } : parsePasscode($("passcode").value);
     const problem = station.error ?? passcode.error;
     if (problem) {
       $("sign-in-error").textContent = problem;
@@ -671,8 +732,10 @@ function setUp() {
       callsign: station.callsign,
       ssid: station.ssid,
       auth: passcode.passcode,
+      stationKey: stationKey || null,
       remember: $("remember").checked,
     });
+    $("station-key").value = "";
   });
   $("sign-out").addEventListener("click", signOut);
   $("send-form").addEventListener("submit", send);
@@ -693,11 +756,16 @@ function setUp() {
   registerWorker();
   const saved = readJSON(STORE_SESSION);
   const station = saved ? parseIdentity(saved.callsign, saved.ssid) : null;
-  if (station?.callsign && typeof saved.auth === "string") {
+  const savedAuth = typeof saved?.auth === "string" ? saved.auth : undefined;
+  const savedKey = typeof saved?.stationKey === "string" ? saved.stationKey : null;
+  if (station?.callsign && (savedAuth || savedKey)) {
     $("callsign").value = station.callsign;
     $("ssid").value = String(station.ssid);
     $("remember").checked = true;
-    signIn({ callsign: station.callsign, ssid: station.ssid, auth: saved.auth, remember: true }, { automatic: true });
+    signIn(
+      { callsign: station.callsign, ssid: station.ssid, auth: savedAuth, stationKey: savedKey, remember: true },
+      { automatic: true },
+    );
   } else {
     showSignIn();
     loadInfo();
