@@ -262,7 +262,7 @@ extension Database {
   public func devices(of address: String, refreshedSince: Int64 = .min) throws(StoreError) -> [DeviceRecord] {
     let statement = try prepared(
       """
-      SELECT token, station, platform, registered_at, refreshed_at, apns_environment, push_p256dh, push_auth
+      SELECT token, station, platform, registered_at, refreshed_at, apns_environment, push_p256dh, push_auth, keyed
       FROM devices WHERE station = ?1 AND refreshed_at >= ?2 ORDER BY refreshed_at DESC, id DESC
       """)
     defer { statement.reset() }
@@ -277,7 +277,8 @@ extension Database {
           registeredAt: statement.int64(3), refreshedAt: statement.int64(4),
           apnsEnvironment: platform == .ios ? statement.optionalValue(5) : nil,
           webPushKeys: platform.isWebPush
-            ? webPushKeys(statement.optionalText(6), statement.optionalText(7)) : nil))
+            ? webPushKeys(statement.optionalText(6), statement.optionalText(7)) : nil,
+          keyed: statement.bool(8)))
     }
     return devices
   }

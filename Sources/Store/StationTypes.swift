@@ -123,13 +123,16 @@ public struct DeviceRecord: Sendable, Equatable {
   /// Web Push / UnifiedPush: the subscription's keys (`devices.push_p256dh`, `devices.push_auth`); nil when none
   /// were given, and for other platforms.
   public var webPushKeys: WebPushKeys?
+  /// Whether it was registered or refreshed with the station key (`devices.keyed`): the owner's device.
+  public var keyed: Bool
 
   /// A device; see the properties.
   public init(
     token: String, station: String, platform: DevicePlatform, registeredAt: Int64, refreshedAt: Int64,
-    apnsEnvironment: APNsEnvironment? = nil, webPushKeys: WebPushKeys? = nil
+    apnsEnvironment: APNsEnvironment? = nil, webPushKeys: WebPushKeys? = nil, keyed: Bool = false
   ) {
     self.webPushKeys = webPushKeys
+    self.keyed = keyed
     self.token = token
     self.station = station
     self.platform = platform

@@ -79,6 +79,31 @@ struct OperatorSettings {
   }
 }
 
+extension OperatorSettings {
+  /// Opens the existing database for writing at this build's schema version: an operator's change (a claim
+  /// released) never creates a database where a path was mistyped.
+  func openForWriting() throws(CommandFailure) -> Database {
+    var info = stat()
+    guard stat(database, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+      throw CommandFailure("no database at \(database)")
+    }
+    do throws(StoreError) {
+      let opened = try Database(
+        path: database,
+        options: StoreOptions(busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize))
+      do throws(StoreError) {
+        try opened.checkSchema()
+      } catch {
+        opened.close()
+        throw error
+      }
+      return opened
+    } catch {
+      throw CommandFailure("\(database): \(error)")
+    }
+  }
+}
+
 /// A command that failed: the message for stderr, and whether it was a usage mistake (exit 2).
 struct CommandFailure: Error, CustomStringConvertible {
   let description: String

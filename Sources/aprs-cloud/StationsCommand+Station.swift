@@ -9,42 +9,91 @@ extension StationsCommand {
     }
     let address = argument.uppercased()
     let settings = try OperatorSettings.load(parsed)
+    if parsed.options["release-claim"] != nil { return try releaseClaim(address, settings) }
     let database = try settings.openReadOnly()
     defer { closeInspected(database) }
     let record: StationRecord?
     let stationSettings: StationSettings?
     let devices: [DeviceRecord]
     let messages: Int
+    let claim: ClaimState
+    let audit: [AuditEntry]
     do throws(StoreError) {
       record = try database.station(address)
+      claim = try database.stationClaim(address)
+      audit = try database.auditTrail(of: address)
       stationSettings = try database.stationSettings(address)
       devices = try database.devices(of: address)
       messages = try database.recentMessages(station: address, limit: max(1, settings.ringSize)).count
     } catch {
       throw CommandFailure("\(settings.database): \(error)")
     }
+    let now = epochMilliseconds()
     guard let record, let stationSettings else {
+      // An unregistered station may still have a trail (the unregister itself).
+      if !audit.isEmpty { print(renderAudit(audit, now: now), terminator: "") }
       throw CommandFailure("\(Format.printable(address)) is not registered")
     }
-    let now = epochMilliseconds()
     let live = record.heartbeatAt >= now - settings.stationExpiryMs
     print(
       renderStation(
-        record, settings: stationSettings, devices: devices.count, messages: messages, live: live, now: now),
+        record, settings: stationSettings, claim: claim.claim, devices: devices.count,
+        keyedDevices: devices.filter(\.keyed).count, messages: messages, live: live, now: now)
+        + renderAudit(audit, now: now),
       terminator: "")
     return .success
   }
 
+  /// `--release-claim`: releases the claim of `address`, recorded in its audit trail as the operator's.
+  private static func releaseClaim(_ address: String, _ settings: OperatorSettings) throws(CommandFailure)
+    -> ExitStatus
+  {
+    let database = try settings.openForWriting()
+    defer { database.close() }
+    let registered: Bool
+    let released: Bool
+    do throws(StoreError) {
+      registered = try database.station(address) != nil
+      released = registered ? try database.releaseClaim(address, now: epochMilliseconds()) : false
+    } catch {
+      throw CommandFailure("\(settings.database): \(error)")
+    }
+    guard registered else { throw CommandFailure("\(Format.printable(address)) is not registered") }
+    guard released else { throw CommandFailure("\(Format.printable(address)) is not claimed") }
+    print("\(address): claim released; the next POST /v1/claim claims it anew")
+    return .success
+  }
+
+  /// The audit trail as `AUDIT` rows, newest first, or nothing when it is empty.
+  static func renderAudit(_ entries: [AuditEntry], now: Int64) -> String {
+    guard !entries.isEmpty else { return "" }
+    var rows = [["WHEN", "WHAT", "FROM", "DETAIL"]]
+    for entry in entries {
+      rows.append([
+        Format.timeAndAge(entry.at, now: now), entry.action.rawValue, Format.printable(entry.client),
+        entry.detail.isEmpty ? "-" : Format.printable(entry.detail),
+      ])
+    }
+    return "\naudit trail (newest first):\n" + Format.table(rows)
+  }
+
   /// One station as `key  value` lines.
   static func renderStation(
-    _ record: StationRecord, settings: StationSettings, devices: Int, messages: Int, live: Bool, now: Int64
+    _ record: StationRecord, settings: StationSettings, claim: StationClaim? = nil, devices: Int,
+    keyedDevices: Int = 0, messages: Int, live: Bool, now: Int64
   ) -> String {
     let rows: [[String]] = [
       ["station", record.address],
       ["platform", record.platform?.rawValue ?? "-"],
       ["state", live ? "live" : "expired"],
       ["last heard", Format.timeAndAge(record.heartbeatAt, now: now)],
-      ["devices", String(devices)],
+      [
+        "claim",
+        claim.map {
+          "claimed \(Format.timeAndAge($0.claimedAt, now: now)); key last used \(Format.timeAndAge($0.refreshedAt, now: now))"
+        } ?? "unclaimed",
+      ],
+      ["devices", claim == nil ? String(devices) : "\(devices) (\(keyedDevices) with the key)"],
       ["messages", String(messages)],
       ["ack policy", settings.ackPolicy.rawValue],
       ["blocked", calls(settings.blocked)],
@@ -54,6 +103,7 @@ extension StationsCommand {
       ],
       ["quiet hours", settings.quietHours.map(quietHours) ?? "none"],
       ["quiet bypass", calls(settings.quietBypass)],
+      ["keyless", settings.keylessDevices == .allow ? "devices allowed" : "devices refused"],
     ]
     return Format.table(rows)
   }

@@ -9,7 +9,7 @@ enum StationsCommand: Command {
   static let summary = "list the registered stations (live ones; --all for every one), or show one"
   static let usage = """
     usage: aprs-cloud stations --db PATH [--config FILE] [--all]
-           aprs-cloud stations STATION --db PATH [--config FILE]
+           aprs-cloud stations STATION --db PATH [--config FILE] [--release-claim]
 
     Lists the stations registered in the database, one per line, by address:
     platform (android, ios, or - for a sync-only desktop), live or expired,
@@ -19,21 +19,31 @@ enum StationsCommand: Command {
     only live stations are in the listener's filter and get pushes. Without
     --all only the live ones are listed.
 
-    With STATION (CALL or CALL-SSID): that station alone, with its settings
-    (POST /v1/settings): the ACK policy, blocked calls, mute, quiet hours and
-    the calls that pass them.
+    With STATION (CALL or CALL-SSID): that station alone, with its claim
+    (POST /v1/claim: who holds the station key, since when), its settings
+    (POST /v1/settings: the ACK policy, blocked calls, mute, quiet hours and
+    the calls that pass them, whether keyless devices are taken) and its audit
+    trail, newest first: claims, key rotations, releases, lapses, settings
+    changes and whole-station unregisters, each with the client address (IPv4
+    address or IPv6 /64) it came from.
 
-    Reads the database read-only, so it is safe while the server runs.
+    --release-claim releases the station's claim: the holder's key stops
+    working, the station and its settings stay, and the next POST /v1/claim
+    claims it anew. The release is recorded in the audit trail.
+
+    Reads the database read-only (but for --release-claim), so it is safe
+    while the server runs.
 
     options:
       --db PATH       the SQLite database (default: [server] database of --config)
       --config FILE   the INI configuration, for stationExpiry and the database
       --all           list expired stations too
+      --release-claim release STATION's claim (writes the database)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
-      let parsed = try parseArguments(arguments, options: ["db", "config"], flags: ["all"])
+      let parsed = try parseArguments(arguments, options: ["db", "config"], flags: ["all", "release-claim"])
       guard parsed.positionals.count <= 1 else {
         throw CommandFailure("unexpected argument '\(parsed.positionals[1])'", usage: true)
       }

@@ -33,11 +33,46 @@ import Testing
     #expect(plain.stdout.contains("ack policy    never\n"))
     #expect(
       plain.stdout.contains("blocked       none\n") && plain.stdout.contains("muted until   not muted\n"))
-    #expect(plain.stdout.hasSuffix("quiet hours   none\nquiet bypass  none\n"))
+    #expect(plain.stdout.hasSuffix("quiet hours   none\nquiet bypass  none\nkeyless       devices allowed\n"))
+    #expect(plain.stdout.contains("claim         unclaimed\n"))
 
     let unknown = try runCLI(["stations", "NOBODY", "--db", fixture.path])
     #expect(unknown.status != 0 && unknown.stderr.contains("NOBODY is not registered"))
     let both = try runCLI(["stations", "KJ7ABC", "--all", "--db", fixture.path])
     #expect(both.status == 2)
+  }
+}
+
+/// `aprs-cloud stations STATION` with a claim: who holds it, the audit trail, and `--release-claim`.
+@Suite struct StationClaimCLITests {
+  @Test func aClaimedStationShowsItsClaimAndTrailAndTheOperatorReleasesIt() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    let hash = String(repeating: "ab", count: 32)
+    #expect(
+      try fixture.database.claimStation("N0CALL-7", keyHash: hash, client: "2001:db8::/64", now: fixture.now)
+        == .claimed(at: fixture.now))
+    try fixture.database.updateStationSettings(
+      "N0CALL-7", StationSettingsUpdate(mutedUntil: fixture.now + 60_000), client: "203.0.113.7",
+      now: fixture.now + 1)
+    let shown = try runCLI(["stations", "N0CALL-7", "--db", fixture.path])
+    #expect(shown.status == 0, "\(shown.stderr)")
+    #expect(shown.stdout.contains("claim         claimed "), "\(shown.stdout)")
+    #expect(shown.stdout.contains("devices       1 (0 with the key)"), "\(shown.stdout)")
+    #expect(shown.stdout.contains("audit trail (newest first):"))
+    let trail = shown.stdout.split(separator: "\n").drop { !$0.hasPrefix("WHEN") }.map(String.init)
+    #expect(trail.count == 3, "\(shown.stdout)")
+    #expect(
+      trail[1].contains("settings") && trail[1].contains("203.0.113.7") && trail[1].hasSuffix("mutedUntil"))
+    #expect(trail[2].contains("claimed") && trail[2].contains("2001:db8::/64"))
+
+    let released = try runCLI(["stations", "n0call-7", "--release-claim", "--db", fixture.path])
+    #expect(released.status == 0 && released.stdout.contains("claim released"), "\(released.stderr)")
+    #expect(try fixture.database.stationClaim("N0CALL-7") == .unclaimed)
+    #expect(try fixture.database.auditTrail(of: "N0CALL-7").first?.client == AuditEntry.operatorClient)
+    let again = try runCLI(["stations", "N0CALL-7", "--release-claim", "--db", fixture.path])
+    #expect(again.status == 1 && again.stderr.contains("N0CALL-7 is not claimed"), "\(again.stderr)")
+    let nobody = try runCLI(["stations", "NOBODY", "--release-claim", "--db", fixture.path])
+    #expect(nobody.status == 1 && nobody.stderr.contains("NOBODY is not registered"), "\(nobody.stderr)")
   }
 }
