@@ -31,6 +31,28 @@ import Testing
     #expect(set.admit(Self.entry("K", parkedAt: 12), id: 14, caps: caps) == .parked(displacing: nil))
   }
 
+  /// The lanes of a key (the API: the owner's long polls in lane 1, keyless ones in lane 0): each holds the
+  /// per-key cap on its own, a request only displaces one of its own lane, and a wake takes every lane.
+  @Test func aLaneOfAKeyNeverDisplacesAnotherLane() {
+    var set = ParkedSet()
+    let caps = ParkedSet.Caps(perKey: 2)
+    var owner = Self.entry("K", parkedAt: 1)
+    owner.lane = 1
+    #expect(set.admit(owner, id: 1, caps: caps) == .parked(displacing: nil))
+    for id in 2...31 as ClosedRange<UInt64> {
+      let admission = set.admit(Self.entry("K", parkedAt: Int64(id)), id: id, caps: caps)
+      #expect(admission != .parked(displacing: 1), "a keyless request displaced the owner's")
+    }
+    #expect(set[1] != nil && set.count(key: "K", lane: 1) == 1 && set.count(key: "K", lane: 0) == 2)
+    var newer = owner
+    newer.parkedAt = 40
+    #expect(set.admit(newer, id: 40, caps: caps) == .parked(displacing: nil))
+    newer.parkedAt = 41
+    #expect(set.admit(newer, id: 41, caps: caps) == .parked(displacing: 1), "the owner's own newest wins")
+    #expect(Set(set.wake(key: "K", newest: 1)) == [30, 31, 40, 41])
+    #expect(set.isEmpty)
+  }
+
   /// A request parked again after a wake keeps its first park time: it does not jump the queue,
   /// and when it is older than all of its full key it is the one that gives way.
   @Test func aRequestParkedAgainKeepsItsPlaceByItsFirstParkTime() {

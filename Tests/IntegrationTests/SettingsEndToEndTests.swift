@@ -46,6 +46,37 @@ import Testing
     #expect(metrics.contains(#"aprs_cloud_listener_messages_total{outcome="stored"} 1"#), "\(metrics)")
   }
 
+  /// Twelve keyless heartbeats with fresh tokens (a stranger with the public passcode) push out neither the
+  /// owner's phone, registered with the station key, nor its pushes: the next message still reaches it.
+  @Test func keylessHeartbeatsLeaveTheOwnersPhoneItsPush() throws {
+    let rig = try SettingsRig()
+    defer { rig.stop() }
+    let owner = "settings-fcm:APA91bOwner_phone-0123456789"
+    let registered = try rig.stack.post(
+      "/v1/register",
+      json:
+        #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(owner)","ackMessages":true,"wantHistory":false,"since":0,"auth":"13023"}"#,
+      headers: ["Authorization: Bearer \(rig.stationKey)"])
+    #expect(registered.status == 200, "\(registered.text)")
+    for index in 0..<12 {
+      let stranger = try rig.stack.post(
+        "/v1/heartbeat",
+        json:
+          #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"settings-fcm:APA91bStranger-\#(index)","auth":"13023"}"#
+      )
+      #expect(stranger.status == 200, "\(stranger.text)")
+    }
+    #expect(try rig.database.int("SELECT count(*) FROM devices WHERE keyed = 0") == 3)
+    #expect(try rig.aprsis.inject(["KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :for the owner{5"]) == 1)
+    #expect(try rig.push.endToEndWait("fcm", count: 4), "not every device got its push:\n\(rig.listener.log)")
+    let tokens = try rig.push.endToEndRequests("fcm").compactMap {
+      endToEndObject($0, "body", "message")?.string("token")
+    }
+    #expect(tokens.contains(owner), "the owner's phone got no push: \(tokens)")
+    #expect(
+      !tokens.contains(SettingsEndToEndTests.fcmToken), "the app's keyless token should have been pushed out")
+  }
+
   @Test func aMuteHoldsPushesAndTheNextPushAfterItCountsWhatWasHeld() throws {
     let rig = try SettingsRig()
     defer { rig.stop() }
