@@ -104,7 +104,7 @@ extension Database {
   /// station upsert (`stations` is the row as it was): see ``upsertStation(_:now:)``.
   static let registerAckApplies = """
     ?5 IS NOT NULL AND ((stations.register_ack_messages IS NULL AND stations.ack_policy <> 'device')
-      OR stations.register_ack_messages IS NOT ?5)
+      OR stations.register_ack_messages <> ?5)
     """
 
   /// The stored ACK policy of `address` (canonical), nil when the station is not stored.
