@@ -23,7 +23,9 @@ extension Database {
   /// the number of stations. Counts the table only when that row is missing or garbled (a database
   /// edited by hand).
   public func stationCount() throws(StoreError) -> Int {
-    let kept = try prepared("SELECT CAST(value AS INTEGER), value GLOB '[0-9]*' FROM meta WHERE key = ?1")
+    let kept = try prepared(
+      "SELECT CAST(value AS INTEGER), value GLOB '[0-9]*' AND NOT value GLOB '*[^0-9]*' FROM meta WHERE key = ?1"
+    )
     do {
       defer { kept.reset() }
       try kept.bind(1, Self.stationCountKey)

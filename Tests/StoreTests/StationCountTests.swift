@@ -140,6 +140,8 @@ import Testing
     for address in ["A", "B", "C"] { try register(database, address) }
     try database.execute("UPDATE meta SET value = 'garbled' WHERE key = 'station_count'")
     #expect(try database.stationCount() == 3)
+    try database.execute("UPDATE meta SET value = '12abc' WHERE key = 'station_count'")
+    #expect(try database.stationCount() == 3)
     try database.execute("UPDATE meta SET value = '-5' WHERE key = 'station_count'")
     #expect(try database.stationCount() == 3)
     try database.execute("DELETE FROM meta WHERE key = 'station_count'")
