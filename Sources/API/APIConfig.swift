@@ -13,6 +13,12 @@ public struct APIConfig: Sendable {
   /// New stations (addresses not stored yet) one client address may create per hour (`ClientAddress`
   /// says what one address is); past it, 429.
   public var newStationsPerAddressPerHour = 30
+  /// New stations one IPv4 /24 or IPv6 /48 (`ClientAddress.network`) may create per hour, all its
+  /// addresses together; past it, 429.
+  public var newStationsPerNetworkPerHour = 100
+  /// New stations one IPv6 /32 (`ClientAddress.wideNetwork`) may create per hour, all its addresses
+  /// together; past it, 429. IPv4 has no such width.
+  public var newStationsPerWideNetworkPerHour = 300
   /// Avatar uploads (sets and clears) per client address per hour; past it, the avatar is refused.
   public var avatarUploadsPerAddressPerHour = 60
   /// Stations the database holds at most; a request that would create another gets a 503.

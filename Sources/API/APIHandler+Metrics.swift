@@ -228,6 +228,8 @@ extension APIHandler {
     case .heartbeatsPerHour: Int64(config.heartbeatsPerHour)
     case .avatarUploadsPerHour: Int64(config.avatarUploadsPerHour)
     case .newStationsPerAddressPerHour: Int64(config.newStationsPerAddressPerHour)
+    case .newStationsPerNetworkPerHour: Int64(config.newStationsPerNetworkPerHour)
+    case .newStationsPerWideNetworkPerHour: Int64(config.newStationsPerWideNetworkPerHour)
     case .avatarUploadsPerAddressPerHour: Int64(config.avatarUploadsPerAddressPerHour)
     case .maxStations: Int64(config.maxStations)
     case .devicesPerStation: Int64(config.devicesPerStation)

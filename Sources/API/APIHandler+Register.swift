@@ -68,7 +68,8 @@ extension APIHandler {
 
   /// In ONE write transaction (one commit), in this order:
   /// 1. a station not stored yet (a heartbeat that re-creates one counts) must fit `maxStations`
-  ///    (else 503) and the client address's `newStationsPerAddressPerHour` (else 429);
+  ///    (else 503) and the client's `newStationsPerAddressPerHour`, `newStationsPerNetworkPerHour` and
+  ///    `newStationsPerWideNetworkPerHour` (else 429; `admitNewStation`);
   /// 2. the station's own rate limit (`registrationsPerHour` or `heartbeatsPerHour`, else 429);
   /// 3. the station and device upsert, then the station's devices trimmed to `devicesPerStation` (on a
   ///    claimed station: the owner's devices to `devicesPerStation`, the keyless ones to
@@ -113,12 +114,8 @@ extension APIHandler {
               "the server is full: it holds its maximum of \(config.maxStations) stations; no new station"
                 + " can register until some expire")
           }
-          let decision = try database.consumeRate(
-            key: "new stations from:\(client.key)", limit: config.newStationsPerAddressPerHour,
-            windowMs: Self.rateWindowMs, now: now)
-          if case .limited(let retryAfterMs) = decision {
-            try database.countLimitHit(.newStationsPerAddressPerHour)
-            return .limited(what: "new stations from this address", retryAfterMs: retryAfterMs)
+          if let refusal = try admitNewStation(from: client, now: now) {
+            return .limited(what: refusal.what, retryAfterMs: refusal.retryAfterMs)
           }
         }
         let decision = try database.consumeRate(

@@ -25,6 +25,8 @@ import Logging
 /// heartbeatsPerHour = 60
 /// avatarUploadsPerHour = 20
 /// newStationsPerAddressPerHour = 30     ; per client address (IPv6: per /64)
+/// newStationsPerNetworkPerHour = 100    ; per IPv4 /24 and per IPv6 /48
+/// newStationsPerWideNetworkPerHour = 300 ; per IPv6 /32
 /// avatarUploadsPerAddressPerHour = 60
 ///
 /// [limits]
@@ -70,6 +72,10 @@ public struct ServerConfig: Sendable, Equatable {
   public var avatarUploadsPerHour = 20
   /// New stations one client address (IPv6: one /64) may create per hour.
   public var newStationsPerAddressPerHour = 30
+  /// New stations one IPv4 /24 or one IPv6 /48 may create per hour (all its addresses together).
+  public var newStationsPerNetworkPerHour = 100
+  /// New stations one IPv6 /32 may create per hour (all its addresses together; IPv4 has no such width).
+  public var newStationsPerWideNetworkPerHour = 300
   /// Avatar uploads per client address (IPv6: one /64) per hour.
   public var avatarUploadsPerAddressPerHour = 60
   /// Stations the database holds at most.
@@ -125,6 +131,12 @@ public struct ServerConfig: Sendable, Equatable {
     newStationsPerAddressPerHour = try config.int(
       "ratelimit", "newStationsPerAddressPerHour", default: defaults.newStationsPerAddressPerHour,
       range: perHour)
+    newStationsPerNetworkPerHour = try config.int(
+      "ratelimit", "newStationsPerNetworkPerHour", default: defaults.newStationsPerNetworkPerHour,
+      range: perHour)
+    newStationsPerWideNetworkPerHour = try config.int(
+      "ratelimit", "newStationsPerWideNetworkPerHour", default: defaults.newStationsPerWideNetworkPerHour,
+      range: perHour)
     avatarUploadsPerAddressPerHour = try config.int(
       "ratelimit", "avatarUploadsPerAddressPerHour", default: defaults.avatarUploadsPerAddressPerHour,
       range: perHour)
@@ -151,7 +163,7 @@ public struct ServerConfig: Sendable, Equatable {
     ],
     "ratelimit": [
       "registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "newStationsPerAddressPerHour",
-      "avatarUploadsPerAddressPerHour",
+      "newStationsPerNetworkPerHour", "newStationsPerWideNetworkPerHour", "avatarUploadsPerAddressPerHour",
     ],
     "limits": ["maxStations", "devicesPerStation", "keylessDevicesPerStation", "avatarBytesTotal"],
   ])

@@ -15,11 +15,25 @@ extension Database {
     return try statement.step()
   }
 
-  /// How many stations are stored, live or expired (one count over the smallest index).
+  /// The meta key holding the number of stored stations (kept by the triggers of
+  /// `sql/011_station_count.sql`; never written from Swift).
+  static let stationCountKey = "station_count"
+
+  /// How many stations are stored, live or expired: the running count in `meta`, one row read whatever
+  /// the number of stations. Counts the table only when that row is missing or garbled (a database
+  /// edited by hand).
   public func stationCount() throws(StoreError) -> Int {
-    let statement = try prepared("SELECT count(*) FROM stations")
-    defer { statement.reset() }
-    return try statement.step() ? statement.int(0) : 0
+    let kept = try prepared(
+      "SELECT CAST(value AS INTEGER), value GLOB '[0-9]*' AND NOT value GLOB '*[^0-9]*' FROM meta WHERE key = ?1"
+    )
+    do {
+      defer { kept.reset() }
+      try kept.bind(1, Self.stationCountKey)
+      if try kept.step(), kept.int(1) == 1 { return kept.int(0) }
+    }
+    let counted = try prepared("SELECT count(*) FROM stations")
+    defer { counted.reset() }
+    return try counted.step() ? counted.int(0) : 0
   }
 
   /// The bytes of every stored avatar image together (base64 text, as stored), read from the running

@@ -55,9 +55,9 @@ extension Database {
 
   // MARK: The meta table
 
-  /// The meta keys only the store itself writes: the cursor's high-water mark and the running total
-  /// of avatar bytes (kept by triggers).
-  static let storeOwnedMetaKeys: Set<String> = [lastMessageTimestampKey, avatarBytesKey]
+  /// The meta keys only the store itself writes: the cursor's high-water mark, the running total
+  /// of avatar bytes and the station count (both kept by triggers).
+  static let storeOwnedMetaKeys: Set<String> = [lastMessageTimestampKey, avatarBytesKey, stationCountKey]
 
   /// Stores a small value under `key`. The store's own keys (the cursor's high-water mark, the
   /// avatar byte total) are refused.

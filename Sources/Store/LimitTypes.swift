@@ -9,6 +9,11 @@ public enum LimitName: String, Sendable, CaseIterable {
   case avatarUploadsPerHour
   /// `[ratelimit] newStationsPerAddressPerHour`: stations one client address may create per hour (429).
   case newStationsPerAddressPerHour
+  /// `[ratelimit] newStationsPerNetworkPerHour`: stations one IPv4 /24 or IPv6 /48 may create per hour
+  /// (429).
+  case newStationsPerNetworkPerHour
+  /// `[ratelimit] newStationsPerWideNetworkPerHour`: stations one IPv6 /32 may create per hour (429).
+  case newStationsPerWideNetworkPerHour
   /// `[ratelimit] avatarUploadsPerAddressPerHour`: avatar uploads per client address per hour (avatar
   /// refused).
   case avatarUploadsPerAddressPerHour

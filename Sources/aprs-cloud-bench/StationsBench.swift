@@ -5,24 +5,31 @@ import Store
   import Glibc
 #endif
 
-/// `stations DB COUNT [SAMPLE_FILE SAMPLES]`: registers COUNT random stations shaped like amateur calls (`K1ABC`,
-/// `KJ7XY-12`, …) in DB, heard from now, straight through the Store in ONE transaction (not through the API), for
-/// the listener's benchmarks at world scale. With SAMPLE_FILE, writes SAMPLES of them as a Lua table of
-/// `/v1/heartbeat` bodies (`return { '{…}', … }`) for wrk. Prints how long the insert took.
+/// `stations DB COUNT [SAMPLE_FILE SAMPLES [NEW_FILE NEW]]`: registers COUNT random stations shaped like amateur
+/// calls (`K1ABC`, `KJ7XY-12`, …) in DB, heard from now, straight through the Store in ONE transaction (not
+/// through the API), for the listener's benchmarks at world scale. With SAMPLE_FILE (`-`: none), writes SAMPLES of
+/// them as a Lua table of `/v1/heartbeat` bodies (`return { '{…}', … }`) for wrk. With NEW_FILE, writes NEW
+/// `/v1/register` bodies of further stations, none of them in DB, one JSON body a line (`Tests/bench/registrations`
+/// registers them as new stations). Prints how long the insert took.
 enum StationsBench: Benchmark {
   static let name = "stations"
   static let usage =
-    "stations DB COUNT [SAMPLE_FILE SAMPLES]   register COUNT random stations in one transaction"
+    "stations DB COUNT [SAMPLE_FILE SAMPLES [NEW_FILE NEW]]   register COUNT random stations in one transaction"
 
   static func run(_ arguments: [String]) -> Int32 {
-    guard arguments.count == 2 || arguments.count == 4, let count = Int(arguments[1]), count > 0,
-      arguments.count == 2 || Int(arguments[3]) != nil
+    guard [2, 4, 6].contains(arguments.count), let count = Int(arguments[1]), count > 0,
+      arguments.count == 2 || Int(arguments[3]) != nil, arguments.count < 6 || Int(arguments[5]) != nil
     else {
       printError("usage: aprs-cloud-bench \(usage)")
       return 2
     }
+    let newCount = arguments.count == 6 ? max(0, Int(arguments[5]) ?? 0) : 0
     var generator = CallGenerator(seed: UInt64(count))
-    let stations = generator.distinctCalls(count)
+    // The first COUNT are the same calls whether or not new ones follow (one sequence).
+    var calls = generator.distinctCalls(count + newCount)
+    let newStations = Array(calls[count...])
+    calls.removeLast(newCount)
+    let stations = calls
     let started = monotonicMilliseconds()
     do {
       let database = try Database(path: arguments[0])
@@ -45,7 +52,7 @@ enum StationsBench: Benchmark {
     let elapsed = monotonicMilliseconds() - started
     print(
       "stations: \(count) registered in one transaction in \(fixed(Double(elapsed) / 1000, decimals: 1)) s")
-    if arguments.count == 4, let samples = Int(arguments[3]) {
+    if arguments.count >= 4, arguments[2] != "-", let samples = Int(arguments[3]) {
       var text = "return {\n"
       for index in 0..<min(samples, stations.count) {
         let station = stations[index * max(1, stations.count / max(1, samples)) % stations.count]
@@ -56,6 +63,21 @@ enum StationsBench: Benchmark {
       text += "}\n"
       guard let file = fopen(arguments[2], "w") else {
         printError("stations: cannot write \(arguments[2])")
+        return 1
+      }
+      fputs(text, file)
+      fclose(file)
+    }
+    if arguments.count == 6 {
+      var text = ""
+      for (index, station) in newStations.enumerated() {
+        text +=
+          "{\"callsign\":\"\(station.base)\",\"ssid\":\(station.ssid),\"platform\":\"android\","
+          + "\"pushToken\":\"bench:new-\(index)\",\"ackMessages\":false,\"wantHistory\":true,\"since\":0,"
+          + "\"auth\":\"\(passcode(station.base))\"}\n"
+      }
+      guard let file = fopen(arguments[4], "w") else {
+        printError("stations: cannot write \(arguments[4])")
         return 1
       }
       fputs(text, file)

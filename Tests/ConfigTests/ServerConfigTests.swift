@@ -104,6 +104,8 @@ import Testing
   @Test func limitKeysHaveTheirDefaultsAndAreRead() throws {
     let defaults = try ServerConfig(ConfigFile())
     #expect(defaults.newStationsPerAddressPerHour == 30)
+    #expect(defaults.newStationsPerNetworkPerHour == 100)
+    #expect(defaults.newStationsPerWideNetworkPerHour == 300)
     #expect(defaults.avatarUploadsPerAddressPerHour == 60)
     #expect(defaults.maxStations == 100_000)
     #expect(defaults.devicesPerStation == 10)
@@ -111,6 +113,7 @@ import Testing
     let text = """
       [ratelimit]
       newStationsPerAddressPerHour = 5
+      newStationsPerNetworkPerHour = 50
       avatarUploadsPerAddressPerHour = 6
 
       [limits]
@@ -118,9 +121,16 @@ import Testing
       devicesPerStation = 3
       avatarBytesTotal = 1048576
       """
-    let file = try ConfigFile(parsing: text, environment: ["APRS_CLOUD_LIMITS_MAXSTATIONS": "2000"])
+    let file = try ConfigFile(
+      parsing: text,
+      environment: [
+        "APRS_CLOUD_LIMITS_MAXSTATIONS": "2000",
+        "APRS_CLOUD_RATELIMIT_NEWSTATIONSPERWIDENETWORKPERHOUR": "700",
+      ])
     let config = try ServerConfig(file)
     #expect(config.newStationsPerAddressPerHour == 5)
+    #expect(config.newStationsPerNetworkPerHour == 50)
+    #expect(config.newStationsPerWideNetworkPerHour == 700)
     #expect(config.avatarUploadsPerAddressPerHour == 6)
     #expect(config.maxStations == 2000)
     #expect(config.devicesPerStation == 3)
@@ -130,6 +140,9 @@ import Testing
 
   @Test(arguments: [
     ("ratelimit", "newStationsPerAddressPerHour", "0"), ("ratelimit", "avatarUploadsPerAddressPerHour", "-1"),
+    ("ratelimit", "newStationsPerNetworkPerHour", "0"),
+    ("ratelimit", "newStationsPerWideNetworkPerHour", "x"),
+    ("ratelimit", "newStationsPerWideNetworkPerHour", "1000001"),
     ("limits", "maxStations", "0"), ("limits", "devicesPerStation", "0"),
     ("limits", "devicesPerStation", "1001"),
     ("limits", "avatarBytesTotal", "-5"), ("limits", "avatarBytesTotal", "lots"),

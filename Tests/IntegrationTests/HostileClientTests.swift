@@ -101,8 +101,8 @@ import Testing
     #expect(try database.int("SELECT count(*) FROM stations WHERE address LIKE 'HX%';") == created)
     #expect(try hits("newStationsPerAddressPerHour") == byResponder)
     // A refused new station leaves nothing behind: the rate windows are the 30 stations' registrations and
-    // avatar uploads, and the address's two.
-    #expect(try database.int("SELECT count(*) FROM rate_limits;") == 2 * created + 2)
+    // avatar uploads, the address's two, and its /24's new stations.
+    #expect(try database.int("SELECT count(*) FROM rate_limits;") == 2 * created + 3)
     // 30 stations with their 24 KB avatars, and little else: however long the flood goes on.
     #expect(bytesAfter - bytesBefore < 2_000_000, "the database grew by \(bytesAfter - bytesBefore) bytes")
     everything += flood.enumerated().map { ("new station \($0.offset)", $0.element) }
