@@ -232,6 +232,8 @@ extension APIHandler {
     case .maxStations: Int64(config.maxStations)
     case .devicesPerStation: Int64(config.devicesPerStation)
     case .avatarBytesTotal: config.avatarBytesTotal
+    case .sendsPerAddressPerMinute: Int64(config.sendsPerAddressPerMinute)
+    case .sendsPerMinuteGlobal: Int64(config.sendsPerMinuteGlobal)
     }
   }
 
@@ -262,7 +264,7 @@ extension APIHandler {
     out.family(
       "aprs_cloud_limit_setting", "gauge",
       "Each limit as this responder is configured ([ratelimit] per hour, [limits] counts and bytes,"
-        + " [server] long polls held).")
+        + " [send] per minute, [server] long polls held).")
     for limit in LimitName.allCases {
       out.sample("aprs_cloud_limit_setting", [("limit", limit.rawValue)], String(setting(of: limit)))
     }

@@ -105,7 +105,9 @@ public final class APIHandler {
         return try sync(body, station: station!, client: ClientAddress(request.remoteAddress), now: now)
       case .unregister: return .response(try unregister(body, station: station!))
       case .avatars: return .response(try avatars(body, station: station!))
-      case .send: return .response(try send(body, station: station!, now: now))
+      case .send:
+        return .response(
+          try send(body, station: station!, client: ClientAddress(request.remoteAddress), now: now))
       case .settings: return .response(try settings(body, station: station!, now: now))
       case .health: return .response(health())
       case .metrics: return .response(metrics())
