@@ -298,6 +298,11 @@ extension APIHandler {
       "1 while nothing the listener sends gets through (no login, or an unverified one): no ACKs.",
       flag(listener.receiveOnly))
     out.single(
+      "aprs_cloud_listener_send_budget_full", "gauge",
+      "1 while the running listener's transmit budget ([send] transmitBudgetPerMinute) is spent and copies of"
+        + " sent messages wait their turn.",
+      flag(listener.sendBudgetFull))
+    out.single(
       "aprs_cloud_listener_filter_stations", "gauge",
       "Registered stations the listener's APRS-IS filter covers.",
       String(listener.filterSize))

@@ -41,6 +41,8 @@ final class OutboundSender: @unchecked Sendable {
   /// The sends whose due copy the budget holds back.
   private var waiting: Set<Int64> = []
   private var version: Int64?
+  /// Whether the budget holds the copies the previous listener recorded in the last minute.
+  private var seeded = false
   private var wasTransmitting = false
   private var nextEvent: Int64?
   /// Whether copies wait for the budget now (as last told through `budgetChanged`).
@@ -88,6 +90,7 @@ final class OutboundSender: @unchecked Sendable {
   /// Looks at the database when something may have changed (another connection committed, the login's state
   /// changed, the next event is due) and handles what is due.
   func check() throws(StoreError) {
+    if !seeded { try seedBudget() }
     let now = clock()
     let transmitting = canTransmit()
     let dataVersion = try database.dataVersion()
@@ -105,6 +108,17 @@ final class OutboundSender: @unchecked Sendable {
       let room = after + budget.waitMs(now: monotonic())
       nextEvent = next.map { $0 > after ? min($0, room) : room } ?? room
     }
+  }
+
+  /// Puts the copies recorded in the last minute (by a listener before this one) into the budget, each at its
+  /// age on the monotonic clock, so a restart does not open a fresh minute.
+  private func seedBudget() throws(StoreError) {
+    let now = clock()
+    let mono = monotonic()
+    for at in try database.recentTransmissions(since: now - budget.windowMs + 1) where at <= now {
+      budget.spend(1, now: mono - (now - at))
+    }
+    seeded = true
   }
 
   /// One pass at `now`: every due send decided, recorded, and its copy handed over. Returns the copies written.

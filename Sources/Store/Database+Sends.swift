@@ -193,6 +193,19 @@ extension Database {
     return sends
   }
 
+  /// When the last copy of each send was recorded, for the sends whose last copy is at `since` or later (epoch
+  /// ms, oldest first, any state): what a listener that starts puts in its transmit budget, so a restart is no
+  /// fresh minute. A send's earlier copies are not kept, so this is at most the copies of the last minute.
+  public func recentTransmissions(since: Int64) throws(StoreError) -> [Int64] {
+    let statement = try prepared(
+      "SELECT last_sent_at FROM sends WHERE last_sent_at >= ?1 ORDER BY last_sent_at LIMIT 10000")
+    defer { statement.reset() }
+    try statement.bind(1, since)
+    var times: [Int64] = []
+    while try statement.step() { times.append(statement.int64(0)) }
+    return times
+  }
+
   /// When the scheduler next has something to do (epoch ms; nil: nothing in flight): the earliest expiry, the
   /// earliest next copy when `canTransmit`, or `now` for a send never scheduled.
   public func nextSendEvent(now: Int64, canTransmit: Bool) throws(StoreError) -> Int64? {

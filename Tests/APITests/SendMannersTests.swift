@@ -232,6 +232,7 @@ import Testing
       return
     }
     #expect(reasons.contains { $0.stringValue?.contains("transmit budget") == true }, "\(full.text)")
+    #expect(Self.metric(api, "aprs_cloud_listener_send_budget_full 1"))
   }
 
   @Test func metricsCountCopiesTheBudgetDelayed() throws {

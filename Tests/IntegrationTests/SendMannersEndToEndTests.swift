@@ -73,7 +73,7 @@ import Testing
       #"aprs_cloud_limit_hits_total{limit="sendsPerMinuteGlobal"} 1"#,
       #"aprs_cloud_limit_setting{limit="sendsPerMinuteGlobal"} 6"#,
       #"aprs_cloud_sends_total{outcome="accepted"} 6"#, "aprs_cloud_send_transmissions_total 3",
-      "aprs_cloud_send_copies_delayed_total 0",
+      "aprs_cloud_send_copies_delayed_total 0", "aprs_cloud_listener_send_budget_full 1",
     ] {
       #expect(metrics.contains(line + "\n"), "\(line)")
     }

@@ -290,4 +290,31 @@ import Testing
     #expect(rig.pushes.withLock { $0 }.isEmpty, "a cancel pushes nothing")
     #expect(try test.database.sendStatus()[.cancelled] == 1)
   }
+
+  /// A listener that starts counts the copies its predecessor recorded in the last minute: a restart opens no
+  /// fresh budget.
+  @Test func aRestartKeepsTheLastMinutesCopiesInTheBudget() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let first = try rig.sender(test.path, budget: 2)
+    try send(test, "one", now: Self.t0)
+    try send(test, "two", now: Self.t0)
+    try first.check()
+    first.database.close()
+    #expect(rig.written.count == 2)
+    rig.advance(to: 10_000)
+    let second = try rig.sender(test.path, budget: 2)
+    defer { second.database.close() }
+    try send(test, "three", now: Self.t0 + 10_000)
+    try second.check()
+    #expect(rig.written.count == 2 && second.budgetFull, "the two copies of the last minute still count")
+    // A minute after them there is room for two: the copy due first (three, due at 10 s) goes first, then one's
+    // second copy (due at 31 s).
+    rig.advance(to: 60_000)
+    try second.check()
+    #expect(rig.written.count == 4, "\(rig.written)")
+    #expect(rig.written.dropFirst(2).first?.contains(":three{") == true, "\(rig.written)")
+  }
 }
