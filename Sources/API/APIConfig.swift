@@ -50,6 +50,15 @@ public struct APIConfig: Sendable {
   public var sendsPerMinute = 10
   /// Sends of one station waiting for an answer at once (`[send] inFlight`); past it, 429.
   public var sendsInFlight = 20
+  /// Sends accepted per client address (`ClientAddress`) per minute (`[send] sendsPerAddressPerMinute`); past
+  /// it, 429.
+  public var sendsPerAddressPerMinute = 20
+  /// Sends accepted per minute from every station and address together (`[send] sendsPerMinuteGlobal`); past
+  /// it, 429.
+  public var sendsPerMinuteGlobal = 30
+  /// The listener's APRS-IS login (`[aprsis] login`, e.g. `N0CALL-10`), refused as a `/v1/send` addressee; nil
+  /// when not configured (the login the listener published is refused all the same).
+  public var listenerLogin: String?
   /// Whether this responder holds a `/v1/sync` `wait` without a thread of its own (FastCGI:
   /// `aprs-cloud-fcgi` sets it). `/v1/info` lists `longpoll` in `features` when set. Plain CGI still
   /// honours `wait` (by polling the database, a process per request) but does not advertise it.

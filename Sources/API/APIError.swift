@@ -18,6 +18,8 @@ public enum APIError: Error, Equatable, Sendable {
   case notFound(path: String)
   /// 404: the endpoint needs a registered station and this one is not (`/v1/send`, `/v1/settings`).
   case stationNotFound(String)
+  /// 404: the station has no sent message with this `clientId` (`/v1/send` `cancel`).
+  case sendNotFound(clientId: String)
   /// 405: the endpoint exists but not for this method.
   case methodNotAllowed(allowed: String)
   /// 413: the body is larger than the limit.
@@ -43,7 +45,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .badRequest: 400
     case .unauthorized, .wrongStationKey: 401
     case .forbidden: 403
-    case .notFound, .stationNotFound: 404
+    case .notFound, .stationNotFound, .sendNotFound: 404
     case .conflict: 409
     case .methodNotAllowed: 405
     case .payloadTooLarge: 413
@@ -60,6 +62,8 @@ public enum APIError: Error, Equatable, Sendable {
     case .unauthorized: "auth does not match the callsign's APRS-IS passcode"
     case .notFound(let path): "no such endpoint: \(path.prefix(80))"
     case .stationNotFound(let station): "\(station) is not registered; register it first"
+    case .sendNotFound(let clientId):
+      "cancel: no message sent with clientId \"\(clientId.prefix(64))\" (unknown, or it rolled off)"
     case .methodNotAllowed(let allowed): "method not allowed; use \(allowed)"
     case .payloadTooLarge(let limit): "request body is larger than \(limit) bytes"
     case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"

@@ -9,7 +9,8 @@ extension APIHandler {
   /// seconds before the listener starts) is not held against the responder.
   ///
   /// `status` is `ok`, or `degraded` with the reasons in `degraded`: the listener is not running, it
-  /// is not connected to APRS-IS, its login is unverified or receive-only (no ACKs), a push provider
+  /// is not connected to APRS-IS, its login is unverified or receive-only (no ACKs), its transmit budget for sent
+  /// messages is spent, a push provider
   /// stopped on a configuration fault, or one that sends but published a warning (an APNs `production`
   /// setting the devices' tokens contradict).
   ///
@@ -21,6 +22,10 @@ extension APIHandler {
   /// length, CR LF included), `filterEntries` (entries on that line), `filterExactStations` (stations matched
   /// by an exact entry rather than a prefix), `lineRate` (lines per second over the last minute),
   /// `updatedAgeSeconds`, and `counters` since it started (each `ListenerCounter`, by name).
+  ///
+  /// `send`: `budgetFull`, true while a running listener's transmit budget (`[send] transmitBudgetPerMinute`) is
+  /// spent and copies of sent messages wait their turn; a degraded reason too, but not a 503 (nothing is lost,
+  /// the copies only go out later).
   func health() -> APIResponse {
     let now = clock()
     do {
@@ -40,6 +45,12 @@ extension APIHandler {
       }
       if running && listener.receiveOnly {
         degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
+      }
+      let budgetFull = running && listener.sendBudgetFull
+      if budgetFull {
+        degraded.append(
+          "the transmit budget for sent messages ([send] transmitBudgetPerMinute) is spent: due copies wait"
+            + " their turn")
       }
       for platform in DevicePlatform.allCases {
         if case .stopped = push.state(of: platform) {
@@ -112,6 +123,12 @@ extension APIHandler {
         }
         writer.endObject()
       }
+      writer.endObject()
+      // Sending: whether the running listener's transmit budget is spent (copies are waiting).
+      writer.key("send")
+      writer.beginObject()
+      writer.key("budgetFull")
+      writer.bool(budgetFull)
       writer.endObject()
       // What the push sender last published per provider: ok, off or "stopped: <reason>".
       writer.key("push")

@@ -234,6 +234,8 @@ extension APIHandler {
     case .maxStations: Int64(config.maxStations)
     case .devicesPerStation: Int64(config.devicesPerStation)
     case .avatarBytesTotal: config.avatarBytesTotal
+    case .sendsPerAddressPerMinute: Int64(config.sendsPerAddressPerMinute)
+    case .sendsPerMinuteGlobal: Int64(config.sendsPerMinuteGlobal)
     }
   }
 
@@ -264,7 +266,7 @@ extension APIHandler {
     out.family(
       "aprs_cloud_limit_setting", "gauge",
       "Each limit as this responder is configured ([ratelimit] per hour, [limits] counts and bytes,"
-        + " [server] long polls held).")
+        + " [send] per minute, [server] long polls held).")
     for limit in LimitName.allCases {
       out.sample("aprs_cloud_limit_setting", [("limit", limit.rawValue)], String(setting(of: limit)))
     }
@@ -297,6 +299,11 @@ extension APIHandler {
       "aprs_cloud_listener_receive_only", "gauge",
       "1 while nothing the listener sends gets through (no login, or an unverified one): no ACKs.",
       flag(listener.receiveOnly))
+    out.single(
+      "aprs_cloud_listener_send_budget_full", "gauge",
+      "1 while the running listener's transmit budget ([send] transmitBudgetPerMinute) is spent and copies of"
+        + " sent messages wait their turn.",
+      flag(listener.sendBudgetFull))
     out.single(
       "aprs_cloud_listener_filter_stations", "gauge",
       "Registered stations the listener's APRS-IS filter covers.",

@@ -10,24 +10,39 @@ extension APIHandler {
 
   /// `POST /v1/send` `{callsign, ssid, auth, to, text, clientId?}` (PROTOCOL.md "Sending messages"): stores the
   /// message for the listener, which transmits it and retries until the addressee answers. Answers
-  /// `{"message":{…},"serverTime":…}` with the message exactly as sync shows it.
+  /// `{"message":{…},"serverTime":…}` with the message exactly as sync shows it. With `cancel` instead of `to`
+  /// and `text`, stops a send (``cancelSend(_:station:now:)``).
   ///
-  /// In order: the fields (400 naming `to`, `text` or `clientId`); a sender APRS-IS always drops (`N0CALL`, …:
-  /// 400 naming `callsign`); `[send] enabled` and the listener's login (receive-only or unverified: 503); then
-  /// in one transaction the station (404 when not registered), a replayed `clientId` (the first message, nothing
-  /// sent), and the per-station limits (429). `serverTime` is the newest timestamp at the commit (for a new
-  /// message its own); a client keeps following its own sync cursor.
-  func send(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+  /// In order: the fields (400 naming `to`, `text` or `clientId`; an addressee that is no station, this server's
+  /// own login among them, names `to`); a sender APRS-IS always drops (`N0CALL`, …: 400 naming `callsign`);
+  /// `[send] enabled` and the listener's login (receive-only or unverified: 503); then in one transaction the
+  /// station (404 when not registered), a replayed `clientId` (the first message, nothing sent), and the limits
+  /// (429 with `Retry-After`): the station's in flight and per minute, `client`'s per minute, everyone's per
+  /// minute. `serverTime` is the newest timestamp at the commit (for a new message its own); a client keeps
+  /// following its own sync cursor.
+  func send(_ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64) throws(APIError)
+    -> APIResponse
+  {
+    if body.contains("cancel") { return try cancelSend(body, station: station, now: now) }
     let address = station.description
-    let request = try Self.sendRequest(body, station: station)
+    let request = try Self.sendRequest(
+      body, station: station, logins: [config.listenerLogin].compactMap { $0 })
     guard config.send else { throw .notOffered("sending messages is turned off on this server") }
     let listener = try store { () throws(StoreError) in try database.listenerStatus() }
+    // The login the running listener published (a responder whose config lacks [aprsis] still knows it).
+    if let login = listener.login,
+      let problem = OutgoingMessage.addresseeProblem(request.addressee, login: login)
+    {
+      throw .badRequest("to: \(problem)")
+    }
     guard !listener.receiveOnly else {
       throw .notOffered(
         "this server cannot transmit on APRS-IS: its login is receive-only or unverified; messages can only be"
           + " received")
     }
-    let limits = SendLimits(perMinute: config.sendsPerMinute, inFlight: config.sendsInFlight)
+    let limits = SendLimits(
+      perMinute: config.sendsPerMinute, inFlight: config.sendsInFlight, address: client.key,
+      perAddressPerMinute: config.sendsPerAddressPerMinute, globalPerMinute: config.sendsPerMinuteGlobal)
     let creation = try store { () throws(StoreError) in
       try database.createSend(request, limits: limits, now: now)
     }
@@ -45,7 +60,51 @@ extension APIHandler {
       throw .rateLimited(
         what: "messages waiting for an answer (at most \(config.sendsInFlight))",
         retryAfterSeconds: Self.inFlightRetryAfterSeconds)
+    case .tooManyFromAddress(let retryAfterMs):
+      throw .rateLimited(
+        what: "messages sent from this address this minute (at most \(config.sendsPerAddressPerMinute))",
+        retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .tooManyGlobal(let retryAfterMs):
+      throw .rateLimited(
+        what: "messages sent through this server this minute (at most \(config.sendsPerMinuteGlobal) from"
+          + " everyone)", retryAfterSeconds: Self.seconds(retryAfterMs))
     }
+    return sendAnswer(message, serverTime: serverTime, station: address)
+  }
+
+  /// `POST /v1/send` `{callsign, ssid, auth, cancel:"<clientId>"}` (PROTOCOL.md "Owned stations"): the station's
+  /// send with that `clientId` stops: in flight, it ends `cancelled` (re-stamped, so sync shows it again; the
+  /// listener never transmits it again); already ended, it is answered as it is. Answers
+  /// `{"message":{…},"serverTime":…}` like a send. `cancel` is a `clientId` (1–64 characters; 400 naming
+  /// `cancel`), `to` and `text` must not come with it; an unknown one is a 404, an unregistered station too.
+  /// Works whatever `[send] enabled` and the listener say: stopping never hurts.
+  func cancelSend(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+    let address = station.description
+    for key in ["to", "text"] where body.contains(key) {
+      throw .badRequest("cancel: a cancel takes no \(key); send either a message or a cancel")
+    }
+    let clientId = try body.string("cancel", maxLength: 1024) ?? ""
+    guard !clientId.isEmpty else {
+      throw .badRequest("cancel must be the clientId of a message this station sent")
+    }
+    guard clientId.unicodeScalars.count <= Self.maximumClientIdLength else {
+      throw .badRequest("cancel is longer than \(Self.maximumClientIdLength) characters (a clientId)")
+    }
+    let cancellation = try store { () throws(StoreError) in
+      try database.cancelSend(station: address, clientId: clientId, now: now)
+    }
+    switch cancellation {
+    case .cancelled(let message, let serverTime), .finished(let message, let serverTime):
+      return sendAnswer(message, serverTime: serverTime, station: address)
+    case .unknownStation:
+      throw .stationNotFound(address)
+    case .unknownClientId:
+      throw .sendNotFound(clientId: clientId)
+    }
+  }
+
+  /// `{"message":{…},"serverTime":…}`.
+  private func sendAnswer(_ message: StoredMessage, serverTime: Int64, station: String) -> APIResponse {
     var writer = JSONWriter(capacity: 256)
     writer.beginObject()
     writer.key("message")
@@ -53,14 +112,18 @@ extension APIHandler {
     writer.key("serverTime")
     writer.int(serverTime)
     writer.endObject()
-    return .ok(writer, station: address)
+    return .ok(writer, station: station)
   }
 
   /// The validated send: `to` a station address other than the sender's and not a bulletin or weather address;
   /// `text` 1–67 printable characters without `{`, `|`, `~` that receivers read back as a message (trailing
   /// spaces dropped first: receivers drop them too); `clientId` at most 64 characters (empty counts as absent);
-  /// and a sender APRS-IS passes.
-  static func sendRequest(_ body: RequestBody, station: StationAddress) throws(APIError) -> NewSend {
+  /// and a sender APRS-IS passes. `logins`: this server's APRS-IS login(s), refused as addressees
+  /// (`OutgoingMessage.addresseeProblem`, with the other calls that are no station).
+  static func sendRequest(_ body: RequestBody, station: StationAddress, logins: [String] = [])
+    throws(APIError)
+    -> NewSend
+  {
     let toText = try body.requiredString("to", maxLength: 32)
     let addressee: StationAddress
     do {
@@ -69,8 +132,10 @@ extension APIHandler {
       throw .badRequest("to: must be a station address (CALL or CALL-SSID): \(error)")
     }
     guard addressee != station else { throw .badRequest("to: a station cannot send a message to itself") }
-    if let problem = OutgoingMessage.addresseeProblem(addressee.description) {
-      throw .badRequest("to: \(problem)")
+    for login in logins.isEmpty ? [nil] : logins.map(Optional.some) {
+      if let problem = OutgoingMessage.addresseeProblem(addressee.description, login: login) {
+        throw .badRequest("to: \(problem)")
+      }
     }
     var text = try body.requiredString("text", maxLength: 1024)
     while text.unicodeScalars.last == " " { text.unicodeScalars.removeLast() }

@@ -120,7 +120,7 @@ public final class APIHandler {
       case .send:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "sending messages")
-        return .response(try send(body, station: station!, now: now))
+        return .response(try send(body, station: station!, client: client, now: now))
       case .settings:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "reading or changing settings")

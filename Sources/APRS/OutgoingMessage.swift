@@ -72,10 +72,44 @@ public enum OutgoingMessage {
     }
   }
 
-  /// Why `addressee` (an upper-case station address) cannot be sent to, as a sentence, or nil: bulletins,
-  /// announcements and weather addresses are never acknowledged, so a message to them would only be repeated
-  /// until it expires.
-  public static func addresseeProblem(_ addressee: String) -> String? {
+  /// Calls that name no station on APRS-IS, refused as addressees with any SSID: aprsc's own server name
+  /// (`SERVER`), the internet path's markers (`TCPIP`, `TCPXX`), placeholder calls (`NOCALL`, `N0CALL`), and the
+  /// path aliases and flags of APRS101 and the q-construct rules (`RELAY`, `RFONLY`, `NOGATE`).
+  public static let reservedAddressees: Set<String> = [
+    "SERVER", "TCPIP", "TCPXX", "NOCALL", "N0CALL", "RELAY", "RFONLY", "NOGATE",
+  ]
+  /// Prefixes of calls that are path aliases or group addresses, refused as addressees: `WIDE` (`WIDE1-1`,
+  /// `WIDE2-2`, …) and `TRACE` (`TRACE3-3`, …) are digipeater aliases, `BLN` bulletins, `NWS` weather services.
+  public static let reservedAddresseePrefixes = ["WIDE", "TRACE", "BLN", "NWS"]
+
+  /// Why `addressee` (an upper-case station address) cannot be sent to, as a sentence naming it, or nil.
+  ///
+  /// An addressee must look like a station that can answer: not `login` (the server's own APRS-IS login, which
+  /// would be sent its own messages), not a ``reservedAddressees`` call with any SSID, not a q-construct
+  /// (`qA` and one letter: `qAC`, `qAR`, …), not a call starting with a ``reservedAddresseePrefixes`` entry;
+  /// and not a bulletin, announcement or weather address, which are never acknowledged, so a message to them
+  /// would only be repeated until it expires.
+  public static func addresseeProblem(_ addressee: String, login: String? = nil) -> String? {
+    let upper = addressee.uppercased()
+    let base =
+      upper.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+      ?? upper
+    if let login, !login.isEmpty, login.uppercased() == upper {
+      return "\(addressee) is this server's own APRS-IS login; it cannot be sent messages through itself"
+    }
+    if reservedAddressees.contains(base) {
+      return "\(addressee) is a reserved APRS-IS name (\(base)), not a station"
+    }
+    if base.utf8.count == 3, base.hasPrefix("QA"), let last = base.utf8.last, ASCII.isUpper(last) {
+      return "\(addressee) is an APRS-IS q-construct (qA?), not a station"
+    }
+    if let prefix = reservedAddresseePrefixes.first(where: { base.hasPrefix($0) }) {
+      switch prefix {
+      case "BLN": return "\(addressee) is a bulletin address; bulletins are never acknowledged"
+      case "NWS": return "\(addressee) is a weather address; such messages are never acknowledged"
+      default: return "\(addressee) is a digipeater path alias (\(prefix)*), not a station"
+      }
+    }
     let probe = line(from: "N0CALL", to: addressee, text: "x", msgno: "1")
     guard case .success(.packet(let packet)) = TNC2Packet.parse(probe),
       case .addressed(let read) = AddressedPacket.classify(packet)

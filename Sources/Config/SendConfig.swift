@@ -7,6 +7,9 @@
 /// enabled = true          ; /v1/send on (the listener also needs a verified [aprsis] login)
 /// perMinute = 10          ; sends accepted per station per minute (429 past it)
 /// inFlight = 20           ; sends of one station waiting for an answer at once (429 past it)
+/// sendsPerAddressPerMinute = 20   ; sends accepted per client address (IPv4, IPv6 /64) per minute (429)
+/// sendsPerMinuteGlobal = 30       ; sends accepted per minute from everyone together (429 past it)
+/// transmitBudgetPerMinute = 60    ; lines the listener transmits per minute, first copies and retries
 /// schedule = 0, 31, 62, 124, 248, 496, 992, 1984   ; seconds after the send at which a copy goes out
 /// ackWait = 60s           ; after the last copy, how long an answer may take before the message expires
 /// poll = 250ms            ; how often the listener looks for new sends
@@ -14,6 +17,11 @@
 ///
 /// The schedule's copies must be at least 31 s apart: APRS-IS drops a line identical to one it passed within
 /// 30 s, counted in whole seconds, so a copy 30 s after the previous one is usually dropped (APRS-IS.md).
+///
+/// The limits keep the server from flooding APRS-IS under the operator's login (DESIGN.md "Who may do what"):
+/// the responder refuses sends past the per-station, per-address and global limits, and the listener writes at
+/// most `transmitBudgetPerMinute` lines of sent messages in any minute; copies past the budget wait their turn
+/// (the copy due first goes first), none is dropped.
 public struct SendConfig: Sendable, Equatable {
   /// The least time between two copies of one message (ms).
   public static let minimumSpacingMs: Int64 = 31_000
@@ -30,6 +38,12 @@ public struct SendConfig: Sendable, Equatable {
   public var perMinute = 10
   /// Sends of one station in flight at once.
   public var inFlight = 20
+  /// Sends accepted per client address (`ClientAddress`: the IPv4 address, or the IPv6 /64) per minute.
+  public var sendsPerAddressPerMinute = 20
+  /// Sends accepted per minute over every station and address together.
+  public var sendsPerMinuteGlobal = 30
+  /// Lines of sent messages (first copies and retries together) the listener writes in any 60 s at most.
+  public var transmitBudgetPerMinute = 60
   /// When each copy goes out, ms after the send: starts at 0 or later, strictly increasing, at least
   /// ``minimumSpacingMs`` apart.
   public var scheduleMs: [Int64] = SendConfig.defaultScheduleSeconds.map { $0 * 1000 }
@@ -48,6 +62,12 @@ public struct SendConfig: Sendable, Equatable {
     enabled = try config.bool(section, "enabled", default: defaults.enabled)
     perMinute = try config.int(section, "perMinute", default: defaults.perMinute, range: 1...10_000)
     inFlight = try config.int(section, "inFlight", default: defaults.inFlight, range: 1...1000)
+    sendsPerAddressPerMinute = try config.int(
+      section, "sendsPerAddressPerMinute", default: defaults.sendsPerAddressPerMinute, range: 1...100_000)
+    sendsPerMinuteGlobal = try config.int(
+      section, "sendsPerMinuteGlobal", default: defaults.sendsPerMinuteGlobal, range: 1...1_000_000)
+    transmitBudgetPerMinute = try config.int(
+      section, "transmitBudgetPerMinute", default: defaults.transmitBudgetPerMinute, range: 1...10_000)
     if let value = config.value(section, "schedule") {
       scheduleMs = try Self.schedule(value)
     }
@@ -82,6 +102,9 @@ public struct SendConfig: Sendable, Equatable {
 
   /// The keys this struct reads.
   public static let schema = ConfigSchema(sections: [
-    "send": ["enabled", "perMinute", "inFlight", "schedule", "ackWait", "poll"]
+    "send": [
+      "enabled", "perMinute", "inFlight", "sendsPerAddressPerMinute", "sendsPerMinuteGlobal",
+      "transmitBudgetPerMinute", "schedule", "ackWait", "poll",
+    ]
   ])
 }

@@ -153,7 +153,8 @@ final class Housekeeper: @unchecked Sendable {
     counts[.blocked] = counters.blocked.load(ordering: .relaxed)
     return ListenerStatus(
       connection: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
-      counts: counts, updatedAt: epochMilliseconds(), startedAt: startedAt)
+      counts: counts, updatedAt: epochMilliseconds(), startedAt: startedAt,
+      sendBudgetFull: shared.sendBudgetFull.load(ordering: .relaxed))
   }
 
   private func publish() {

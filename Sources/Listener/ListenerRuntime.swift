@@ -189,7 +189,8 @@ public final class ListenerRuntime: Sendable {
         name: "sender",
         { [self, writerOptions] in
           runSender(
-            storeOptions: writerOptions, connection: connection, shared: shared, stopped: senderStopped)
+            storeOptions: writerOptions, connection: connection, shared: shared, housekeeper: housekeeper,
+            stopped: senderStopped)
         })
     else { return failStart(database, "sender") }
     guard
@@ -226,9 +227,11 @@ public final class ListenerRuntime: Sendable {
   }
 
   /// The sender thread (``OutboundSender``): messages sent through `/v1/send`, on a connection of its own that
-  /// syncs every commit (a copy is on disk as transmitted before its line is written).
+  /// syncs every commit (a copy is on disk as transmitted before its line is written), within the transmit budget
+  /// (`[send] transmitBudgetPerMinute`; the status says when copies wait for it).
   private func runSender(
-    storeOptions: StoreOptions, connection: ConnectionDriver, shared: SharedState, stopped: Latch
+    storeOptions: StoreOptions, connection: ConnectionDriver, shared: SharedState, housekeeper: Housekeeper,
+    stopped: Latch
   ) {
     let send = options.config.server.send
     let database: Database
@@ -243,7 +246,12 @@ public final class ListenerRuntime: Sendable {
       database: database, scheduler: SendScheduler(offsetsMs: send.scheduleMs, ackWaitMs: send.ackWaitMs),
       pollMs: send.pollMs, logger: logger, canTransmit: { shared.status.canTransmit },
       transmit: { connection.submit(transmissions: $0) },
-      pushesQueued: { [notifier] in notifier?.messagesStored(stations: $0) })
+      pushesQueued: { [notifier] in notifier?.messagesStored(stations: $0) },
+      budget: TransmitBudget(perMinute: send.transmitBudgetPerMinute),
+      budgetChanged: { full in
+        shared.sendBudgetFull.store(full, ordering: .relaxed)
+        housekeeper.requestPublish()
+      })
     sender.run(stopped: stopped)
   }
 

@@ -51,6 +51,8 @@ final class SharedState: Sendable {
   private let state = Mutex(Snapshot())
   /// The live registered stations: changed by the registration watcher, asked by the writer.
   let stations = StationRegistry()
+  /// Copies of sent messages wait for the transmit budget (set by the sender, published by the housekeeper).
+  let sendBudgetFull = Atomic<Bool>(false)
 
   struct Snapshot {
     var status = ConnectionStatus()

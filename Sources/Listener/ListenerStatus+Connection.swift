@@ -4,10 +4,11 @@ extension ListenerStatus {
   /// The status the listener publishes (`Database.publishListenerStatus`, every few seconds and on every state
   /// change, never per line): its connection's status, its login, when it read its last line (epoch ms, nil
   /// before the first), its line rate (lines per second over the last minute), its counters since start, and
-  /// when this status was made and when the listener started (epoch ms).
+  /// when this status was made and when the listener started (epoch ms), and whether copies of sent messages
+  /// wait for the transmit budget.
   init(
     connection status: ConnectionStatus, login: String, lastLineAt: Int64?, lineRate: Double,
-    counts: ListenerCounts, updatedAt: Int64, startedAt: Int64
+    counts: ListenerCounts, updatedAt: Int64, startedAt: Int64, sendBudgetFull: Bool = false
   ) {
     self.init(
       state: status.state, connected: status.connected, verified: status.verified,
@@ -15,6 +16,6 @@ extension ListenerStatus {
       filterBytes: status.filterBytes, filterEntries: status.filterEntries,
       filterExactStations: status.filterExactStations, lastLineAt: lastLineAt,
       lineRate: lineRate, updatedAt: updatedAt, startedAt: startedAt, lastError: status.lastError,
-      counts: counts)
+      counts: counts, sendBudgetFull: sendBudgetFull)
   }
 }

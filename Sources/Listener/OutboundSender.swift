@@ -12,6 +12,11 @@ import Store
 /// connection: a transmission is recorded before it is written, so a crash can lose a copy but never cause a
 /// burst, and after a restart the schedule resumes from the database. The line goes out on the listener's
 /// verified login; with none up, copies wait (expiries do not).
+///
+/// Every copy passes the one ``TransmitBudget`` (`[send] transmitBudgetPerMinute`, on the monotonic clock): past
+/// it the due copies wait their turn, the one due first going first, and their schedules move by the wait (none
+/// is dropped, none loses a copy). While copies wait the budget is "full": ``budgetFull`` says so to the status
+/// the listener publishes (`/health`), and each copy that waited is counted (`/metrics`).
 final class OutboundSender: @unchecked Sendable {
   /// Sends read per query.
   static let batchLimit = 500
@@ -28,15 +33,29 @@ final class OutboundSender: @unchecked Sendable {
   /// Wakes the push sender: these stations got a `sendFailed` push.
   private let pushesQueued: @Sendable ([String]) -> Void
   private let clock: EpochClock
+  /// The clock of the budget's window (monotonic ms).
+  private let monotonic: @Sendable () -> Int64
+  /// Told when the budget becomes full (copies wait) or has room again.
+  private let budgetChanged: @Sendable (Bool) -> Void
+  private var budget: TransmitBudget
+  /// The sends whose due copy the budget holds back.
+  private var waiting: Set<Int64> = []
   private var version: Int64?
+  /// Whether the budget holds the copies the previous listener recorded in the last minute.
+  private var seeded = false
   private var wasTransmitting = false
   private var nextEvent: Int64?
+  /// Whether copies wait for the budget now (as last told through `budgetChanged`).
+  private(set) var budgetFull = false
 
   init(
     database: Database, scheduler: SendScheduler, pollMs: Int64, logger: Logger,
     canTransmit: @escaping @Sendable () -> Bool, transmit: @escaping @Sendable ([[UInt8]]) -> Void,
     pushesQueued: @escaping @Sendable ([String]) -> Void = { _ in },
-    clock: @escaping EpochClock = epochMilliseconds
+    budget: TransmitBudget = TransmitBudget(perMinute: 60),
+    budgetChanged: @escaping @Sendable (Bool) -> Void = { _ in },
+    clock: @escaping EpochClock = epochMilliseconds,
+    monotonic: @escaping @Sendable () -> Int64 = monotonicMilliseconds
   ) {
     self.database = database
     self.scheduler = scheduler
@@ -45,7 +64,10 @@ final class OutboundSender: @unchecked Sendable {
     self.canTransmit = canTransmit
     self.transmit = transmit
     self.pushesQueued = pushesQueued
+    self.budget = budget
+    self.budgetChanged = budgetChanged
     self.clock = clock
+    self.monotonic = monotonic
   }
 
   /// Runs until `stopped` is set.
@@ -68,6 +90,7 @@ final class OutboundSender: @unchecked Sendable {
   /// Looks at the database when something may have changed (another connection committed, the login's state
   /// changed, the next event is due) and handles what is due.
   func check() throws(StoreError) {
+    if !seeded { try seedBudget() }
     let now = clock()
     let transmitting = canTransmit()
     let dataVersion = try database.dataVersion()
@@ -76,32 +99,85 @@ final class OutboundSender: @unchecked Sendable {
     version = dataVersion
     wasTransmitting = transmitting
     try pass(now: now, canTransmit: transmitting)
-    nextEvent = try database.nextSendEvent(now: clock(), canTransmit: transmitting)
+    let after = clock()
+    let next = try database.nextSendEvent(now: after, canTransmit: transmitting)
+    if waiting.isEmpty {
+      nextEvent = next
+    } else {
+      // Due copies wait for the budget: look again when it has room (sooner for an event still to come).
+      let room = after + budget.waitMs(now: monotonic())
+      nextEvent = next.map { $0 > after ? min($0, room) : room } ?? room
+    }
+  }
+
+  /// Puts the copies recorded in the last minute (by a listener before this one) into the budget, each at its
+  /// age on the monotonic clock, so a restart does not open a fresh minute.
+  private func seedBudget() throws(StoreError) {
+    let now = clock()
+    let mono = monotonic()
+    for at in try database.recentTransmissions(since: now - budget.windowMs + 1) where at <= now {
+      budget.spend(1, now: mono - (now - at))
+    }
+    seeded = true
   }
 
   /// One pass at `now`: every due send decided, recorded, and its copy handed over. Returns the copies written.
   @discardableResult
   func pass(now: Int64, canTransmit: Bool) throws(StoreError) -> Int {
     var written = 0
-    // Each round changes every row it read (see SendScheduler.plan), so rounds end; bounded all the same.
+    var stillWaiting: Set<Int64> = []
+    // Each round changes every row it read but the ones waiting for the budget (see SendScheduler.plan), and a
+    // round that leaves any waiting is the last, so rounds end; bounded all the same.
     for _ in 0..<100 {
       let sends = try database.dueSends(now: now, canTransmit: canTransmit, limit: Self.batchLimit)
       guard !sends.isEmpty else { break }
-      let plan = scheduler.plan(sends, now: now, canTransmit: canTransmit)
+      let allowance = budget.available(now: monotonic())
+      let plan = scheduler.plan(
+        sends, now: now, canTransmit: canTransmit, allowance: allowance, waiting: waiting)
       let (recorded, finished) = try database.recordSendSchedule(plan.changes, now: now)
       // Recorded (and on disk): now the lines may go out.
       let lines = recorded.compactMap { plan.lines[$0] }
-      if !lines.isEmpty { transmit(lines) }
+      if !lines.isEmpty {
+        budget.spend(lines.count, now: monotonic())
+        transmit(lines)
+      }
       written += lines.count
-      log(sends, recorded: Set(recorded), finished: finished)
-      let failed = finished.filter { $0.state != .acked }.map(\.station)
+      stillWaiting.formUnion(plan.waiting)
+      log(
+        sends, recorded: Set(recorded), finished: finished,
+        newlyWaiting: plan.waiting.filter { !waiting.contains($0) })
+      let failed = finished.filter { $0.state != .acked && $0.state != .cancelled }.map(\.station)
       if !failed.isEmpty { pushesQueued(Array(Set(failed)).sorted()) }
-      if sends.count < Self.batchLimit { break }
+      if sends.count < Self.batchLimit || !plan.waiting.isEmpty { break }
+    }
+    // Rows not read this pass (gone, answered, cancelled) stop waiting; so do those written.
+    waiting = stillWaiting
+    if budgetFull != !waiting.isEmpty {
+      budgetFull = !waiting.isEmpty
+      if budgetFull {
+        logger.warn(
+          "sender: the transmit budget is spent; due copies wait their turn",
+          ["budgetPerMinute": String(budget.perMinute), "waiting": String(waiting.count)])
+      } else {
+        logger.info("sender: the transmit budget has room again")
+      }
+      budgetChanged(budgetFull)
     }
     return written
   }
 
-  private func log(_ sends: [InFlightSend], recorded: Set<Int64>, finished: [FinishedSend]) {
+  private func log(
+    _ sends: [InFlightSend], recorded: Set<Int64>, finished: [FinishedSend], newlyWaiting: [Int64]
+  ) {
+    let newly = Set(newlyWaiting)
+    for send in sends where newly.contains(send.id) {
+      logger.debug(
+        "message copy waits for the transmit budget",
+        [
+          "station": send.station, "to": send.addressee, "msgno": send.msgno,
+          "copy": String(send.transmissions + 1),
+        ])
+    }
     for send in sends where recorded.contains(send.id) {
       logger.info(
         send.transmissions == 0 ? "message sent" : "message sent again",

@@ -9,7 +9,8 @@ import Store
 /// drops a line identical to one it passed within 30 s, counted in whole seconds (APRS-IS.md). Offsets missed
 /// while the link was down or the listener was not running collapse into one copy (no burst after a restart).
 /// With no offset left, the message waits ``ackWaitMs`` after the later of the last copy and the last offset,
-/// then expires; a message past that time expires without another copy, even one never sent.
+/// then expires; a message past that time expires without another copy, even one never sent. Copies held back by
+/// the transmit budget (``TransmitBudget``) move the rest of their schedule instead: none is lost.
 struct SendScheduler: Sendable, Equatable {
   /// The least time between two copies of one message (ms).
   static let minimumSpacingMs: Int64 = 31_000
@@ -27,17 +28,20 @@ struct SendScheduler: Sendable, Equatable {
     self.minimumSpacingMs = minimumSpacingMs
   }
 
-  /// When the next copy of a message sent at `createdAt` is due, given its last copy (nil before the first); nil
-  /// when the schedule has no copy left.
-  func nextCopy(createdAt: Int64, lastSentAt: Int64?) -> Int64? {
+  /// When the next copy of a message sent at `createdAt` is due, given its last copy (nil before the first) and
+  /// how long the transmit budget held its copies back (`budgetDelayMs`: the offsets after the first move by
+  /// it); nil when the schedule has no copy left.
+  func nextCopy(createdAt: Int64, lastSentAt: Int64?, budgetDelayMs: Int64 = 0) -> Int64? {
     guard let last = lastSentAt else { return createdAt + offsetsMs[0] }
-    guard let slot = offsetsMs.lazy.map({ createdAt + $0 }).first(where: { $0 > last }) else { return nil }
+    let start = createdAt + budgetDelayMs
+    guard let slot = offsetsMs.lazy.map({ start + $0 }).first(where: { $0 > last }) else { return nil }
     return max(slot, last + minimumSpacingMs)
   }
 
-  /// When a message sent at `createdAt` whose last copy went out at `lastSentAt` expires without an answer.
-  func expiry(createdAt: Int64, lastSentAt: Int64?) -> Int64 {
-    max(createdAt + offsetsMs[offsetsMs.count - 1], lastSentAt ?? createdAt) + ackWaitMs
+  /// When a message sent at `createdAt` whose last copy went out at `lastSentAt` expires without an answer (the
+  /// last offset moved by `budgetDelayMs`, as its copies were).
+  func expiry(createdAt: Int64, lastSentAt: Int64?, budgetDelayMs: Int64 = 0) -> Int64 {
+    max(createdAt + budgetDelayMs + offsetsMs[offsetsMs.count - 1], lastSentAt ?? createdAt) + ackWaitMs
   }
 
   /// What to do now.
@@ -46,28 +50,55 @@ struct SendScheduler: Sendable, Equatable {
     var changes: [SendScheduleChange] = []
     /// The line of each copy to write, by message id, once its change is recorded.
     var lines: [Int64: [UInt8]] = [:]
+    /// Sends whose copy is due but waits for the transmit budget, in the order they were given (nothing of them
+    /// is recorded: they stay due).
+    var waiting: [Int64] = []
 
     init() {}
   }
 
-  /// The decisions for `sends` (the rows `Database.dueSends` returned) at `now`: each one past its expiry
-  /// expires; else, when `canTransmit` (a verified login is up) and its next copy is due, a copy goes out with
-  /// its next copy and expiry; else its schedule is (re)written if it differs from the stored one (a new row,
-  /// or a changed schedule), so it is due again only when there is something to do.
-  func plan(_ sends: [InFlightSend], now: Int64, canTransmit: Bool) -> Plan {
+  /// The decisions for `sends` (the rows `Database.dueSends` returned, the copy due first first) at `now`.
+  ///
+  /// A copy is due when `canTransmit` (a verified login is up) and its next copy's time (as stored; computed for a
+  /// row never scheduled) has come. At most `allowance` copies go out (the transmit budget's room, in the order
+  /// given); the other due ones wait, unchanged, in ``Plan/waiting``. A send in `waiting` (the ones the budget
+  /// held back before) keeps its place: it does not expire while its copy waits, and when the copy goes out the
+  /// time it waited is added to the send's budget delay, so its later copies and its expiry move by as much and
+  /// no copy of the schedule is lost. Otherwise a send past its expiry expires; a due copy goes out with its next
+  /// copy and expiry (offsets missed while the link was down collapse into this one copy, no burst); else its
+  /// schedule is (re)written if it differs from the stored one (a new row, or a changed ack wait), so it is due
+  /// again only when there is something to do.
+  func plan(
+    _ sends: [InFlightSend], now: Int64, canTransmit: Bool, allowance: Int = .max, waiting: Set<Int64> = []
+  ) -> Plan {
     var plan = Plan()
+    var room = allowance
     for send in sends {
-      let expiresAt = expiry(createdAt: send.createdAt, lastSentAt: send.lastSentAt)
-      if now >= expiresAt {
+      let expiresAt = expiry(
+        createdAt: send.createdAt, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
+      let computed = nextCopy(
+        createdAt: send.createdAt, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
+      let next = send.expiresAt == nil ? computed : send.nextAt
+      let due = canTransmit && next.map { now >= $0 } == true
+      let held = due && waiting.contains(send.id)
+      if now >= expiresAt && !held {
         plan.changes.append(.expired(id: send.id))
         continue
       }
-      let next = nextCopy(createdAt: send.createdAt, lastSentAt: send.lastSentAt)
-      if canTransmit, let next, now >= next {
+      if due, let next {
+        guard room > 0 else {
+          plan.waiting.append(send.id)
+          continue
+        }
+        room -= 1
+        let delay = held ? max(1, now - next) : 0
+        let budgetDelayMs = send.budgetDelayMs + delay
         plan.changes.append(
           .transmitted(
-            id: send.id, at: now, nextAt: nextCopy(createdAt: send.createdAt, lastSentAt: now),
-            expiresAt: expiry(createdAt: send.createdAt, lastSentAt: now)))
+            id: send.id, at: now,
+            nextAt: nextCopy(createdAt: send.createdAt, lastSentAt: now, budgetDelayMs: budgetDelayMs),
+            expiresAt: expiry(createdAt: send.createdAt, lastSentAt: now, budgetDelayMs: budgetDelayMs),
+            budgetDelayMs: delay))
         plan.lines[send.id] = OutgoingMessage.line(
           from: send.station, to: send.addressee, text: send.text, msgno: send.msgno)
       } else if next != send.nextAt || expiresAt != send.expiresAt {

@@ -93,6 +93,26 @@ public struct RateRefusal: Sendable, Equatable {
   }
 }
 
+extension Database {
+  /// What ``consumeRate(key:limit:windowMs:now:)`` would answer for `key`, without counting anything (inside the
+  /// caller's transaction when it holds several limits that must all pass before any is counted).
+  public func peekRate(key: String, limit: Int, windowMs: Int64, now: Int64) throws(StoreError)
+    -> RateDecision
+  {
+    guard windowMs > 0 else { throw .invalidArgument("rate window must be positive") }
+    let select = try prepared("SELECT window_start, count FROM rate_limits WHERE key = ?1")
+    defer { select.reset() }
+    try select.bind(1, key)
+    if try select.step() {
+      let start = select.int64(0)
+      if now >= start, now < start + windowMs, select.int(1) >= limit {
+        return .limited(retryAfterMs: start + windowMs - now)
+      }
+    }
+    return limit > 0 ? .allowed : .limited(retryAfterMs: windowMs)
+  }
+}
+
 /// The answer of a rate limit.
 public enum RateDecision: Sendable, Equatable {
   /// Within the limit; the request was counted.

@@ -9,12 +9,17 @@ extension Database {
 
   // MARK: The responder
 
+  /// The `rate_limits` key of the global send limit (no station or address key can be this: it has a space).
+  static let globalSendRateKey = "sends global"
+
   /// Creates a send in ONE write transaction, in this order: the station must be registered; a `clientId` the
   /// station used before returns that message (nothing new, no limit counted); the station's sends in flight
-  /// must stay below `limits.inFlight`, and its sends this minute within `limits.perMinute`; then the message
-  /// gets the station's next free message number (unique among its sends in flight), is stored as a `sent`
-  /// message with the cursor's next timestamp (the ring is trimmed, sparing sends in flight), and its `sends`
-  /// row waits for the listener to schedule it.
+  /// must stay below `limits.inFlight`; then its sends this minute within `limits.perMinute`, the client
+  /// address's within `limits.perAddressPerMinute` and everyone's within `limits.globalPerMinute` (all three
+  /// checked before any is counted: a refused send counts against none; a per-address or global refusal counts a
+  /// hit of its `LimitName`); then the message gets the station's next free message number (unique among its
+  /// sends in flight), is stored as a `sent` message with the cursor's next timestamp (the ring is trimmed,
+  /// sparing sends in flight), and its `sends` row waits for the listener to schedule it.
   public func createSend(_ send: NewSend, limits: SendLimits, now: Int64) throws(StoreError) -> SendCreation {
     let station = send.station.canonicalAddress
     let addressee = send.addressee.canonicalAddress
@@ -28,9 +33,24 @@ extension Database {
         return .replayed(message, serverTime: try lastMessageTimestamp())
       }
       guard try sendsInFlight(station: station) < limits.inFlight else { return .tooManyInFlight }
-      let rate = try consumeRate(
-        key: "sends:\(station)", limit: limits.perMinute, windowMs: Self.sendRateWindowMs, now: now)
-      if case .limited(let retryAfterMs) = rate { return .tooManyPerMinute(retryAfterMs: retryAfterMs) }
+      var rates: [(key: String, limit: Int)] = [("sends:\(station)", limits.perMinute)]
+      if let address = limits.address { rates.append(("sends from:\(address)", limits.perAddressPerMinute)) }
+      rates.append((Self.globalSendRateKey, limits.globalPerMinute))
+      for (index, rate) in rates.enumerated() {
+        let decision = try peekRate(
+          key: rate.key, limit: rate.limit, windowMs: Self.sendRateWindowMs, now: now)
+        guard case .limited(let retryAfterMs) = decision else { continue }
+        if index == 0 { return .tooManyPerMinute(retryAfterMs: retryAfterMs) }
+        if index == rates.count - 1 {
+          try countLimitHit(.sendsPerMinuteGlobal)
+          return .tooManyGlobal(retryAfterMs: retryAfterMs)
+        }
+        try countLimitHit(.sendsPerAddressPerMinute)
+        return .tooManyFromAddress(retryAfterMs: retryAfterMs)
+      }
+      for rate in rates {
+        _ = try consumeRate(key: rate.key, limit: rate.limit, windowMs: Self.sendRateWindowMs, now: now)
+      }
       let msgno = try nextSendNumber(station: station)
       let timestamp = try nextMessageTimestamp(now: now)
       let insert = try prepared(
@@ -143,17 +163,18 @@ extension Database {
 
   // MARK: The listener
 
-  /// The sends in flight that need the scheduler at `now`, oldest first: those never scheduled, those past their
-  /// expiry, and (when `canTransmit`) those whose next copy is due.
+  /// The sends in flight that need the scheduler at `now`, the copy due first first (a row never scheduled counts
+  /// as due when it was created; the transmit budget lets copies out in this order): those never scheduled, those
+  /// past their expiry, and (when `canTransmit`) those whose next copy is due.
   public func dueSends(now: Int64, canTransmit: Bool, limit: Int = 500) throws(StoreError) -> [InFlightSend] {
     let statement = try prepared(
       """
       SELECT sends.message_id, sends.station, sends.addressee, messages.text, sends.msgno, sends.created_at,
-             sends.transmissions, sends.last_sent_at, sends.next_at, sends.expires_at
+             sends.transmissions, sends.last_sent_at, sends.next_at, sends.expires_at, sends.budget_delay_ms
       FROM sends JOIN messages ON messages.id = sends.message_id
       WHERE sends.state = 'pending'
         AND (sends.expires_at IS NULL OR sends.expires_at <= ?1 OR (?2 AND sends.next_at <= ?1))
-      ORDER BY sends.created_at, sends.message_id LIMIT ?3
+      ORDER BY coalesce(sends.next_at, sends.created_at), sends.message_id LIMIT ?3
       """)
     defer { statement.reset() }
     try statement.bind(1, now)
@@ -166,9 +187,23 @@ extension Database {
           id: statement.int64(0), station: statement.text(1), addressee: statement.text(2),
           text: statement.text(3), msgno: statement.text(4), createdAt: statement.int64(5),
           transmissions: statement.int(6), lastSentAt: statement.optionalInt64(7),
-          nextAt: statement.optionalInt64(8), expiresAt: statement.optionalInt64(9)))
+          nextAt: statement.optionalInt64(8), expiresAt: statement.optionalInt64(9),
+          budgetDelayMs: statement.int64(10)))
     }
     return sends
+  }
+
+  /// When the last copy of each send was recorded, for the sends whose last copy is at `since` or later (epoch
+  /// ms, oldest first, any state): what a listener that starts puts in its transmit budget, so a restart is no
+  /// fresh minute. A send's earlier copies are not kept, so this is at most the copies of the last minute.
+  public func recentTransmissions(since: Int64) throws(StoreError) -> [Int64] {
+    let statement = try prepared(
+      "SELECT last_sent_at FROM sends WHERE last_sent_at >= ?1 ORDER BY last_sent_at LIMIT 10000")
+    defer { statement.reset() }
+    try statement.bind(1, since)
+    var times: [Int64] = []
+    while try statement.step() { times.append(statement.int64(0)) }
+    return times
   }
 
   /// When the scheduler next has something to do (epoch ms; nil: nothing in flight): the earliest expiry, the
@@ -187,7 +222,7 @@ extension Database {
   }
 
   /// Records the scheduler's decisions in ONE write transaction: copies about to be written (counted, with their
-  /// next copy and expiry), new schedules, and expiries (each re-stamped, with a `sendFailed` push queued).
+  /// next copy and expiry, and the time the transmit budget held them back), new schedules, and expiries (each re-stamped, with a `sendFailed` push queued).
   /// Only rows still `pending` change (an answer may have ended one since it was read). Returns the sends that
   /// ended, and the ids of the copies that were recorded (write only those).
   public func recordSendSchedule(_ decisions: [SendScheduleChange], now: Int64) throws(StoreError)
@@ -196,13 +231,15 @@ extension Database {
     guard !decisions.isEmpty else { return ([], []) }
     return try writeBatch { () throws(StoreError) in
       var transmitted: [Int64] = []
+      var delayed = 0
       var finished: [FinishedSend] = []
       for decision in decisions {
         switch decision {
-        case .transmitted(let id, let at, let nextAt, let expiresAt):
+        case .transmitted(let id, let at, let nextAt, let expiresAt, let budgetDelayMs):
           let statement = try prepared(
             """
-            UPDATE sends SET transmissions = transmissions + 1, last_sent_at = ?2, next_at = ?3, expires_at = ?4
+            UPDATE sends SET transmissions = transmissions + 1, last_sent_at = ?2, next_at = ?3, expires_at = ?4,
+                             budget_delay_ms = budget_delay_ms + ?5
             WHERE message_id = ?1 AND state = 'pending'
             """)
           defer { statement.reset() }
@@ -210,8 +247,12 @@ extension Database {
           try statement.bind(2, at)
           try statement.bind(3, nextAt)
           try statement.bind(4, expiresAt)
+          try statement.bind(5, max(0, budgetDelayMs))
           try statement.run()
-          if changes > 0 { transmitted.append(id) }
+          if changes > 0 {
+            transmitted.append(id)
+            if budgetDelayMs > 0 { delayed += 1 }
+          }
         case .scheduled(let id, let nextAt, let expiresAt):
           let statement = try prepared(
             "UPDATE sends SET next_at = ?2, expires_at = ?3 WHERE message_id = ?1 AND state = 'pending'")
@@ -225,6 +266,7 @@ extension Database {
         }
       }
       try addToMetaCounter(SendStatus.transmissionsKey, transmitted.count)
+      try addToMetaCounter(SendStatus.budgetDelayedKey, delayed)
       return (transmitted, finished)
     }
   }
@@ -256,6 +298,26 @@ extension Database {
         }
       }
       return finished
+    }
+  }
+
+  /// Cancels the station's send with this `clientId` (PROTOCOL.md "Owned stations": `/v1/send` `cancel`) in ONE
+  /// write transaction: a send in flight ends `cancelled` (its schedule cleared, the message re-stamped, counted;
+  /// no push: the station itself stopped it), so the listener never transmits it again; a send that already
+  /// ended is answered as it is.
+  public func cancelSend(station: String, clientId: String, now: Int64) throws(StoreError) -> SendCancellation
+  {
+    let station = station.canonicalAddress
+    return try writeBatch { () throws(StoreError) -> SendCancellation in
+      guard try hasStation(station) else { return .unknownStation }
+      guard let id = try sendID(station: station, clientId: clientId),
+        let message = try sentMessage(id: id)
+      else { return .unknownClientId }
+      guard message.state == .pending, let done = try finishSend(id: id, state: .cancelled, now: now) else {
+        return .finished(message, serverTime: try lastMessageTimestamp())
+      }
+      guard let cancelled = try sentMessage(id: id) else { throw .corrupt("send \(id) has no message") }
+      return .cancelled(cancelled, serverTime: done.timestamp)
     }
   }
 

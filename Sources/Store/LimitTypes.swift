@@ -1,4 +1,4 @@
-/// A limit the responder enforces, named exactly as its config key (`[ratelimit]` or `[limits]`), the
+/// A limit the responder enforces, named exactly as its config key (`[ratelimit]`, `[limits]` or `[send]`), the
 /// `limit` label of `aprs_cloud_limit_hits_total` in `/metrics`.
 public enum LimitName: String, Sendable, CaseIterable {
   /// `[ratelimit] registrationsPerHour`: registrations per station per hour (429).
@@ -24,6 +24,10 @@ public enum LimitName: String, Sendable, CaseIterable {
   case devicesPerStation
   /// `[limits] avatarBytesTotal`: bytes of avatar images stored at most (avatar refused).
   case avatarBytesTotal
+  /// `[send] sendsPerAddressPerMinute`: `/v1/send` messages one client address may send per minute (429).
+  case sendsPerAddressPerMinute
+  /// `[send] sendsPerMinuteGlobal`: `/v1/send` messages accepted per minute from everyone together (429).
+  case sendsPerMinuteGlobal
 }
 
 /// How often each limit was hit since the database was created (`limits.*` rows of `meta`), and the

@@ -9,6 +9,8 @@ public enum SendState: String, Sendable, CaseIterable {
   case rejected
   /// No answer after the last copy of the schedule.
   case expired
+  /// The station stopped it (`/v1/send` `cancel`): no copy goes out any more.
+  case cancelled
 
   /// Whether the message is still in flight.
   public var isPending: Bool { self == .pending }
@@ -33,16 +35,30 @@ public struct NewSend: Sendable, Equatable {
   }
 }
 
-/// The per-station limits `createSend` holds (PROTOCOL.md "Sending messages": past them, 429).
+/// The limits `createSend` holds (PROTOCOL.md "Sending messages": past them, 429): per station, per client
+/// address and over everyone, each a fixed 60 s window in `rate_limits`.
 public struct SendLimits: Sendable, Equatable {
-  /// Sends accepted per station per minute (a fixed 60 s window in `rate_limits`).
+  /// Sends accepted per station per minute.
   public var perMinute: Int
   /// Sends of one station in flight (`pending`) at once.
   public var inFlight: Int
+  /// The client address the send came from (the API's `ClientAddress.key`: an IPv4 address, an IPv6 /64 or
+  /// `unknown`), nil to hold no per-address limit.
+  public var address: String?
+  /// Sends accepted per client address per minute (with ``address``).
+  public var perAddressPerMinute: Int
+  /// Sends accepted per minute over every station and address together.
+  public var globalPerMinute: Int
 
-  public init(perMinute: Int = 10, inFlight: Int = 20) {
+  public init(
+    perMinute: Int = 10, inFlight: Int = 20, address: String? = nil, perAddressPerMinute: Int = 20,
+    globalPerMinute: Int = 30
+  ) {
     self.perMinute = perMinute
     self.inFlight = inFlight
+    self.address = address
+    self.perAddressPerMinute = perAddressPerMinute
+    self.globalPerMinute = globalPerMinute
   }
 }
 
@@ -60,6 +76,24 @@ public enum SendCreation: Sendable, Equatable {
   case tooManyPerMinute(retryAfterMs: Int64)
   /// Past the in-flight limit (the station's pending sends).
   case tooManyInFlight
+  /// Past the per-address limit; retry after this many ms (counted as `sendsPerAddressPerMinute` hits).
+  case tooManyFromAddress(retryAfterMs: Int64)
+  /// Past the global limit; retry after this many ms (counted as `sendsPerMinuteGlobal` hits).
+  case tooManyGlobal(retryAfterMs: Int64)
+}
+
+/// What `cancelSend` did.
+public enum SendCancellation: Sendable, Equatable {
+  /// The send was in flight and is `cancelled` now: the message as sync shows it (re-stamped), and the newest
+  /// timestamp at the commit (its own).
+  case cancelled(StoredMessage, serverTime: Int64)
+  /// The send had already ended (acked, rejected, expired or cancelled): the message as it is, unchanged, and the
+  /// newest timestamp at the read.
+  case finished(StoredMessage, serverTime: Int64)
+  /// The station is not registered.
+  case unknownStation
+  /// The station has no send with this `clientId` (or its message rolled off).
+  case unknownClientId
 }
 
 /// A send in flight as the listener's scheduler sees it (`Database.dueSends`).
@@ -84,10 +118,13 @@ public struct InFlightSend: Sendable, Equatable {
   public var nextAt: Int64?
   /// When it expires without an answer, epoch ms; nil until the listener first scheduled it.
   public var expiresAt: Int64?
+  /// How long the transmit budget held its copies back in all (ms): the schedule's later copies move by this.
+  public var budgetDelayMs: Int64
 
   public init(
     id: Int64, station: String, addressee: String, text: String, msgno: String, createdAt: Int64,
-    transmissions: Int = 0, lastSentAt: Int64? = nil, nextAt: Int64? = nil, expiresAt: Int64? = nil
+    transmissions: Int = 0, lastSentAt: Int64? = nil, nextAt: Int64? = nil, expiresAt: Int64? = nil,
+    budgetDelayMs: Int64 = 0
   ) {
     self.id = id
     self.station = station
@@ -99,13 +136,16 @@ public struct InFlightSend: Sendable, Equatable {
     self.lastSentAt = lastSentAt
     self.nextAt = nextAt
     self.expiresAt = expiresAt
+    self.budgetDelayMs = budgetDelayMs
   }
 }
 
 /// One scheduling change the listener records (`Database.recordSendSchedule`).
 public enum SendScheduleChange: Sendable, Equatable {
-  /// A copy is written now (`at`, epoch ms): count it, and set the next copy and the expiry.
-  case transmitted(id: Int64, at: Int64, nextAt: Int64?, expiresAt: Int64)
+  /// A copy is written now (`at`, epoch ms): count it, and set the next copy and the expiry. `budgetDelayMs`:
+  /// how long the transmit budget held this copy back (0: not at all); added to the send's
+  /// ``InFlightSend/budgetDelayMs``, and a copy held back is counted (`SendStatus.budgetDelayed`).
+  case transmitted(id: Int64, at: Int64, nextAt: Int64?, expiresAt: Int64, budgetDelayMs: Int64 = 0)
   /// A new row gets its schedule (no copy written).
   case scheduled(id: Int64, nextAt: Int64?, expiresAt: Int64)
   /// No answer came: the message ends `expired` (re-stamped, with a `sendFailed` push).
@@ -143,7 +183,7 @@ public struct SendAnswer: Sendable, Equatable, Hashable {
   }
 }
 
-/// A send that left `pending` (answered or expired).
+/// A send that left `pending` (answered, expired or cancelled).
 public struct FinishedSend: Sendable, Equatable {
   /// The message's id.
   public var id: Int64
@@ -168,6 +208,8 @@ public struct SendStatus: Sendable, Equatable {
   public var transmissions = 0
   /// Sends that ended in each final state.
   public var finished: [SendState: Int] = [:]
+  /// Copies that waited for the listener's transmit budget (`[send] transmitBudgetPerMinute`) before going out.
+  public var budgetDelayed = 0
   /// Sends in flight now.
   public var inFlight = 0
 
@@ -182,6 +224,7 @@ extension SendStatus {
   static let keyPrefix = "sends."
   static let acceptedKey = keyPrefix + "accepted"
   static let transmissionsKey = keyPrefix + "transmissions"
+  static let budgetDelayedKey = keyPrefix + "budgetDelayed"
 
   /// The key counting sends that ended in `state`.
   static func key(_ state: SendState) -> String { keyPrefix + state.rawValue }
@@ -191,6 +234,7 @@ extension SendStatus {
     self.init()
     accepted = StatusText.count(rows[Self.acceptedKey])
     transmissions = StatusText.count(rows[Self.transmissionsKey])
+    budgetDelayed = StatusText.count(rows[Self.budgetDelayedKey])
     for state in SendState.allCases where state != .pending {
       finished[state] = StatusText.count(rows[Self.key(state)])
     }

@@ -45,6 +45,9 @@ public struct ListenerStatus: Sendable, Equatable {
   public var lastError: String?
   /// Its counters since it started.
   public var counts: ListenerCounts
+  /// The transmit budget (`[send] transmitBudgetPerMinute`) is spent: copies of sent messages that are due wait
+  /// their turn.
+  public var sendBudgetFull: Bool
 
   /// A status; every field defaults to what a reader assumes when nothing was published.
   public init(
@@ -52,7 +55,7 @@ public struct ListenerStatus: Sendable, Equatable {
     server: String? = nil, login: String? = nil, filterSize: Int = 0, filterBytes: Int = 0,
     filterEntries: Int = 0, filterExactStations: Int = 0, lastLineAt: Int64? = nil, lineRate: Double = 0,
     updatedAt: Int64? = nil, startedAt: Int64? = nil, lastError: String? = nil,
-    counts: ListenerCounts = ListenerCounts()
+    counts: ListenerCounts = ListenerCounts(), sendBudgetFull: Bool = false
   ) {
     self.state = state
     self.connected = connected
@@ -70,6 +73,7 @@ public struct ListenerStatus: Sendable, Equatable {
     self.startedAt = startedAt
     self.lastError = lastError
     self.counts = counts
+    self.sendBudgetFull = sendBudgetFull
   }
 
   /// `value` with two decimals, as `lineRate` is published and shown (`12.50`; `0.00` for anything not a
@@ -138,7 +142,7 @@ extension ListenerStatus {
   /// The fields as stored: `listener.<rawValue>`, in the order they are written.
   enum Field: String, CaseIterable {
     case state, connected, verified, receiveOnly, server, login, filterSize, filterBytes, filterEntries
-    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt, lastError
+    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt, lastError, sendBudgetFull
   }
 
   /// Every key of the record starts with this.
@@ -174,6 +178,7 @@ extension ListenerStatus {
     case .updatedAt: updatedAt.map { String($0) } ?? ""
     case .startedAt: startedAt.map { String($0) } ?? ""
     case .lastError: lastError ?? ""
+    case .sendBudgetFull: sendBudgetFull ? "1" : "0"
     }
   }
 
@@ -189,7 +194,7 @@ extension ListenerStatus {
       filterExactStations: StatusText.count(text(.filterExactStations)),
       lastLineAt: StatusText.time(text(.lastLineAt)), lineRate: StatusText.rate(text(.lineRate)),
       updatedAt: StatusText.time(text(.updatedAt)), startedAt: StatusText.time(text(.startedAt)),
-      lastError: text(.lastError))
+      lastError: text(.lastError), sendBudgetFull: text(.sendBudgetFull) == "1")
     for counter in ListenerCounter.allCases {
       counts[counter] = StatusText.count(rows[Self.key(counter)])
     }

@@ -118,6 +118,10 @@ let apiConfig: APIConfig = {
   config.send = settings.send.enabled
   config.sendsPerMinute = settings.send.perMinute
   config.sendsInFlight = settings.send.inFlight
+  config.sendsPerAddressPerMinute = settings.send.sendsPerAddressPerMinute
+  config.sendsPerMinuteGlobal = settings.send.sendsPerMinuteGlobal
+  // The listener's login, refused as an addressee (the same file configures both programs).
+  config.listenerLogin = (try? configFile.string("aprsis", "login")).flatMap { $0.isEmpty ? nil : $0 }
   // Advertised (/v1/info) only where a held sync costs no thread; CGI still honours `wait`.
   config.longPoll = !runsAsCGI && settings.maxParked > 0
   config.maxParked = settings.maxParked

@@ -16,7 +16,8 @@ enum StatusCommand: Command {
     state, the outbox depth, stations live and registered, devices by
     platform, and messages stored. The first line, health, says ok, or
     degraded: and what needs attention (listener not running or not
-    connected, a receive-only login, a stopped push provider, a push
+    connected, a receive-only login, a spent transmit budget for sent
+    messages, a stopped push provider, a push
     provider's warning such as an APNs production setting the devices
     contradict).
 
@@ -78,6 +79,9 @@ enum StatusCommand: Command {
         problems.append("listener not connected to APRS-IS")
       } else if listener.receiveOnly {
         problems.append("receive-only APRS-IS login (no ACKs are sent)")
+      }
+      if running && listener.sendBudgetFull {
+        problems.append("transmit budget spent (copies of sent messages wait their turn)")
       }
       for provider in DevicePlatform.allCases {
         if case .stopped = push.state(of: provider) {

@@ -39,6 +39,8 @@ final class APIFixture {
 
   /// The station key every request presents (`Authorization: Bearer`), once `claim` set it; nil: none.
   var stationKey: String?
+  /// Keys of stations claimed by tests that speak for several stations, by the callsign they were claimed with.
+  var claimedKeys: [String: String] = [:]
 
   /// POSTs a JSON text to `path`, with `stationKey` (when set) as its bearer token.
   func post(_ path: String, _ body: String) -> Reply {

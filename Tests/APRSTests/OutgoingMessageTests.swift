@@ -66,14 +66,44 @@ import Testing
     #expect(OutgoingMessage.textProblem(String(repeating: "ä", count: 68)) != nil)
   }
 
-  @Test("bulletin, announcement and weather addressees are refused; stations are fine")
-  func addressees() {
-    for bulletin in ["BLN", "BLN1", "BLN3WX", "BLNA", "SKYCWA", "CWAABC", "BOM123"] {
-      #expect(OutgoingMessage.addresseeProblem(bulletin) != nil, "\(bulletin)")
-    }
-    for station in ["KJ7ABC-7", "N0CALL", "W1AW", "ANSRVR", "WXBOT", "EMAIL-2"] {
-      #expect(OutgoingMessage.addresseeProblem(station) == nil, "\(station)")
-    }
+  @Test(
+    "addressees that are no station are refused, each with a reason naming it",
+    arguments: [
+      // Bulletins, announcements, weather.
+      ("BLN", "bulletin"), ("BLN1", "bulletin"), ("BLN3WX", "bulletin"), ("BLNA", "bulletin"),
+      ("BLNX-1", "bulletin"), ("SKYCWA", "weather"), ("CWAABC", "weather"), ("BOM123", "weather"),
+      ("NWS", "weather"), ("NWSALL", "weather"), ("NWS-1", "weather"),
+      // Reserved names, with any SSID.
+      ("SERVER", "reserved"), ("TCPIP", "reserved"), ("TCPXX", "reserved"), ("NOCALL", "reserved"),
+      ("N0CALL", "reserved"), ("N0CALL-7", "reserved"), ("NOCALL-1", "reserved"), ("RELAY", "reserved"),
+      ("RFONLY", "reserved"), ("NOGATE", "reserved"), ("TCPIP-1", "reserved"),
+      // q-constructs.
+      ("QAC", "q-construct"), ("QAR", "q-construct"), ("QAS", "q-construct"), ("QAX", "q-construct"),
+      ("QAO", "q-construct"), ("QAI", "q-construct"), ("QAZ", "q-construct"), ("qAr", "q-construct"),
+      // Path aliases.
+      ("WIDE", "alias"), ("WIDE1-1", "alias"), ("WIDE2-2", "alias"), ("WIDE7-7", "alias"), ("TRACE", "alias"),
+      ("TRACE3-3", "alias"), ("WIDEN", "alias"),
+      // The server's own login.
+      ("N0CALL-10", "own APRS-IS login"), ("OH7LZB-15", "own APRS-IS login"),
+    ]
+  )
+  func refusedAddressee(addressee: String, reason: String) throws {
+    let login = addressee == "N0CALL-10" ? "N0CALL-10" : "oh7lzb-15"
+    let problem = try #require(OutgoingMessage.addresseeProblem(addressee, login: login), "\(addressee)")
+    #expect(problem.hasPrefix(addressee), "\(problem)")
+    #expect(problem.contains(reason), "\(problem)")
+  }
+
+  @Test(
+    "stations are accepted, other SSIDs of the login and calls that only resemble reserved names too",
+    arguments: [
+      "KJ7ABC-7", "W1AW", "ANSRVR", "WXBOT", "EMAIL-2", "OH7LZB", "OH7LZB-14", "QA1", "QAB1", "QA", "Q1AB",
+      "SERVER1", "XWIDE", "TRACK", "N0CALM", "BL1N", "NW5", "RELAYS1", "K1ABC-15",
+    ]
+  )
+  func acceptedAddressee(addressee: String) {
+    #expect(OutgoingMessage.addresseeProblem(addressee, login: "OH7LZB-15") == nil, "\(addressee)")
+    #expect(OutgoingMessage.addresseeProblem(addressee) == nil, "\(addressee)")
   }
 
   @Test("aprsc's disallowed sources: whole calls only")

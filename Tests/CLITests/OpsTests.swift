@@ -137,6 +137,17 @@ final class OpsDatabase {
       #expect(result.stdout.contains(expected), "missing \(expected) in\n\(result.stdout)")
     }
 
+    // Degraded: copies of sent messages waiting for the transmit budget.
+    var full = try fixture.database.listenerStatus()
+    full.sendBudgetFull = true
+    try fixture.database.publishListenerStatus(full)
+    let budget = try runCLI(["status", "--db", fixture.path])
+    #expect(
+      budget.stdout.hasPrefix(
+        "health     degraded: transmit budget spent (copies of sent messages wait their turn)\n"),
+      "\(budget.stdout)")
+    full.sendBudgetFull = false
+    try fixture.database.publishListenerStatus(full)
     // Degraded: a provider sending despite a wrong setting, a push provider stopped, then the listener gone.
     try fixture.database.publishPushState(.ok, for: .ios)
     try fixture.database.publishPushWarning("production = true, but sandbox accepts every device", for: .ios)

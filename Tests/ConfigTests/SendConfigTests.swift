@@ -8,6 +8,8 @@ import Testing
     #expect(config.enabled && config.perMinute == 10 && config.inFlight == 20)
     #expect(config.scheduleMs == [0, 31, 62, 124, 248, 496, 992, 1984].map { $0 * 1000 })
     #expect(config.ackWaitMs == 60_000 && config.pollMs == 250)
+    #expect(config.sendsPerAddressPerMinute == 20 && config.sendsPerMinuteGlobal == 30)
+    #expect(config.transmitBudgetPerMinute == 60)
     #expect(try ServerConfig(ConfigFile()).send == config, "both programs read [send] through ServerConfig")
   }
 
@@ -18,6 +20,9 @@ import Testing
         enabled = false
         perMinute = 3
         inFlight = 5
+        sendsPerAddressPerMinute = 7
+        sendsPerMinuteGlobal = 11
+        transmitBudgetPerMinute = 13
         schedule = 0, 31s, 2m,  10m
         ackWait = 2m
         poll = 100ms
@@ -26,6 +31,8 @@ import Testing
     #expect(!config.enabled && config.perMinute == 3 && config.inFlight == 5)
     #expect(config.scheduleMs == [0, 31_000, 120_000, 600_000])
     #expect(config.ackWaitMs == 120_000 && config.pollMs == 100)
+    #expect(config.sendsPerAddressPerMinute == 7 && config.sendsPerMinuteGlobal == 11)
+    #expect(config.transmitBudgetPerMinute == 13)
     #expect(file.warnings(for: .all).isEmpty)
     let environment = try SendConfig(ConfigFile(environment: ["APRS_CLOUD_SEND_SCHEDULE": "5,40"]))
     #expect(environment.scheduleMs == [5_000, 40_000])
@@ -36,6 +43,17 @@ import Testing
     arguments: ["0, 30", "0, 31, 61", "0,30500ms", "", "0,,31", "x", "31, 0", "0, 2d", "0, -31"])
   func badSchedules(text: String) throws {
     let file = try ConfigFile(parsing: "[send]\nschedule = \(text)\n")
+    #expect(throws: ConfigError.self) { try SendConfig(file) }
+  }
+
+  @Test(
+    "the limits and the budget must be positive numbers",
+    arguments: [
+      "sendsPerAddressPerMinute = 0", "sendsPerMinuteGlobal = -1", "transmitBudgetPerMinute = 0",
+      "transmitBudgetPerMinute = many",
+    ])
+  func badLimits(line: String) throws {
+    let file = try ConfigFile(parsing: "[send]\n\(line)\n")
     #expect(throws: ConfigError.self) { try SendConfig(file) }
   }
 

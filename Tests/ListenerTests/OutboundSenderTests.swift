@@ -16,24 +16,36 @@ import Testing
     let clock = Atomic<Int64>(OutboundSenderTests.t0)
     let online = Atomic<Bool>(true)
     let lines = Mutex<[String]>([])
+    /// Each line with the time it was handed over (ms after t0).
+    let stamped = Mutex<[(at: Int64, line: String)]>([])
     let pushes = Mutex<[String]>([])
+    /// What the sender told of its budget, in order.
+    let budgetStates = Mutex<[Bool]>([])
 
     var now: Int64 { clock.load(ordering: .relaxed) }
     func advance(to offsetMs: Int64) { clock.store(OutboundSenderTests.t0 + offsetMs, ordering: .relaxed) }
     var written: [String] { lines.withLock { $0 } }
 
     /// A sender on its own connection to `path` (as the listener's sender thread has).
-    func sender(_ path: String, schedule: [Int64] = [0, 31, 62, 124], ackWaitMs: Int64 = 60_000) throws
-      -> OutboundSender
-    {
+    func sender(
+      _ path: String, schedule: [Int64] = [0, 31, 62, 124], ackWaitMs: Int64 = 60_000, budget: Int = 60
+    ) throws -> OutboundSender {
       OutboundSender(
         database: try Database(path: path),
         scheduler: SendScheduler(offsetsMs: schedule.map { $0 * 1000 }, ackWaitMs: ackWaitMs), pollMs: 50,
         logger: Logger(level: .error), canTransmit: { self.online.load(ordering: .relaxed) },
-        transmit: { lines in self.lines.withLock { $0 += lines.map { String(decoding: $0, as: UTF8.self) } }
+        transmit: { lines in
+          let texts = lines.map { String(decoding: $0, as: UTF8.self) }
+          let at = self.now - OutboundSenderTests.t0
+          self.lines.withLock { $0 += texts }
+          self.stamped.withLock { $0 += texts.map { (at, $0) } }
         },
         pushesQueued: { stations in self.pushes.withLock { $0 += stations } },
-        clock: { self.clock.load(ordering: .relaxed) })
+        budget: TransmitBudget(perMinute: budget),
+        budgetChanged: { full in self.budgetStates.withLock { $0.append(full) } },
+        clock: { self.clock.load(ordering: .relaxed) },
+        // The budget's clock moves with the test's (any origin will do for a monotonic clock).
+        monotonic: { self.clock.load(ordering: .relaxed) })
     }
   }
 
@@ -209,5 +221,100 @@ import Testing
     rig.advance(to: 600)
     try sender.check()
     #expect(rig.written.count == 2)
+  }
+
+  /// Five sends at once over a budget of 2 lines a minute, the clock stepping a second at a time: no minute
+  /// carries more than 2 lines, every send gets its four copies at least 31 s apart (the copies that waited move
+  /// the rest of their schedule), the copies that waited are counted, and the sender says when the budget is full
+  /// and when it has room again.
+  @Test func theBudgetHoldsEveryMinuteAndEverySendStillGetsEveryCopy() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let sender = try rig.sender(test.path, budget: 2)
+    defer { sender.database.close() }
+    for number in 1...5 { try send(test, "Message \(number)", now: Self.t0) }
+    var offset: Int64 = 0
+    while offset < 3_000_000 {
+      rig.advance(to: offset)
+      try sender.check()
+      offset += 1_000
+    }
+    let stamped = rig.stamped.withLock { $0 }
+    #expect(stamped.count == 20, "\(stamped.count) lines")
+    for (index, first) in stamped.enumerated() {
+      let inWindow = stamped[index...].prefix { $0.at - first.at < 60_000 }.count
+      #expect(inWindow <= 2, "\(inWindow) lines in the minute from \(first.at / 1000) s")
+    }
+    for number in 1...5 {
+      let times = stamped.filter { $0.line.contains(":Message \(number){") }.map(\.at)
+      #expect(times.count == 4, "message \(number): \(times.map { $0 / 1000 })")
+      for (previous, next) in zip(times, times.dropFirst()) {
+        #expect(next - previous >= 31_000, "message \(number): \(times.map { $0 / 1000 })")
+      }
+    }
+    // The first two went at once, the rest in the order they were due.
+    #expect(stamped.prefix(2).allSatisfy { $0.at == 0 })
+    #expect(stamped[2].line.contains(":Message 3{") && stamped[2].at == 60_000)
+    let status = try test.database.sendStatus()
+    #expect(status.transmissions == 20 && status.budgetDelayed > 0 && status[.expired] == 5)
+    let states = rig.budgetStates.withLock { $0 }
+    #expect(states.first == true && states.last == false && !sender.budgetFull)
+  }
+
+  /// A send whose copy waits for the budget, cancelled: it never goes out; the other one goes when there is room.
+  @Test func aCancelledSendThatWaitsForTheBudgetIsNeverTransmitted() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let sender = try rig.sender(test.path, schedule: [0, 31], budget: 1)
+    defer { sender.database.close() }
+    try send(test, "First", clientId: "a", now: Self.t0)
+    try send(test, "Second", clientId: "b", now: Self.t0)
+    try sender.check()
+    #expect(rig.written.count == 1 && sender.budgetFull)
+    guard
+      case .cancelled = try test.database.cancelSend(station: "OH7LZB-9", clientId: "b", now: Self.t0 + 1_000)
+    else { throw TestError("not cancelled") }
+    // 1 s: nothing waits (the cancelled send is not read any more); 31 s: the first send's second copy waits
+    // for the budget, which has room again at 60 s.
+    for offset: Int64 in [1_000, 31_000, 60_000, 61_000, 91_000, 110_000] {
+      rig.advance(to: offset)
+      try sender.check()
+    }
+    #expect(rig.written.count == 2, "\(rig.written)")
+    #expect(rig.written.allSatisfy { $0.contains(":First{") })
+    #expect(!sender.budgetFull && rig.budgetStates.withLock { $0 } == [true, false, true, false])
+    #expect(rig.pushes.withLock { $0 }.isEmpty, "a cancel pushes nothing")
+    #expect(try test.database.sendStatus()[.cancelled] == 1)
+  }
+
+  /// A listener that starts counts the copies its predecessor recorded in the last minute: a restart opens no
+  /// fresh budget.
+  @Test func aRestartKeepsTheLastMinutesCopiesInTheBudget() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let first = try rig.sender(test.path, budget: 2)
+    try send(test, "one", now: Self.t0)
+    try send(test, "two", now: Self.t0)
+    try first.check()
+    first.database.close()
+    #expect(rig.written.count == 2)
+    rig.advance(to: 10_000)
+    let second = try rig.sender(test.path, budget: 2)
+    defer { second.database.close() }
+    try send(test, "three", now: Self.t0 + 10_000)
+    try second.check()
+    #expect(rig.written.count == 2 && second.budgetFull, "the two copies of the last minute still count")
+    // A minute after them there is room for two: the copy due first (three, due at 10 s) goes first, then one's
+    // second copy (due at 31 s).
+    rig.advance(to: 60_000)
+    try second.check()
+    #expect(rig.written.count == 4, "\(rig.written)")
+    #expect(rig.written.dropFirst(2).first?.contains(":three{") == true, "\(rig.written)")
   }
 }

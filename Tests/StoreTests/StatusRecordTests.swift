@@ -74,6 +74,7 @@ import Testing
           listener.receipts = 31
           listener.receiveOnly = 0
           listener.reconnects = 121
+          listener.sendBudgetFull = 0
           listener.server = rotate.aprs2.net:14580
           listener.skipped = 101
           listener.startedAt = 1799999000000

@@ -86,6 +86,7 @@ test("sent states are words", () => {
   assert.equal(stateWord("acked"), "delivered");
   assert.equal(stateWord("rejected"), "rejected");
   assert.equal(stateWord("expired"), "not delivered");
+  assert.equal(stateWord("cancelled"), "cancelled");
   assert.equal(stateWord(undefined), null);
   assert.equal(initials("KJ7ABC-7"), "KJ");
 });

@@ -11,7 +11,7 @@
 /** Entries kept at most (the server keeps 50 per station; this bounds what a browser stores). */
 export const MAX_ENTRIES = 1000;
 
-const FINAL_STATES = new Set(["acked", "rejected", "expired"]);
+const FINAL_STATES = new Set(["acked", "rejected", "expired", "cancelled"]);
 
 export class Inbox {
   constructor() {

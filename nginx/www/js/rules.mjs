@@ -109,6 +109,8 @@ export function stateWord(state) {
       return "rejected";
     case "expired":
       return "not delivered";
+    case "cancelled":
+      return "cancelled";
     default:
       return null;
   }
