@@ -51,6 +51,16 @@ struct OperatorSettings {
   /// false, at any version: a backup copies whatever is there): an inspection never creates a
   /// database where a path was mistyped, and never writes to one.
   func openReadOnly(checkSchema: Bool = true) throws(CommandFailure) -> Database {
+    try open(readOnly: true, checkSchema: checkSchema)
+  }
+
+  /// Opens the existing database for writing at this build's schema version: an operator's change (a claim
+  /// released) never creates a database where a path was mistyped.
+  func openForWriting() throws(CommandFailure) -> Database {
+    try open(readOnly: false, checkSchema: true)
+  }
+
+  private func open(readOnly: Bool, checkSchema: Bool) throws(CommandFailure) -> Database {
     var info = stat()
     guard stat(database, &info) == 0 else {
       let reason = String(cString: strerror(errno))
@@ -65,34 +75,9 @@ struct OperatorSettings {
       let opened = try Database(
         path: database,
         options: StoreOptions(
-          busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize, readOnly: true))
+          busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize, readOnly: readOnly))
       do throws(StoreError) {
         if checkSchema { try opened.checkSchema() }
-      } catch {
-        opened.close()
-        throw error
-      }
-      return opened
-    } catch {
-      throw CommandFailure("\(database): \(error)")
-    }
-  }
-}
-
-extension OperatorSettings {
-  /// Opens the existing database for writing at this build's schema version: an operator's change (a claim
-  /// released) never creates a database where a path was mistyped.
-  func openForWriting() throws(CommandFailure) -> Database {
-    var info = stat()
-    guard stat(database, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-      throw CommandFailure("no database at \(database)")
-    }
-    do throws(StoreError) {
-      let opened = try Database(
-        path: database,
-        options: StoreOptions(busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize))
-      do throws(StoreError) {
-        try opened.checkSchema()
       } catch {
         opened.close()
         throw error
