@@ -236,6 +236,9 @@ extension APIHandler {
     case .avatarBytesTotal: config.avatarBytesTotal
     case .sendsPerAddressPerMinute: Int64(config.sendsPerAddressPerMinute)
     case .sendsPerMinuteGlobal: Int64(config.sendsPerMinuteGlobal)
+    case .sendsPerStationPerMinute: Int64(config.sendsPerMinute)
+    case .sendsInFlight: Int64(config.sendsInFlight)
+    case .keylessDevicesPerStation: Int64(config.keylessDevicesPerStation)
     }
   }
 

@@ -128,7 +128,8 @@ extension APIHandler {
         if let token = upsert.pushToken, !token.isEmpty {
           let replaced = try database.trimDevices(
             of: address, keeping: max(1, devicePool.keep), sparing: token, keyed: devicePool.keyed)
-          try database.countLimitHit(.devicesPerStation, replaced)
+          try database.countLimitHit(
+            access == .guest ? .keylessDevicesPerStation : .devicesPerStation, replaced)
         }
         return .done(
           try applyAvatar(avatar, to: address, holding: record.avatarHash, client: client, now: now))

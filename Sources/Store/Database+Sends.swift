@@ -16,8 +16,8 @@ extension Database {
   /// station used before returns that message (nothing new, no limit counted); the station's sends in flight
   /// must stay below `limits.inFlight`; then its sends this minute within `limits.perMinute`, the client
   /// address's within `limits.perAddressPerMinute` and everyone's within `limits.globalPerMinute` (all three
-  /// checked before any is counted: a refused send counts against none; a per-address or global refusal counts a
-  /// hit of its `LimitName`); then the message gets the station's next free message number (unique among its
+  /// checked before any is counted: a refused send counts against none; every refusal, in flight included,
+  /// counts a hit of its `LimitName`); then the message gets the station's next free message number (unique among its
   /// sends in flight), is stored as a `sent` message with the cursor's next timestamp (the ring is trimmed,
   /// sparing sends in flight), and its `sends` row waits for the listener to schedule it.
   public func createSend(_ send: NewSend, limits: SendLimits, now: Int64) throws(StoreError) -> SendCreation {
@@ -32,7 +32,10 @@ extension Database {
         guard let message = try sentMessage(id: id) else { throw .corrupt("send \(id) has no message") }
         return .replayed(message, serverTime: try lastMessageTimestamp())
       }
-      guard try sendsInFlight(station: station) < limits.inFlight else { return .tooManyInFlight }
+      guard try sendsInFlight(station: station) < limits.inFlight else {
+        try countLimitHit(.sendsInFlight)
+        return .tooManyInFlight
+      }
       var rates: [(key: String, limit: Int)] = [("sends:\(station)", limits.perMinute)]
       if let address = limits.address { rates.append(("sends from:\(address)", limits.perAddressPerMinute)) }
       rates.append((Self.globalSendRateKey, limits.globalPerMinute))
@@ -40,7 +43,10 @@ extension Database {
         let decision = try peekRate(
           key: rate.key, limit: rate.limit, windowMs: Self.sendRateWindowMs, now: now)
         guard case .limited(let retryAfterMs) = decision else { continue }
-        if index == 0 { return .tooManyPerMinute(retryAfterMs: retryAfterMs) }
+        if index == 0 {
+          try countLimitHit(.sendsPerStationPerMinute)
+          return .tooManyPerMinute(retryAfterMs: retryAfterMs)
+        }
         if index == rates.count - 1 {
           try countLimitHit(.sendsPerMinuteGlobal)
           return .tooManyGlobal(retryAfterMs: retryAfterMs)

@@ -24,6 +24,13 @@ public enum LimitName: String, Sendable, CaseIterable {
   case devicesPerStation
   /// `[limits] avatarBytesTotal`: bytes of avatar images stored at most (avatar refused).
   case avatarBytesTotal
+  /// `[send] perMinute`: `/v1/send` messages one station may send per minute (429).
+  case sendsPerStationPerMinute = "perMinute"
+  /// `[send] inFlight`: `/v1/send` messages of one station waiting for an answer at once (429).
+  case sendsInFlight = "inFlight"
+  /// `[limits] keylessDevicesPerStation`: push tokens registered without the station key that a claimed station
+  /// keeps; a new one replaces the least recently refreshed of them (counted per token replaced).
+  case keylessDevicesPerStation
   /// `[send] sendsPerAddressPerMinute`: `/v1/send` messages one client address may send per minute (429).
   case sendsPerAddressPerMinute
   /// `[send] sendsPerMinuteGlobal`: `/v1/send` messages accepted per minute from everyone together (429).

@@ -170,6 +170,10 @@ import Testing
     #expect(devices.contains("owner-phone-token"))
     #expect(devices.count == 1 + 3, "\(devices)")
     #expect(devices.contains("stranger-11") && !devices.contains("stranger-8"))
+    #expect(
+      try api.database.limitStatus()[.keylessDevicesPerStation] == 10,
+      "the app's keyless token and nine strangers")
+    #expect(try api.database.limitStatus()[.devicesPerStation] == 0)
     // The owner may refuse keyless devices altogether; sync-only refreshes still keep the station alive.
     #expect(
       api.post("/v1/settings", Self.body(["keylessDevices": "deny"]), authorization: owner).status == 200)

@@ -223,6 +223,9 @@ import Testing
     // A replay is answered even at the limit (it sends nothing).
     let replay = api.post("/v1/send", Self.body(["text": "4", "clientId": "y"]))
     #expect(replay.status == 200 && replay["message"] == fourth["message"])
+    // Every refusal is counted for /metrics under its config key.
+    let hits = try api.database.limitStatus()
+    #expect(hits[.sendsInFlight] == 2 && hits[.sendsPerStationPerMinute] == 1, "\(hits)")
   }
 
   @Test func wrongMethodIs405() throws {
