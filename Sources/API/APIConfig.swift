@@ -16,6 +16,10 @@ public struct APIConfig: Sendable {
   /// New stations one IPv4 /24 or IPv6 /48 (`ClientAddress.network`) may create per hour, all its
   /// addresses together; past it, 429.
   public var newStationsPerNetworkPerHour = 100
+  /// Claims (`POST /v1/claim`, rotations included) one client address may make per hour; past it, 429.
+  public var claimsPerAddressPerHour = 10
+  /// Claims one IPv4 /24 or IPv6 /48 may make per hour, all its addresses together; past it, 429.
+  public var claimsPerNetworkPerHour = 30
   /// New stations one IPv6 /32 (`ClientAddress.wideNetwork`) may create per hour, all its addresses
   /// together; past it, 429. IPv4 has no such width.
   public var newStationsPerWideNetworkPerHour = 300

@@ -13,6 +13,11 @@ extension APIHandler {
   ) throws(APIError) -> APIResponse {
     let address = station.description
     let rotate = try body.bool("rotate") ?? false
+    let release = try body.bool("release") ?? false
+    if release {
+      guard !rotate else { throw .badRequest("rotate and release cannot go together") }
+      return try releaseOwnClaim(station: station, key: key, client: client, now: now)
+    }
     let newKey = StationKey.generate()
     let claimedAt: Int64
     if rotate {
@@ -20,6 +25,7 @@ extension APIHandler {
       let access = try StationAccess.decide(state, key: key, station: address)
       try access.requireOwner(address, for: "rotating the station key")
       guard case .owner(let claim) = access else { throw .internalError("the claim vanished") }
+      try admitClaim(from: client, now: now)
       let rotated = try store { () throws(StoreError) in
         try database.rotateStationKey(
           address, from: claim.keyHash, to: newKey.hash, client: client.key, now: now)
@@ -33,6 +39,7 @@ extension APIHandler {
       {
         throw Self.alreadyClaimed(address, since: claim.claimedAt)
       }
+      try admitClaim(from: client, now: now)
       // Registers the station when it is not stored yet, through a register's limits and caps.
       _ = try refresh(
         station, device: DeviceFields(platform: nil, pushToken: nil), ackMessages: nil, isRegistration: true,
@@ -52,6 +59,28 @@ extension APIHandler {
     writer.string(newKey.text)
     writer.key("claimedAt")
     writer.int(claimedAt)
+    writer.endObject()
+    return .ok(writer, station: address)
+  }
+
+  /// `{release:true}` with the key: the owner gives the claim up (the station, its devices and settings stay;
+  /// anyone may claim it again). Answers `{"released":true}`; recorded in the audit trail under `client`. The web
+  /// client does this at "Sign out", where it would otherwise lose the only copy of the key.
+  private func releaseOwnClaim(
+    station: StationAddress, key: StationKey?, client: ClientAddress, now: Int64
+  ) throws(APIError) -> APIResponse {
+    let address = station.description
+    let state = try store { () throws(StoreError) in try database.stationClaim(address) }
+    let access = try StationAccess.decide(state, key: key, station: address)
+    try access.requireOwner(address, for: "releasing the claim")
+    let released = try store { () throws(StoreError) in
+      try database.releaseClaim(address, client: client.key, now: now)
+    }
+    guard released else { throw .conflict("the claim of \(address) changed meanwhile") }
+    var writer = JSONWriter(capacity: 24)
+    writer.beginObject()
+    writer.key("released")
+    writer.bool(true)
     writer.endObject()
     return .ok(writer, station: address)
   }

@@ -239,6 +239,8 @@ extension APIHandler {
     case .sendsPerStationPerMinute: Int64(config.sendsPerMinute)
     case .sendsInFlight: Int64(config.sendsInFlight)
     case .keylessDevicesPerStation: Int64(config.keylessDevicesPerStation)
+    case .claimsPerAddressPerHour: Int64(config.claimsPerAddressPerHour)
+    case .claimsPerNetworkPerHour: Int64(config.claimsPerNetworkPerHour)
     }
   }
 

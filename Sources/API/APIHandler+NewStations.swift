@@ -40,6 +40,44 @@ extension APIHandler {
     return caps
   }
 
+  /// The widths a claim from `client` is counted at: its address (`claimsPerAddressPerHour`) and its IPv4 /24 or
+  /// IPv6 /48 (`claimsPerNetworkPerHour`). Claims are what a squatter would take in bulk (every station the
+  /// shipping app registered is unclaimed), so they are counted apart from new stations.
+  func claimCaps(for client: ClientAddress) -> [NewStationCap] {
+    var caps = [
+      NewStationCap(
+        name: .claimsPerAddressPerHour,
+        count: RateCount(key: "claims from:\(client.key)", limit: config.claimsPerAddressPerHour),
+        what: "claims from this address")
+    ]
+    if let network = client.network {
+      caps.append(
+        NewStationCap(
+          name: .claimsPerNetworkPerHour,
+          count: RateCount(key: "claims from network:\(network)", limit: config.claimsPerNetworkPerHour),
+          what: "claims from this network (\(network))"))
+    }
+    return caps
+  }
+
+  /// Counts a claim (or a rotation) from `client` at both widths in one step, as ``admitNewStation(from:now:)``
+  /// counts a new station.
+  /// - Throws: `APIError.rateLimited` (429 with `Retry-After`) past either.
+  func admitClaim(from client: ClientAddress, now: Int64) throws(APIError) {
+    let caps = claimCaps(for: client)
+    let refusal = try store { () throws(StoreError) -> (what: String, retryAfterMs: Int64)? in
+      try database.writeBatch { () throws(StoreError) -> (what: String, retryAfterMs: Int64)? in
+        let refusals = try database.consumeRates(caps.map(\.count), windowMs: Self.rateWindowMs, now: now)
+        guard let widest = refusals.last else { return nil }
+        for refusal in refusals { try database.countLimitHit(caps[refusal.index].name) }
+        return (caps[widest.index].what, refusals.map(\.retryAfterMs).max() ?? widest.retryAfterMs)
+      }
+    }
+    if let refusal {
+      throw .rateLimited(what: refusal.what, retryAfterSeconds: Self.seconds(refusal.retryAfterMs))
+    }
+  }
+
   /// Counts a new station from `client` at every width in ONE step (inside the caller's `writeBatch`):
   /// nil when it fits all of them (counted at each), else what to say and when to retry. A refused
   /// station is counted at no width (a /48's cap does not use up its /64's), and each limit it is over

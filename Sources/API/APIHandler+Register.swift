@@ -24,7 +24,8 @@ extension APIHandler {
     let history: SyncResult? =
       wantHistory
       ? try store { () throws(StoreError) in
-        try database.sync(station: station.description, since: since, now: now)
+        try database.sync(
+          station: station.description, since: since, now: now, countsAsPull: access != .guest)
       } : nil
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
@@ -84,11 +85,17 @@ extension APIHandler {
   ) throws(APIError) -> AvatarResult {
     let address = station.description
     let hasToken = device.pushToken.map { !$0.isEmpty } ?? false
-    if access == .guest, hasToken,
-      try store({ () throws(StoreError) in try database.stationSettings(address)?.keylessDevices }) == .deny
+    // `deny` refuses new keyless tokens only: a device registered before (the app that was there when a claim
+    // was made) keeps refreshing, so a claim cannot cut off a phone that already gets the station's pushes.
+    if access == .guest, hasToken, let token = device.pushToken,
+      try store({ () throws(StoreError) -> Bool in
+        guard try database.stationSettings(address)?.keylessDevices == .deny else { return false }
+        return try !database.devices(of: address).contains { $0.token == token }
+      })
     {
       throw .forbidden(
-        "\(address) is claimed and its owner takes no devices without the station key (keylessDevices: deny)")
+        "\(address) is claimed and its owner takes no new devices without the station key (keylessDevices: deny)"
+      )
     }
     let upsert = StationUpsert(
       address: address, base: station.base, ssid: station.ssid, platform: device.platform,

@@ -14,21 +14,23 @@ extension APIHandler {
   /// and the avatar hashes of the peers in them. An unregistered station gets an empty list. With
   /// `wait` (0–300 s) and nothing to show, the shell is told to hold the request (`SyncPark`,
   /// with `client`, the address it counts against, and whether it is the owner's: keyless long polls
-  /// of a claimed station never answer the owner's early).
+  /// of a claimed station never answer the owner's early). A keyless sync of a claimed station reads only: it
+  /// marks nothing pulled (so earns no `device`-policy ACK) and leaves the cursor pushes count from.
   func sync(
     _ body: RequestBody, station: StationAddress, access: StationAccess = .unclaimed, client: ClientAddress,
     now: Int64
   ) throws(APIError) -> APIAnswer {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
+    let pull = access != .guest
     let result = try store { () throws(StoreError) in
-      try database.sync(station: station.description, since: since, now: now)
+      try database.sync(station: station.description, since: since, now: now, countsAsPull: pull)
     }
     if wait > 0 && !hasVisibleMessages(result) {
       return .park(
         SyncPark(
           station: station.description, since: since, seen: result.newestTimestamp,
-          deadline: now + wait * 1000, client: client.key, owner: access.isOwner))
+          deadline: now + wait * 1000, client: client.key, owner: access.isOwner, countsAsPull: pull))
     }
     return .response(syncResponse(result, station: station.description))
   }
@@ -42,7 +44,7 @@ extension APIHandler {
     let result: SyncResult
     do throws(APIError) {
       result = try store { () throws(StoreError) in
-        try database.sync(station: park.station, since: park.since, now: now)
+        try database.sync(station: park.station, since: park.since, now: now, countsAsPull: park.countsAsPull)
       }
     } catch {
       return .response(.error(error, station: park.station))
@@ -63,7 +65,8 @@ extension APIHandler {
     let result: SyncResult
     do throws(APIError) {
       result = try store { () throws(StoreError) in
-        try database.sync(station: park.station, since: park.since, now: clock())
+        try database.sync(
+          station: park.station, since: park.since, now: clock(), countsAsPull: park.countsAsPull)
       }
     } catch {
       return .error(error, station: park.station)

@@ -107,6 +107,10 @@ public final class APIHandler {
       }
       let claimState = try store { () throws(StoreError) in try database.stationClaim(station!.description) }
       let access = try StationAccess.decide(claimState, key: key, station: station!.description)
+      // A claim in use does not lapse: any request with the key refreshes it (at most one write an hour).
+      if case .owner(let claim) = access, claim.refreshedAt < now - Self.claimRefreshIntervalMs {
+        try? database.refreshClaim(station!.description, now: now)
+      }
       switch endpoint {
       case .register:
         return .response(try register(body, station: station!, access: access, client: client, now: now))
@@ -155,6 +159,9 @@ public final class APIHandler {
   /// The rate limits (per station, and per client address) count requests per hour; they live in
   /// the database, so they hold across workers and CGI runs.
   static let rateWindowMs: Int64 = 3_600_000
+
+  /// How stale a claim's refresh time may get before a request made with its key writes a new one, ms.
+  static let claimRefreshIntervalMs: Int64 = 3_600_000
 
   /// Whole seconds to wait for `milliseconds`, at least 1 (for `Retry-After`).
   static func seconds(_ milliseconds: Int64) -> Int { Int(max(1, (milliseconds + 999) / 1000)) }

@@ -29,8 +29,8 @@ enum StationAccess: Sendable, Equatable {
     guard let key else { return state.claim == nil ? .unclaimed : .guest }
     guard let claim = state.claim else {
       throw .wrongStationKey(
-        "\(station) is not claimed (its claim was released or lapsed): the stationKey is no longer valid; claim it"
-          + " again with POST /v1/claim")
+        "\(station) is not claimed, so no stationKey is valid for it (a claim that is released or lapses takes its"
+          + " key with it); claim it with POST /v1/claim")
     }
     guard key.matches(claim.keyHash) else {
       throw .wrongStationKey("stationKey is not the key of \(station)'s claim (it may have been rotated)")

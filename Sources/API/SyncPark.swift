@@ -19,15 +19,19 @@ public struct SyncPark: Sendable, Equatable {
   /// Whether the request proved the station key: the shell holds the owner's long polls in a lane of their own
   /// (`ParkTicket.lane`), so keyless ones, however many, never displace them.
   public var owner: Bool
+  /// Whether its reads count as the station's pull (marking `device`-policy messages pulled, moving the cursor the
+  /// push `count` is taken from): false for a keyless long poll of a claimed station.
+  public var countsAsPull: Bool
 
   /// The lane the shell parks it in: 1 for the owner's, 0 for the rest.
   public var lane: Int { owner ? 1 : 0 }
 
   public init(
     station: String, since: Int64, seen: Int64, deadline: Int64, client: String = ClientAddress.unknown,
-    owner: Bool = false
+    owner: Bool = false, countsAsPull: Bool = true
   ) {
     self.owner = owner
+    self.countsAsPull = countsAsPull
     self.station = station
     self.since = since
     self.seen = seen

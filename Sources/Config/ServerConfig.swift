@@ -26,6 +26,8 @@ import Logging
 /// avatarUploadsPerHour = 20
 /// newStationsPerAddressPerHour = 30     ; per client address (IPv6: per /64)
 /// newStationsPerNetworkPerHour = 100    ; per IPv4 /24 and per IPv6 /48
+/// claimsPerAddressPerHour = 10          ; POST /v1/claim per client address (IPv6: per /64)
+/// claimsPerNetworkPerHour = 30          ; POST /v1/claim per IPv4 /24 and per IPv6 /48
 /// newStationsPerWideNetworkPerHour = 300 ; per IPv6 /32
 /// avatarUploadsPerAddressPerHour = 60
 ///
@@ -74,6 +76,10 @@ public struct ServerConfig: Sendable, Equatable {
   public var newStationsPerAddressPerHour = 30
   /// New stations one IPv4 /24 or one IPv6 /48 may create per hour (all its addresses together).
   public var newStationsPerNetworkPerHour = 100
+  /// Claims (`POST /v1/claim`) one client address (IPv6: one /64) may make per hour.
+  public var claimsPerAddressPerHour = 10
+  /// Claims one IPv4 /24 or IPv6 /48 may make per hour, all its addresses together.
+  public var claimsPerNetworkPerHour = 30
   /// New stations one IPv6 /32 may create per hour (all its addresses together; IPv4 has no such width).
   public var newStationsPerWideNetworkPerHour = 300
   /// Avatar uploads per client address (IPv6: one /64) per hour.
@@ -131,6 +137,10 @@ public struct ServerConfig: Sendable, Equatable {
     newStationsPerAddressPerHour = try config.int(
       "ratelimit", "newStationsPerAddressPerHour", default: defaults.newStationsPerAddressPerHour,
       range: perHour)
+    claimsPerAddressPerHour = try config.int(
+      "ratelimit", "claimsPerAddressPerHour", default: defaults.claimsPerAddressPerHour, range: perHour)
+    claimsPerNetworkPerHour = try config.int(
+      "ratelimit", "claimsPerNetworkPerHour", default: defaults.claimsPerNetworkPerHour, range: perHour)
     newStationsPerNetworkPerHour = try config.int(
       "ratelimit", "newStationsPerNetworkPerHour", default: defaults.newStationsPerNetworkPerHour,
       range: perHour)
@@ -164,6 +174,7 @@ public struct ServerConfig: Sendable, Equatable {
     "ratelimit": [
       "registrationsPerHour", "heartbeatsPerHour", "avatarUploadsPerHour", "newStationsPerAddressPerHour",
       "newStationsPerNetworkPerHour", "newStationsPerWideNetworkPerHour", "avatarUploadsPerAddressPerHour",
+      "claimsPerAddressPerHour", "claimsPerNetworkPerHour",
     ],
     "limits": ["maxStations", "devicesPerStation", "keylessDevicesPerStation", "avatarBytesTotal"],
   ])

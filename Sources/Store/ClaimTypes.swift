@@ -20,8 +20,8 @@ public struct StationClaim: Sendable, Equatable {
   public var keyHash: String
   /// When the station was claimed, epoch ms (a rotation keeps it).
   public var claimedAt: Int64
-  /// The last claim, rotation, or register or heartbeat made with the key, epoch ms: the claim lapses when this
-  /// is older than the station expiry.
+  /// The last claim, rotation, or request made with the key (register and heartbeat always, any other at most
+  /// once an hour), epoch ms: the claim lapses when this is older than the station expiry.
   public var refreshedAt: Int64
 
   public init(keyHash: String, claimedAt: Int64, refreshedAt: Int64) {

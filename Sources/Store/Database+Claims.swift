@@ -67,6 +67,19 @@ extension Database {
     }
   }
 
+  /// Notes a request made with the key of `address`'s claim at `now` (its refresh time), so a claim in use does not
+  /// lapse; a no-op for an unclaimed station. One small write.
+  public func refreshClaim(_ address: String, now: Int64) throws(StoreError) {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        "UPDATE stations SET claim_refreshed_at = ?2 WHERE address = ?1 AND claim_key_hash IS NOT NULL")
+      defer { statement.reset() }
+      try statement.bind(1, address.canonicalAddress)
+      try statement.bind(2, now)
+      try statement.run()
+    }
+  }
+
   /// Releases the claim on `address` (the operator's `--release-claim`): the station stays, with its devices and
   /// settings, and can be claimed again; its devices stop counting as the owner's. False when it was not claimed.
   @discardableResult

@@ -176,10 +176,13 @@ extension Database {
   /// A sync is a pull: for a station whose ACK policy is `device` it reads and marks what it read
   /// as pulled (`markPulled`, ``DeviceAckRule``) in ONE `BEGIN IMMEDIATE` transaction, cursor
   /// included, so every path that answers with messages (sync, long poll, register with history)
-  /// earns their ACKs.
-  public func sync(station: String, since: Int64, now: Int64) throws(StoreError) -> SyncResult {
+  /// earns their ACKs. With `countsAsPull` false (a keyless read of a claimed station: not the owner's device)
+  /// it is a read only: nothing is marked pulled and the cursor stays where the owner's devices left it.
+  public func sync(
+    station: String, since: Int64, now: Int64, countsAsPull: Bool = true
+  ) throws(StoreError) -> SyncResult {
     let address = station.canonicalAddress
-    if batchDepth == 0, try syncMarksPulls(address) {
+    if countsAsPull, batchDepth == 0, try syncMarksPulls(address) {
       return try writeBatch { () throws(StoreError) in
         let result = try sync(station: address, since: since, now: now)
         try markPulled(address, since: since, now: now)
@@ -211,7 +214,7 @@ extension Database {
         cursor
       )
     }
-    if let storedCursor, result.serverTime > storedCursor, !options.readOnly {
+    if countsAsPull, let storedCursor, result.serverTime > storedCursor, !options.readOnly {
       do throws(StoreError) {
         try advanceSyncCursor(address, to: result.serverTime, now: now)
       } catch {

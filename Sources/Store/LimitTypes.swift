@@ -14,6 +14,11 @@ public enum LimitName: String, Sendable, CaseIterable {
   case newStationsPerNetworkPerHour
   /// `[ratelimit] newStationsPerWideNetworkPerHour`: stations one IPv6 /32 may create per hour (429).
   case newStationsPerWideNetworkPerHour
+  /// `[ratelimit] claimsPerAddressPerHour`: claims and key rotations one client address may make per hour (429).
+  case claimsPerAddressPerHour
+  /// `[ratelimit] claimsPerNetworkPerHour`: claims and key rotations one IPv4 /24 or IPv6 /48 may make per hour
+  /// (429).
+  case claimsPerNetworkPerHour
   /// `[ratelimit] avatarUploadsPerAddressPerHour`: avatar uploads per client address per hour (avatar
   /// refused).
   case avatarUploadsPerAddressPerHour

@@ -2,6 +2,7 @@ import API
 import Foundation
 import JSON
 import Store
+import TestSupport
 import Testing
 
 /// Owned stations at handler level (PROTOCOL.md "Owned stations"): the claim and its key, what the key guards,
@@ -249,5 +250,114 @@ import Testing
     #expect(second.0.post("/v1/heartbeat", Self.body(), authorization: Self.bearer(second.1)).status == 200)
     second.0.clock.advance(ms: 2000)
     #expect(try second.0.database.lapseClaims(now: second.0.clock.now, expiryMs: expiry) == 0)
+  }
+}
+
+/// What a review as an attacker found and the fixes hold: keyless reads earn no ACKs, claims are rate limited, the
+/// owner may release, `deny` spares the devices already there, and any request with the key keeps a claim alive.
+@Suite struct ClaimHardeningTests {
+  nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
+
+  private static func body(_ extra: [String: Any] = [:]) -> [String: Any] {
+    identity.merging(extra) { $1 }
+  }
+
+  @Test func aKeylessSyncOfAClaimedStationMarksNothingPulledAndLeavesTheCursor() throws {
+    let api = try APIFixture()
+    #expect(api.post("/v1/register", registerBody(["wantHistory": false])).status == 200)
+    let key = api.claim(Self.identity)
+    #expect(api.post("/v1/settings", Self.body(["ackPolicy": "device"])).status == 200)
+    // A device-policy message: its ACK waits for a pull.
+    guard
+      case .stored(let id, _)? = try api.deliver(to: "N0CALL-7", from: "KJ7ABC", text: "hi", msgno: "42")
+        .first
+    else { throw TestFailure("not stored") }
+    try api.database.recordDeviceAcks([
+      PendingDeviceAck(messageID: id, station: "N0CALL-7", key: "k42", line: "ack42\r\n")
+    ])
+    api.stationKey = nil
+    for wait in [0, 1] {
+      let stranger = api.post("/v1/sync", Self.body(["since": 0, "wait": wait]))
+      #expect(stranger.messages.count == 1, "a keyless sync still reads, as the shipping app does")
+    }
+    #expect(
+      try api.database.takePulledDeviceAcks(now: api.clock.now, minIntervalMs: 30_000).lines.isEmpty,
+      "a stranger's read earned an ACK")
+    #expect(try api.database.station("N0CALL-7")?.lastSyncCursor == 0)
+    api.stationKey = key
+    #expect(api.post("/v1/sync", Self.body(["since": 0])).messages.count == 1)
+    #expect(
+      try api.database.takePulledDeviceAcks(now: api.clock.now, minIntervalMs: 30_000).lines == ["ack42\r\n"])
+    #expect(try api.database.station("N0CALL-7")?.lastSyncCursor != 0)
+  }
+
+  @Test func claimsArePerAddressAndPerNetworkLimited() throws {
+    var config = APIConfig()
+    config.claimsPerAddressPerHour = 2
+    config.claimsPerNetworkPerHour = 3
+    let api = try APIFixture(config: config)
+    func claim(_ call: String, from address: String) -> Reply {
+      api.post(
+        "/v1/claim", ["callsign": call, "auth": SendMannersTests.passcode(call)], authorization: nil,
+        remoteAddress: address)
+    }
+    #expect(claim("W1AW", from: "203.0.113.1").status == 200)
+    #expect(claim("K1ABC", from: "203.0.113.1").status == 200)
+    let third = claim("N1XYZ", from: "203.0.113.1")
+    #expect(third.status == 429 && third.error?.contains("claims from this address") == true, "\(third.text)")
+    #expect(third.header("Retry-After") != nil)
+    #expect(claim("N1XYZ", from: "203.0.113.2").status == 200, "another address of the /24")
+    let network = claim("W2XYZ", from: "203.0.113.3")
+    #expect(network.status == 429 && network.error?.contains("203.0.113.0/24") == true, "\(network.text)")
+    #expect(try api.database.stationClaim("W2XYZ") == .unclaimed || api.database.station("W2XYZ") == nil)
+    #expect(try api.database.limitStatus()[.claimsPerAddressPerHour] == 1)
+    #expect(try api.database.limitStatus()[.claimsPerNetworkPerHour] == 1)
+  }
+
+  @Test func theOwnerReleasesTheClaimWithTheKeyOnly() throws {
+    let api = try APIFixture()
+    #expect(api.post("/v1/register", registerBody(["wantHistory": false])).status == 200)
+    let key = api.claim(Self.identity)
+    api.stationKey = nil
+    #expect(api.post("/v1/claim", Self.body(["release": true])).status == 403)
+    #expect(
+      api.post("/v1/claim", Self.body(["release": true, "rotate": true]), authorization: "Bearer \(key)")
+        .status == 400)
+    let released = api.post(
+      "/v1/claim", ["callsign": "N0CALL", "ssid": 7, "release": true], authorization: "Bearer \(key)")
+    #expect(released.status == 200 && released["released"] == .bool(true), "\(released.text)")
+    #expect(try api.database.stationClaim("N0CALL-7") == .unclaimed)
+    #expect(try api.database.auditTrail(of: "N0CALL-7").first?.action == .released)
+    #expect(api.post("/v1/claim", Self.body()).status == 200, "anyone may claim it again")
+  }
+
+  @Test func denyRefusesNewKeylessTokensButSparesTheOnesAlreadyThere() throws {
+    let api = try APIFixture()
+    // The app's phone was there before the claim.
+    #expect(api.post("/v1/register", registerBody(["pushToken": "apps-phone"])).status == 200)
+    let key = api.claim(Self.identity)
+    #expect(api.post("/v1/settings", Self.body(["keylessDevices": "deny"])).status == 200)
+    api.stationKey = nil
+    #expect(api.post("/v1/heartbeat", registerBody(["pushToken": "apps-phone"])).status == 200)
+    #expect(api.post("/v1/heartbeat", registerBody(["pushToken": "a-new-one"])).status == 403)
+    api.stationKey = key
+    #expect(api.post("/v1/heartbeat", registerBody(["pushToken": "a-new-one"])).status == 200)
+  }
+
+  @Test func anyRequestWithTheKeyKeepsTheClaimAlive() throws {
+    let api = try APIFixture()
+    #expect(api.post("/v1/register", registerBody(["wantHistory": false])).status == 200)
+    api.claim(Self.identity)
+    let expiry = APIConfig().stationExpiryMs
+    for _ in 0..<3 {
+      api.clock.advance(ms: expiry / 2)
+      #expect(api.post("/v1/sync", Self.body(["since": 0])).status == 200)
+    }
+    #expect(try api.database.lapseClaims(now: api.clock.now, expiryMs: expiry) == 0)
+    #expect(try api.database.stationClaim("N0CALL-7").claim?.refreshedAt == api.clock.now)
+    // Within the hour it writes nothing more.
+    api.clock.advance(ms: 60_000)
+    #expect(api.post("/v1/sync", Self.body(["since": 0])).status == 200)
+    #expect(try api.database.stationClaim("N0CALL-7").claim?.refreshedAt == api.clock.now - 60_000)
   }
 }

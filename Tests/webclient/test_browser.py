@@ -321,7 +321,7 @@ class WebClientTests(unittest.TestCase):
     def test_the_text_limit_and_forbidden_characters_are_shown_before_sending(self):
         driver = self.browser(RECORDER, "window.__info = %s;" % json.dumps(
             {"server": "aprs-cloud", "version": "test", "features": ["send"], "maxWait": 300}))
-        self.sign_in_ok(driver, "KJ7TXT", 4)
+        self.sign_in_ok(driver, "KJ7TXT", 4, remember=True)
         driver.find_element(By.LINK_TEXT, "New message").click()
         to = self.field(driver, "To")
         self.wait(lambda: driver.switch_to.active_element == to, 5, "To is not focused")
@@ -371,7 +371,7 @@ class WebClientTests(unittest.TestCase):
                 "list 'send'); it runs once the send endpoint is merged"
             )
         driver = self.browser()
-        self.sign_in_ok(driver, "KJ7SND", 1)
+        self.sign_in_ok(driver, "KJ7SND", 1, remember=True)
         driver.find_element(By.LINK_TEXT, "New message").click()
         self.field(driver, "To").send_keys("KJ7PER-2")
         self.field(driver, "Message").send_keys("Hello from the web client")
@@ -438,6 +438,25 @@ class WebClientTests(unittest.TestCase):
         self.wait(lambda: other.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
                   f"not signed in with the key: {other.find_element(By.ID, 'sign-in-error').text!r}")
         self.assert_clean_console(owner)
+        # "Sign out" forgets the key, so it gives the claim up: the station can be claimed again.
+        owner.find_element(By.ID, "sign-out").click()
+        self.wait(lambda: owner.find_element(By.ID, "sign-in-view").is_displayed(), 5, "no sign-in form")
+        identity = {"callsign": "KJ7OWN", "ssid": 4, "auth": str(passcode("KJ7OWN"))}
+        self.assertEqual(self.stack.api("claim", identity).status, 200, "the claim was not released at sign-out")
+
+    def test_without_remember_the_station_is_not_claimed_and_the_page_says_how(self):
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7TMP", 2)
+        self.wait(lambda: "Not claimed" in driver.find_element(By.ID, "claim-status").text, 10,
+                  "the page does not say the station is unclaimed")
+        driver.get(self.stack.url + "/#/c/KJ7ABC-7")
+        unavailable = driver.find_element(By.ID, "send-unavailable")
+        self.wait(unavailable.is_displayed, 10, "the send form does not say why it is off")
+        self.assertIn("Remember me", unavailable.text)
+        # Nothing was claimed: a key lost at the next reload would have locked the owner out.
+        answer = self.stack.api("settings", {"callsign": "KJ7TMP", "ssid": 2, "auth": str(passcode("KJ7TMP"))})
+        self.assertEqual(answer.status, 403)
+        self.assertIn("POST /v1/claim", answer.json()["error"])
 
     def test_a_cross_site_form_and_a_no_cors_fetch_from_another_port_change_nothing(self):
         import http.server

@@ -30,8 +30,9 @@ export class API {
   constructor(base, fetcher = (...args) => globalThis.fetch(...args)) {
     this.base = new URL(base);
     this.fetcher = fetcher;
-    /** The station key of the signed-in station's claim (PROTOCOL.md "Owned stations"), sent as
-     * `Authorization: Bearer` on every call while set; null: none. */
+    /** The station key of the signed-in station's claim (PROTOCOL.md "Owned stations"), sent on every call
+     * while set, as `Authorization: Bearer` and as the `stationKey` field (web servers that drop the header,
+     * such as Apache's CGI without `CGIPassAuth`, still pass the body); null: none. */
     this.stationKey = null;
   }
 
@@ -59,7 +60,7 @@ export class API {
         headers: this.stationKey
           ? { "content-type": "application/json", authorization: `Bearer ${this.stationKey}` }
           : { "content-type": "application/json" },
-        body: JSON.stringify(body ?? {}),
+        body: JSON.stringify(this.stationKey ? { ...(body ?? {}), stationKey: this.stationKey } : (body ?? {})),
         cache: "no-store",
         credentials: "omit",
         redirect: "error",

@@ -173,7 +173,9 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
     inbox.merge(answer.messages);
     inbox.advance(answer.serverTime);
     state.avatars.note(answer.avatars);
-    session.claim = session.stationKey ? "mine" : await claimStation(session);
+    // Claimed only where the key can be kept ("remember"): a key lost at a reload would lock the owner out of
+    // sending and settings until the claim lapses.
+    session.claim = session.stationKey ? "mine" : remember ? await claimStation(session) : await claimKnown(session);
   } catch (error) {
     button.disabled = false;
     $("connection").textContent = "";
@@ -218,7 +220,7 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
  * claims, or a refusal that is not about the claim).
  */
 async function claimStation(session) {
-  if (typeof session.auth !== "string") return "none";
+  if (typeof session.auth !== "string" || !features().includes("claim")) return "none";
   try {
     const answer = await api.call("claim", { callsign: session.callsign, ssid: session.ssid, auth: session.auth });
     if (typeof answer.stationKey !== "string") return "none";
@@ -227,6 +229,20 @@ async function claimStation(session) {
     return "mine";
   } catch (error) {
     return error.status === 409 ? "other" : "none";
+  }
+}
+
+/**
+ * Whether another device holds the claim of a station this browser signs in to without claiming: "other" or
+ * "none" (unclaimed), told by a settings read, which a claimed station refuses with "is claimed".
+ */
+async function claimKnown(session) {
+  if (!features().includes("claim")) return "none";
+  try {
+    await api.call("settings", identity(session));
+    return "none";
+  } catch (error) {
+    return error.status === 403 && /is claimed/.test(error.message) ? "other" : "unclaimed";
   }
 }
 
@@ -239,7 +255,9 @@ function showClaimStatus() {
       ? "This browser holds the station key"
       : claim === "other"
         ? "Claimed by another device: you can read messages here; sending and settings need its station key"
-        : "";
+        : claim === "unclaimed"
+          ? "Not claimed: sign in with “Remember me” to claim this station on this device and send from it"
+          : "";
   line.hidden = claim === "none";
 }
 
@@ -259,6 +277,11 @@ async function signOut() {
     } catch {
       // Best effort.
     }
+  }
+  // "Sign out" forgets the key: give the claim up, or nobody could use it until it lapses (a device the key
+  // was carried to loses it too).
+  if (session?.claim === "mine") {
+    await api.call("claim", { ...identity(session), release: true }).catch(() => {});
   }
   state.pushOn = false;
   state.inbox = new Inbox();
@@ -465,13 +488,17 @@ function renderConversation() {
 }
 
 function renderSendForm() {
-  const claimedElsewhere = state.session?.claim === "other";
-  const unavailable = state.send === "no" || claimedElsewhere;
-  $("send-unavailable").textContent = claimedElsewhere
-    ? "This station is claimed by another device: only a device holding its station key can send in its name. " +
-      "Sign in with that key (“I have a station key”) to send from here."
-    : "Sending is not available on this server: it cannot transmit messages to APRS-IS (no /v1/send). " +
-      "You can still read your messages here.";
+  const claim = state.session?.claim;
+  const unavailable = state.send === "no" || claim === "other" || claim === "unclaimed";
+  $("send-unavailable").textContent =
+    claim === "other"
+      ? "This station is claimed by another device: only a device holding its station key can send in its name. " +
+        "Sign in with that key (“I have a station key”) to send from here."
+      : claim === "unclaimed"
+        ? "Sending needs a claimed station: sign out and sign in again with “Remember me” ticked; this browser " +
+          "then claims the station and keeps its key."
+        : "Sending is not available on this server: it cannot transmit messages to APRS-IS (no /v1/send). " +
+          "You can still read your messages here.";
   $("send-fields").disabled = unavailable;
   $("send-fields").hidden = unavailable;
   $("send-unavailable").hidden = !unavailable;
