@@ -195,8 +195,10 @@ private final class SettingsRig {
 
   /// `POST /v1/sync` for N0CALL-7 since 0.
   func sync() throws -> JSONObject {
+    // The owner's phone: with the key, a sync is the station's pull (a keyless one only reads).
     let response = try stack.post(
-      "/v1/sync", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":0}"#)
+      "/v1/sync", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":0}"#,
+      headers: ["Authorization: Bearer \(stationKey)"])
     guard response.status == 200, let object = response.jsonObject else {
       throw TestFailure("sync answered \(response.status): \(response.text)")
     }
