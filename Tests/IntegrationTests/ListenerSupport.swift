@@ -234,7 +234,17 @@ final class ListenerProcess: @unchecked Sendable {
     fake: FakeAPRSIS, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
     extraListener: String = "", webPush: String = "enabled = false\n"
   ) -> String {
-    var text = "[aprsis]\nservers = 127.0.0.1:\(fake.port)\n"
+    config(
+      aprsisPort: fake.port, login: login, passcode: passcode, extraAPRSIS: extraAPRSIS,
+      extraListener: extraListener, webPush: webPush)
+  }
+
+  /// The listener's INI for an APRS-IS server on `127.0.0.1:aprsisPort` (the fake or the real aprsc).
+  static func config(
+    aprsisPort: Int, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
+    extraListener: String = "", webPush: String = "enabled = false\n"
+  ) -> String {
+    var text = "[aprsis]\nservers = 127.0.0.1:\(aprsisPort)\n"
     if let login { text += "login = \(login)\n" }
     if let passcode { text += "passcode = \(passcode)\n" }
     text += "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\n" + extraAPRSIS

@@ -304,6 +304,30 @@ extension ConnectionAction {
     #expect(!actions.compactMap(\.connectTarget).isEmpty)
   }
 
+  @Test func aprscsAnswerCutAt255CharactersIsAConfirmationNotAReconnect() {
+    var harness = MachineHarness()
+    harness.online()
+    // 200 stations and their churn: every spec is far longer than the 255 bytes aprsc quotes back.
+    for count in [200, 201, 199, 200] {
+      let line = filterLine(stationAddresses(count))
+      #expect(line.spec.utf8.count > 255)
+      harness.comment("# keepalive")
+      let sent = harness.handle(.filterChanged(line, now: harness.now)).compactMap(\.sent)
+      #expect(sent == [line.line])
+      let actions = harness.comment("# filter \(String(line.spec.utf8.prefix(255))!) active")
+      #expect(!actions.contains { $0.isClose } && actions.compactMap(\.connectTarget).isEmpty)
+      #expect(actions.compactMap(\.logMessage).contains("filter active"))
+      #expect(harness.machine.filter.applied == line.spec)
+    }
+    #expect(harness.machine.status.reconnects == 0)
+    // A cut that is not the first 255 bytes of what was sent is a mismatch: reconnect.
+    let line = filterLine(stationAddresses(150))
+    harness.handle(.filterChanged(line, now: harness.now))
+    let actions = harness.comment("# filter \(String(line.spec.utf8.prefix(254))!) active")
+    #expect(actions.contains { $0.isClose })
+    #expect(harness.machine.status.reconnects == 1)
+  }
+
   @Test func anySetSizeIsOneFilterLineOnTheOpenConnectionNeverAReconnect() {
     var harness = MachineHarness()
     harness.online()

@@ -74,6 +74,67 @@ import Testing
     if case .send = manager.reconcile(now: 1) {} else { Issue.record("expected a resend") }
   }
 
+  /// A spec of exactly `length` characters (`g/KJ0000-1/KJ0001-2/…`, cut), for the answer vectors.
+  private func spec(length: Int) -> String {
+    var text = "g/"
+    var index = 0
+    while text.utf8.count < length {
+      let number = String(index)
+      text += "KJ" + String(repeating: "0", count: max(0, 4 - number.count)) + number + "-\(index % 15 + 1)/"
+      index += 1
+    }
+    return String(text.utf8.prefix(length))!
+  }
+
+  @Test(arguments: [254, 255, 256, 510])
+  func aprscQuotesTheFirst255CharactersAndThatCutConfirms(length: Int) {
+    let sent = spec(length: length)
+    #expect(sent.utf8.count == length)
+    // What aprsc 2.1.21 answers: `# filter <first 255 bytes> active`.
+    let quoted = String(sent.utf8.prefix(255))!
+    #expect(FilterManager.quotedAnswer(for: sent) == quoted)
+    #expect(FilterManager.answerConfirms(quoted, sent: sent))
+    #expect(FilterManager.answerConfirms(sent, sent: sent))  // a server that echoes it whole
+    // Any other cut, or a changed character inside the quote, is a real mismatch.
+    #expect(!FilterManager.answerConfirms(String(quoted.dropLast()), sent: sent))
+    #expect(!FilterManager.answerConfirms(String(quoted.dropFirst()), sent: sent))
+    if length > 256 {
+      #expect(!FilterManager.answerConfirms(String(sent.utf8.prefix(256))!, sent: sent))
+    }
+    var changed = Array(quoted.utf8)
+    changed[changed.count / 2] =
+      changed[changed.count / 2] == UInt8(ascii: "X") ? UInt8(ascii: "Y") : UInt8(ascii: "X")
+    #expect(!FilterManager.answerConfirms(String(decoding: changed, as: UTF8.self), sent: sent))
+    #expect(!FilterManager.answerConfirms("", sent: sent))
+  }
+
+  @Test func aprscSanitizesTheQuoteLikeItsStatusCopy() {
+    // Control and non-ASCII bytes come back as `_` (aprsc's sanitize_ascii_string), blanks around are trimmed.
+    #expect(FilterManager.quotedAnswer(for: "g/AB\u{E9}C\tD") == "g/AB__C_D")
+    #expect(FilterManager.quotedAnswer(for: "g/ABC") == "g/ABC")
+  }
+
+  @Test func theQuotedAnswerOfALongLineConfirmsItAndAppliesTheWholeSpec() {
+    var manager = FilterManager(login: "N0CALL-10")
+    _ = manager.loginFilter()
+    manager.loggedIn()
+    let line = filterLine(stationAddresses(200))
+    #expect(line.spec.utf8.count > 255)
+    manager.setDesired(line)
+    #expect(manager.reconcile(now: 0) == .send(line: line.line, spec: line.spec))
+    let answer = manager.answer(spec: String(line.spec.utf8.prefix(255))!)
+    #expect(answer == .confirmed(spec: line.spec))
+    #expect(manager.applied == line.spec)
+    #expect(manager.reconcile(now: 1) == .none)  // in effect: nothing to resend
+    // The next change answered with a cut of something else is still a mismatch.
+    let next = filterLine(stationAddresses(199))
+    manager.setDesired(next)
+    #expect(manager.reconcile(now: 2) == .send(line: next.line, spec: next.spec))
+    let wrong = String(filterLine(stationAddresses(201).reversed()).spec.utf8.prefix(254))! + "Q"
+    #expect(manager.answer(spec: wrong) == .mismatch(expected: next.spec, received: wrong))
+    #expect(manager.applied == nil)
+  }
+
   @Test func trackingAddsSenderEntries() {
     var planner = FilterPlanner()
     for address in ["OH7LZB", "N0CALL-7"] {

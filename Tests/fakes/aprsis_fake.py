@@ -39,13 +39,18 @@ Client ports (user-filter port `port`, full feed `full_feed_port`)
   seconds (date from the fake clock; 0 disables), to every connection that got the banner, logged in or not.
 - `#filter SPEC` (after login): as in aprsc, any `#` line that contains `filter` (any case, anywhere: aprsc
   looks for the word with memcasestr) is a filter command, taken from that word on. A line longer than 510
-  bytes counting CR LF (i.e. more than 508 bytes of content, whatever line end the client used) is dropped
-  silently first: no answer, filter unchanged. Then, after the word:
-    ` SPEC`    replaces the whole filter and answers `# filter SPEC active` (SPEC echoed byte for byte,
-               surrounding blanks trimmed) even when parts did not parse (an empty SPEC clears the filter);
+  bytes plus CR LF (more than 510 bytes of content, whatever line end the client used; aprsc's
+  `PACKETLEN_MAX` 512 in src/worker.h, checked in src/incoming.c for every line) is dropped silently first: no
+  answer, filter unchanged. Then, after the word:
+    ` SPEC`    replaces the whole filter and answers `# filter QUOTE active` even when parts did not parse (an
+               empty SPEC clears the filter). SPEC is everything after that one space, blanks included. QUOTE
+               is what aprsc quotes (src/filter.c filter_commands): the first 255 bytes of SPEC only (it keeps
+               a 256-byte copy, `FILTER_S_SIZE` in src/worker.h), every control or non-ASCII byte replaced by
+               `_` (sanitize_ascii_string); the filter itself is the whole SPEC;
     ` default` (any case) clears it: `# User filters reset to default`;
     `?`        answers `# filters: ` and the parts that parsed, negative ones first, each followed by a space;
-    anything else (`#filter` alone, `#filterX`) answers `# Bad input` and leaves the filter unchanged.
+    anything else (`#filter` alone, `#filterX`) answers
+               `# Filter: Bad input, no space character after filter command` and leaves the filter unchanged.
   Other `#` lines are ignored. On the full-feed port `#filter` gets `# No user-specified filters on this port`.
 - Filter semantics (user port): parts separated by blanks are OR-ed; `-` before a part makes it a negative
   part (a packet matching any negative part is not passed by the filter). Implemented: `g/A/B/...` (message
@@ -158,7 +163,8 @@ import time
 
 BANNER_SOFTWARE = b"aprsc 2.1.21-gfake"
 MAX_PACKET = 512  # bytes including CR LF: longer client packets are dropped
-MAX_FILTER_LINE = 510  # bytes including CR LF: longer #filter lines are dropped silently
+MAX_FILTER_LINE = 512  # bytes including CR LF: longer #filter lines are dropped silently (aprsc PACKETLEN_MAX)
+FILTER_QUOTE_MAX = 255  # bytes of a spec quoted in the `# filter ... active` answer (aprsc FILTER_S_SIZE - 1)
 MAX_INPUT_LINE = 8192  # bytes including CR LF: longer input lines are discarded (login line ~8 KB)
 MAX_PENDING_LINES = 1000  # client lines kept while the banner is delayed
 HEARD_WINDOW = 3 * 3600  # the 3 h "transmitted for" rule
@@ -189,6 +195,11 @@ def passcode(call: bytes | str) -> int:
 
 def show(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def filter_quote(spec: bytes) -> bytes:
+    """The spec as aprsc quotes it in `# filter ... active`: first 255 bytes, control/non-ASCII bytes -> `_`."""
+    return bytes(b if 0x20 <= b < 0x7F else 0x5F for b in spec[:FILTER_QUOTE_MAX])
 
 
 def atoi(word: bytes) -> int:
@@ -589,11 +600,11 @@ class Client(asyncio.Protocol):
             self.server.count("filter_queries")
             return
         if rest[:1] != b" ":
-            self.send(b"# Bad input")
+            self.send(b"# Filter: Bad input, no space character after filter command")
             self.server.count("filter_bad_input")
             return
-        spec = rest[1:].strip(b" \t")
-        if rest[1:].lower() == b"default":
+        spec = rest[1:]
+        if spec.lower() == b"default":
             self.filter = Filter()
             self.filters_received.append(spec)
             self.send(b"# User filters reset to default")
@@ -601,7 +612,7 @@ class Client(asyncio.Protocol):
             return
         self.filter = Filter(spec)
         self.filters_received.append(spec)
-        self.send(b"# filter " + spec + b" active")
+        self.send(b"# filter " + filter_quote(spec) + b" active")
         self.server.count("filters")
 
     def handle_packet(self, line: bytes):

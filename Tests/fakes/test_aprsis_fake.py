@@ -305,16 +305,17 @@ class FilterTests(FakeTestCase):
         self.assertEqual(client["filters_received"][1:], ["g/N0CALL-5/OH7LZB b/W1AW*", "g/N0CALL zz/what r/60/25/100"])
         self.assertEqual(self.ok(cmd="wait", what="filter", count=3, timeout=1)["count"], 3)
 
-    def test_filter_line_over_510_bytes_is_dropped_silently(self):
+    def test_filter_line_over_510_bytes_plus_crlf_is_dropped_silently(self):
+        # Measured against aprsc 2.1.21: 510 bytes of content (512 with CR LF) are answered, 511 are dropped.
         conn = self.logged_in()
         self.set_filter(conn, b"g/KEEP")
         prefix = b"#filter g/"
-        body = prefix + b"A" * (511 - 2 - len(prefix))  # 511 bytes with CR LF
-        self.assertEqual(len(body) + 2, 511)
+        body = prefix + b"A" * (511 - len(prefix))  # 511 bytes of content
+        self.assertEqual(len(body) + 2, 513)
         conn.send(body + b"\r\n")
-        fits = prefix + b"B" * (510 - 2 - len(prefix))  # exactly 510 with CR LF: accepted
+        fits = prefix + b"B" * (510 - len(prefix))  # exactly 510 plus CR LF: accepted
         conn.send(fits + b"\r\n")
-        self.assertEqual(conn.next_non_keepalive(), b"# filter " + fits[len(b"#filter ") :] + b" active")
+        self.assertEqual(conn.next_non_keepalive(), b"# filter " + fits[len(b"#filter ") :][:255] + b" active")
         client = self.ok(cmd="clients")["clients"][0]
         self.assertEqual(client["filters_dropped"], 1)
         self.assertEqual(len(client["filters_received"]), 2)
@@ -323,6 +324,66 @@ class FilterTests(FakeTestCase):
         conn.send(body + b"\n")
         self.inject("SRC>APRS::KEEP     :still here{1", 1)
         self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::KEEP     :still here{1")
+
+    def test_filter_answer_quotes_the_first_255_bytes_like_aprsc(self):
+        # aprsc answers from a 256-byte copy of the spec (FILTER_S_SIZE): `# filter <first 255> active`.
+        conn = self.logged_in()
+        calls = [b"KJ%04d-%d" % (i, i % 15 + 1) for i in range(60)]
+        full = b"g/" + b"/".join(calls)
+        for length in (254, 255, 256, 500):
+            spec = full[:length]
+            self.assertEqual(len(spec), length)
+            conn.send(b"#filter " + spec + b"\r\n")
+            self.assertEqual(conn.next_non_keepalive(), b"# filter " + spec[:255] + b" active", length)
+            # The filter in effect is the whole spec, not the quote.
+            self.assertEqual(self.ok(cmd="clients")["clients"][0]["filter"], spec.decode())
+        last = calls[40]
+        self.assertTrue(255 < full.index(last) and full.index(last) + len(last) < 500)
+        self.inject("SRC>APRS::" + last.decode().ljust(9) + ":beyond the quote{1", 1)
+        self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::" + last.ljust(9) + b":beyond the quote{1")
+
+    def test_filter_answer_echoes_blanks_and_sanitizes_like_aprsc(self):
+        # aprsc takes everything after the one space verbatim and replaces control and non-ASCII bytes by `_`.
+        conn = self.logged_in()
+        conn.send(b"#filter  g/ABC  \r\n")
+        self.assertEqual(conn.next_non_keepalive(), b"# filter  g/ABC   active")
+        conn.send(b"#filter g/AB\xc3\xa9C\tD\r\n")
+        self.assertEqual(conn.next_non_keepalive(), b"# filter g/AB__C_D active")
+
+    def test_g_call_does_not_match_call_dash_zero(self):
+        conn = self.logged_in(b"SVC", b"-1")
+        self.set_filter(conn, b"g/N0CALL/KJ7*")
+        self.inject("SRC>APRS::N0CALL-0 :zero{1", 0)
+        self.inject("SRC>APRS::N0CALL0  :longer{2", 0)
+        self.inject("SRC>APRS::n0call   :exact{3", 1)
+        self.inject("SRC>APRS::KJ7XYZ-15:prefix{4", 1)
+        self.inject("SRC>APRS::KJ6XYZ   :other{5", 0)
+        self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::n0call   :exact{3")
+        self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::KJ7XYZ-15:prefix{4")
+
+    def test_own_packets_are_never_sent_back_even_when_the_filter_matches(self):
+        sender = self.logged_in(b"W1AW", W1AW_PASSCODE, extra=b" filter g/OH7LZB b/W1AW")
+        other = self.logged_in(b"OTHER", b"-1", extra=b" filter g/OH7LZB")
+        line = b"W1AW>APZ001,TCPIP*::OH7LZB   :to a station I filter for{7"
+        sender.send(line + b"\r\n")
+        self.ok(cmd="wait", what="forwarded", count=1, timeout=2)
+        self.assertEqual(other.next_non_keepalive(), b"W1AW>APZ001,TCPIP*,qAC,T2FAKE::OH7LZB   :to a station I filter for{7")
+        self.assertTrue(sender.expect_silence(0.3))
+
+    def test_duplicates_within_30s_are_dropped_wherever_they_come_from(self):
+        conn = self.logged_in(b"SVC", b"-1", extra=b" filter g/OH7LZB")
+        line = "W1AW>APRS,TCPIP*::OH7LZB   :same{1"
+        self.inject(line, 1)
+        self.ok(cmd="advance", seconds=29)
+        self.assertTrue(self.ok(cmd="inject", line=line)["duplicate"])
+        sender = self.logged_in(b"W1AW", W1AW_PASSCODE)
+        sender.send(line.encode() + b"\r\n")
+        self.ok(cmd="wait", what="transmitted", count=1, timeout=2)
+        self.assertEqual(self.ok(cmd="transmitted")["transmitted"][0]["dropped"], "duplicate")
+        self.ok(cmd="advance", seconds=2)
+        self.inject(line, 1)
+        self.assertEqual(conn.next_non_keepalive(), line.encode())
+        self.assertEqual(conn.next_non_keepalive(), line.encode())
 
     def test_g_exact_ssid(self):
         conn = self.logged_in(b"SVC", b"-1")
@@ -425,7 +486,9 @@ class FilterTests(FakeTestCase):
         self.assertEqual(conn.next_non_keepalive(), b"# filters: -b/BAD g/KEEP b/X* r/60/25/10 ")
         for bad in (b"#filter", b"#filterg/OTHER"):
             conn.send(bad + b"\r\n")
-            self.assertEqual(conn.next_non_keepalive(), b"# Bad input")
+            self.assertEqual(
+                conn.next_non_keepalive(), b"# Filter: Bad input, no space character after filter command"
+            )
         self.inject("SRC>APRS::KEEP     :still{1", 1)
         self.assertEqual(conn.next_non_keepalive(), b"SRC>APRS::KEEP     :still{1")
         conn.send(b"#filter default\r\n")
