@@ -22,11 +22,14 @@ public struct AddressedPacket: Hashable, Sendable {
   public var kind: PacketKind
   /// For ``PacketKind/ack`` and ``PacketKind/rej``: the number acknowledged or rejected (`MM` of `ackMM}AA`).
   public var ackedMsgno: String?
+  /// For an authenticated ack or rej (`ack556}eL8OYs`, HTCommander): the token after `}` (1–8 characters of
+  /// `[A-Za-z0-9+/=]`); nil otherwise (a reply-ack `ackMM}AA` keeps its `AA` in ``replyAck``).
+  public var ackToken: String?
 
   /// Makes a value from its parts, unvalidated (tests, fixtures).
   public init(
     source: String, addressee: String, addresseeAsSent: String? = nil, text: String, msgno: String? = nil,
-    replyAck: String? = nil, kind: PacketKind, ackedMsgno: String? = nil
+    replyAck: String? = nil, kind: PacketKind, ackedMsgno: String? = nil, ackToken: String? = nil
   ) {
     self.source = source
     self.addressee = addressee
@@ -36,6 +39,7 @@ public struct AddressedPacket: Hashable, Sendable {
     self.replyAck = replyAck
     self.kind = kind
     self.ackedMsgno = ackedMsgno
+    self.ackToken = ackToken
   }
 
   /// Everything that followed `{`, as PROTOCOL.md's `seqId` and the ACK echo want it: `42`, `AB}CD`, `AB}`.
