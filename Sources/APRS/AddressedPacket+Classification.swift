@@ -11,8 +11,9 @@ extension AddressedPacket {
   /// - Addressee: `:` + addressee + `:`. The addressee is normally padded with spaces to exactly 9, but an
   ///   **unpadded** one (`:N0CALL:hi{1`, the `:` anywhere within the first 10 bytes) is accepted too, as is a
   ///   **lower-case** one: aprsc's `g/` filter passes both, and the sender expects them delivered. The
-  ///   addressee is trimmed of spaces and upper-cased in ``addressee`` (match registered stations on it) and
-  ///   kept as sent in ``addresseeAsSent`` (the ACK's source). It must be 1–9 printable ASCII bytes without
+  ///   addressee is trimmed of spaces and upper-cased in ``addressee`` (match registered stations on it; an
+  ///   SSID `-0` is dropped, as `N0CALL-0` is the station `N0CALL`) and kept as sent in ``addresseeAsSent``
+  ///   (the ACK's source). It must be 1–9 printable ASCII bytes without
   ///   inner spaces, else ``Classified/other``.
   /// - `ack`/`rej` (lower case, as APRS101 writes them) followed by a valid message number (same rule as
   ///   below) is an ack or rej, even with a `{msgno` of its own (`ack12{34`: ``ackedMsgno`` 12, ``text``
@@ -61,6 +62,9 @@ extension AddressedPacket {
     guard addresseeStart < addresseeEnd else { return .other }
     for index in addresseeStart..<addresseeEnd where !ASCII.isGraphic(buffer[index]) { return .other }
     let addressee = addresseeStart..<addresseeEnd
+    // `CALL-0` is the bare call: the station `CALL` (``addressee``); the ACK still goes out as it was named.
+    let station =
+      StationAddress.dropsZeroSSID(buffer, addressee) ? addresseeStart..<(addresseeEnd - 2) : addressee
 
     let textStart = colon + 1
     let kind: PacketKind
@@ -109,7 +113,7 @@ extension AddressedPacket {
     return .addressed(
       AddressedPacket(
         source: innerSource.map { string(buffer, $0) } ?? source,
-        addressee: upperString(buffer, addressee),
+        addressee: upperString(buffer, station),
         addresseeAsSent: string(buffer, addressee),
         text: string(buffer, textStart..<textEnd),
         msgno: msgno.map { string(buffer, $0) },

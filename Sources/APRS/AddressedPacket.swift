@@ -50,17 +50,12 @@ public struct AddressedPacket: Hashable, Sendable {
     return msgno + "}" + replyAck
   }
 
-  /// True when the sender is the addressee (same call and SSID, ignoring case): never ACK, never notify.
-  /// The same base call with another SSID is a normal message.
-  public var isToSelf: Bool {
-    var sender = source.utf8.makeIterator()
-    var target = addressee.utf8.makeIterator()
-    while true {
-      switch (sender.next(), target.next()) {
-      case (nil, nil): return true
-      case (let a?, let b?) where ASCII.upper(a) == ASCII.upper(b): continue
-      default: return false
-      }
-    }
-  }
+  /// The sender as a station: ``source`` upper-cased, an SSID `-0` dropped (``StationAddress/canonical(_:)``):
+  /// `OH7AA-1`, and `N0CALL` for `n0call-0`. Compare it with ``addressee`` and registered stations; answer
+  /// ``source`` itself.
+  public var sender: String { StationAddress.canonical(source) }
+
+  /// True when the sender is the addressee (same call and SSID, ignoring case, `CALL-0` being `CALL`): never
+  /// ACK, never notify. The same base call with another SSID is a normal message.
+  public var isToSelf: Bool { sender == StationAddress.canonical(addressee) }
 }
