@@ -142,7 +142,9 @@ final class WebPushClient: ProviderClient {
       let count = inFlightByOrigin[origin, default: 1] - 1
       inFlightByOrigin[origin] = count > 0 ? count : nil
     }
-    let decision = RetryPolicy.webPush(response, now: now, attempts: job.attempts, jitter: jitter())
+    let decision = RetryPolicy.webPush(
+      response, now: now, attempts: job.attempts, jitter: jitter(), throttles: job.throttles,
+      expiresAt: job.expiresAt)
     return [JobOutcome(job: job, decision: decision, response: response)]
   }
 
