@@ -284,8 +284,8 @@ public enum RetryPolicy {
     let code: String? =
       switch platform {
       case .android: FCMError(body: response.body).flatMap { $0.errorCode ?? $0.status }
-      case .ios: APNsError(body: response.body).reason
-      case .webpush, .unifiedpush: nil
+      // Apple's Web Push service answers like APNs (`{"reason":"BadJwtToken"}`); others mostly say nothing.
+      case .ios, .webpush, .unifiedpush: APNsError(body: response.body).reason
       }
     return "\(response.status) \(code ?? "")".trimmingTrailingSpace
   }
