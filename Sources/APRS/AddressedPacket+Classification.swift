@@ -11,12 +11,16 @@ extension AddressedPacket {
   /// - Addressee: `:` + addressee + `:`. The addressee is normally padded with spaces to exactly 9, but an
   ///   **unpadded** one (`:N0CALL:hi{1`, the `:` anywhere within the first 10 bytes) is accepted too, as is a
   ///   **lower-case** one: aprsc's `g/` filter passes both, and the sender expects them delivered. The
-  ///   addressee is trimmed of spaces and upper-cased in ``addressee`` (match registered stations on it) and
-  ///   kept as sent in ``addresseeAsSent`` (the ACK's source). It must be 1–9 printable ASCII bytes without
+  ///   addressee is trimmed of spaces and upper-cased in ``addressee`` (match registered stations on it; an
+  ///   SSID `-0` is dropped, as `N0CALL-0` is the station `N0CALL`) and kept as sent in ``addresseeAsSent``
+  ///   (the ACK's source). It must be 1–9 printable ASCII bytes without
   ///   inner spaces, else ``Classified/other``.
   /// - `ack`/`rej` (lower case, as APRS101 writes them) followed by a valid message number (same rule as
   ///   below) is an ack or rej, even with a `{msgno` of its own (`ack12{34`: ``ackedMsgno`` 12, ``text``
-  ///   the whole text); any other text starting with them (`acknowledged`) is an ordinary text.
+  ///   the whole text). So is HTCommander's authenticated ACK `ack<msgno>}<TOKEN>`: the number, `}` and 1–8
+  ///   characters of `[A-Za-z0-9+/=]` (`ack556}eL8OYs`: ``ackedMsgno`` 556, ``ackToken`` `eL8OYs`); what
+  ///   also fits the reply-ack form (`ack12}34`) stays a reply-ack (``replyAck`` 34). Any other text starting
+  ///   with them (`acknowledged`, `ack12}toolongtoken`) is an ordinary text.
   /// - Addressee `BLN` + digit (or nothing else recognisable) is a bulletin, including group bulletins like
   ///   `BLN3WX`; `BLN` + letter (`BLNA`…) is an announcement (APRS101 ch. 14, as aprslib does).
   /// - Addressees starting `NWS-`, `NWS_`, `SKY`, `CWA` or `BOM` are weather.
@@ -58,6 +62,9 @@ extension AddressedPacket {
     guard addresseeStart < addresseeEnd else { return .other }
     for index in addresseeStart..<addresseeEnd where !ASCII.isGraphic(buffer[index]) { return .other }
     let addressee = addresseeStart..<addresseeEnd
+    // `CALL-0` is the bare call: the station `CALL` (``addressee``); the ACK still goes out as it was named.
+    let station =
+      StationAddress.dropsZeroSSID(buffer, addressee) ? addresseeStart..<(addresseeEnd - 2) : addressee
 
     let textStart = colon + 1
     let kind: PacketKind
@@ -66,12 +73,15 @@ extension AddressedPacket {
     var replyAck: Range<Int>?
     var ackedMsgno: Range<Int>?
 
+    var ackToken: Range<Int>?
+
     if let ack = ackKind(buffer, textStart, textEnd),
-      let number = MessageNumber.match(buffer, textStart + 3, textEnd)
+      let number = ackNumber(buffer, textStart + 3, textEnd)
     {
       kind = ack
       ackedMsgno = number.msgno
       replyAck = number.replyAck
+      ackToken = number.token
     } else {
       var bodyEnd = textEnd
       if let brace = lastIndex(of: ASCII.openBrace, in: buffer, textStart, textEnd),
@@ -83,12 +93,13 @@ extension AddressedPacket {
       }
       guard textStart < bodyEnd else { return .other }
       if let ack = ackKind(buffer, textStart, bodyEnd),
-        let number = MessageNumber.match(buffer, textStart + 3, bodyEnd)
+        let number = ackNumber(buffer, textStart + 3, bodyEnd)
       {
         // `ack12{34`: an ack that carries a number of its own; still an ack, never a message.
         kind = ack
         ackedMsgno = number.msgno
         replyAck = number.replyAck
+        ackToken = number.token
         msgno = nil
       } else {
         kind =
@@ -102,13 +113,25 @@ extension AddressedPacket {
     return .addressed(
       AddressedPacket(
         source: innerSource.map { string(buffer, $0) } ?? source,
-        addressee: upperString(buffer, addressee),
+        addressee: upperString(buffer, station),
         addresseeAsSent: string(buffer, addressee),
         text: string(buffer, textStart..<textEnd),
         msgno: msgno.map { string(buffer, $0) },
         replyAck: replyAck.map { string(buffer, $0) },
         kind: kind,
-        ackedMsgno: ackedMsgno.map { string(buffer, $0) }))
+        ackedMsgno: ackedMsgno.map { string(buffer, $0) },
+        ackToken: ackToken.map { string(buffer, $0) }))
+  }
+
+  /// The number an `ack`/`rej` text answers (`buffer[lower..<upper]` is what follows the 3 letters): the
+  /// reply-ack form `MM`, `MM}AA` or `MM}` first (``MessageNumber``), then HTCommander's authenticated form
+  /// `MM}TOKEN` (``AckToken``); nil when neither matches (the text is then an ordinary message).
+  private static func ackNumber(_ buffer: UnsafeBufferPointer<UInt8>, _ lower: Int, _ upper: Int)
+    -> (msgno: Range<Int>, replyAck: Range<Int>?, token: Range<Int>?)?
+  {
+    if let number = MessageNumber.match(buffer, lower, upper) { return (number.msgno, number.replyAck, nil) }
+    if let number = AckToken.match(buffer, lower, upper) { return (number.msgno, nil, number.token) }
+    return nil
   }
 
   /// `.ack` or `.rej` when the text starts with `ack` or `rej`.

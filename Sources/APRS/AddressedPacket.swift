@@ -22,11 +22,14 @@ public struct AddressedPacket: Hashable, Sendable {
   public var kind: PacketKind
   /// For ``PacketKind/ack`` and ``PacketKind/rej``: the number acknowledged or rejected (`MM` of `ackMM}AA`).
   public var ackedMsgno: String?
+  /// For an authenticated ack or rej (`ack556}eL8OYs`, HTCommander): the token after `}` (1–8 characters of
+  /// `[A-Za-z0-9+/=]`); nil otherwise (a reply-ack `ackMM}AA` keeps its `AA` in ``replyAck``).
+  public var ackToken: String?
 
   /// Makes a value from its parts, unvalidated (tests, fixtures).
   public init(
     source: String, addressee: String, addresseeAsSent: String? = nil, text: String, msgno: String? = nil,
-    replyAck: String? = nil, kind: PacketKind, ackedMsgno: String? = nil
+    replyAck: String? = nil, kind: PacketKind, ackedMsgno: String? = nil, ackToken: String? = nil
   ) {
     self.source = source
     self.addressee = addressee
@@ -36,6 +39,7 @@ public struct AddressedPacket: Hashable, Sendable {
     self.replyAck = replyAck
     self.kind = kind
     self.ackedMsgno = ackedMsgno
+    self.ackToken = ackToken
   }
 
   /// Everything that followed `{`, as PROTOCOL.md's `seqId` and the ACK echo want it: `42`, `AB}CD`, `AB}`.
@@ -46,17 +50,12 @@ public struct AddressedPacket: Hashable, Sendable {
     return msgno + "}" + replyAck
   }
 
-  /// True when the sender is the addressee (same call and SSID, ignoring case): never ACK, never notify.
-  /// The same base call with another SSID is a normal message.
-  public var isToSelf: Bool {
-    var sender = source.utf8.makeIterator()
-    var target = addressee.utf8.makeIterator()
-    while true {
-      switch (sender.next(), target.next()) {
-      case (nil, nil): return true
-      case (let a?, let b?) where ASCII.upper(a) == ASCII.upper(b): continue
-      default: return false
-      }
-    }
-  }
+  /// The sender as a station: ``source`` upper-cased, an SSID `-0` dropped (``StationAddress/canonical(_:)``):
+  /// `OH7AA-1`, and `N0CALL` for `n0call-0`. Compare it with ``addressee`` and registered stations; answer
+  /// ``source`` itself.
+  public var sender: String { StationAddress.canonical(source) }
+
+  /// True when the sender is the addressee (same call and SSID, ignoring case, `CALL-0` being `CALL`): never
+  /// ACK, never notify. The same base call with another SSID is a normal message.
+  public var isToSelf: Bool { sender == StationAddress.canonical(addressee) }
 }

@@ -11,9 +11,9 @@ public struct DedupKey: Hashable, Sendable {
   /// The byte between fields in ``digest``: a control byte that no call or message number contains.
   public static let separator: Character = "\u{1F}"
 
-  /// The sender, trimmed and upper case.
+  /// The sender, trimmed and upper case (an SSID `-0` dropped).
   public let sender: String
-  /// The addressee, trimmed and upper case.
+  /// The addressee, trimmed and upper case (an SSID `-0` dropped).
   public let addressee: String
   /// The message number without `}AA`; nil when unnumbered.
   public let msgno: String?
@@ -62,13 +62,6 @@ public struct DedupKey: Hashable, Sendable {
     return sender + separator + addressee + separator + (msgno ?? "") + separator + text
   }
 
-  /// Trimmed of whitespace and upper-cased (ASCII letters only).
-  private static func normalisedCall(_ text: some StringProtocol) -> String {
-    let bytes = Array(text.utf8)
-    var lower = 0
-    var upper = bytes.count
-    while lower < upper && ASCII.isWhitespace(bytes[lower]) { lower += 1 }
-    while upper > lower && ASCII.isWhitespace(bytes[upper - 1]) { upper -= 1 }
-    return String(decoding: bytes[lower..<upper].lazy.map(ASCII.upper), as: UTF8.self)
-  }
+  /// Trimmed of whitespace and upper-cased (ASCII letters only), `CALL-0` as `CALL`.
+  private static func normalisedCall(_ text: some StringProtocol) -> String { StationAddress.canonical(text) }
 }

@@ -2,6 +2,12 @@ extension FilterPlanner {
   /// The `#filter` line for the current stations: at most `maximumLineLength` bytes with CR LF, every
   /// station matched by an entry.
   ///
+  /// Every exact entry for a bare call (no SSID, at most 7 characters) comes with one for the same call with
+  /// `-0` (`g/N0CALL/N0CALL-0`): APRS names the station either way, and aprsc's `g/` and `b/` match exactly.
+  /// Those entries' bytes count wherever exact entries are weighed; beyond the exact list, such a call alone
+  /// under a prefix is first covered by `CALL*` (which takes `CALL-0` in), and gets its two exact entries only
+  /// when narrowing that prefix is worth the bytes.
+  ///
   /// While the exact station list fits, that is the line. Beyond, the planner starts from the widest line
   /// (one `X*` per first character in use; a bare `*` matches nothing on aprsc) and narrows it greedily:
   /// narrowing `P*` replaces it by an exact entry for the station `P` itself if there is one, and one
@@ -125,7 +131,7 @@ private struct PrefixSearch {
       let length = PackedCall.length(key)
       if length == depth {  // the station `P` itself
         exact.append(key)
-        bytes += depth + 1
+        bytes += PackedCall.entryBytes(key)
         next = trie.first(atLeast: key + 1)
         continue
       }
@@ -133,9 +139,11 @@ private struct PrefixSearch {
       let childEnd = childKey &+ PackedCall.span(depth: childDepth)
       let after = trie.first(atLeast: key + 1)
       let lone = after.map { $0 >= childEnd } ?? true
-      if lone && length == childDepth {
+      // A lone bare call with a `-0` entry to pay for stays a prefix (`N0CALL*`, which covers `N0CALL-0`)
+      // until narrowing that prefix is worth its bytes.
+      if lone && length == childDepth && PackedCall.zeroSSIDAlias(key) == nil {
         exact.append(key)
-        bytes += childDepth + 1
+        bytes += PackedCall.entryBytes(key)
       } else {
         // A child deeper than 8 characters holds one station of exactly 9: handled above.
         assert(childDepth <= PackedCall.maximumPrefixLength)
@@ -158,6 +166,8 @@ private struct PrefixSearch {
     for part in parts {
       let index = part.rawValue
       var entries = exact[index].map(PackedCall.string)
+      // `CALL-0` beside each exact bare `CALL`: the same station, and aprsc's match is exact.
+      entries += exact[index].compactMap(PackedCall.zeroSSIDAlias).map(PackedCall.string)
       entries += prefixes[index].map { PackedCall.string($0.key) + "*" }
       entries.sort()
       specs.append(part.filterType + entries.joined(separator: "/"))

@@ -67,6 +67,25 @@ enum PackedCall {
     return length
   }
 
+  /// The key of `CALL-0` for a bare call `CALL` (no SSID) of at most 7 characters: APRS names the same station
+  /// either way, so an exact filter entry for `CALL` needs one for `CALL-0` beside it (aprsc's `g/` and `b/`
+  /// match exactly, SSID included). Nil for an address with an SSID, and for a call of 8 or 9 characters
+  /// (`CALL-0` would not fit the 9-character addressee field).
+  static func zeroSSIDAlias(_ key: UInt64) -> UInt64? {
+    let length = length(key)
+    guard length <= maximumLength - 2 else { return nil }
+    for index in 0..<length where code(at: index, of: key) == 1 { return nil }  // a `-`: it has an SSID
+    return key | (1 << shift(length)) | (2 << shift(length + 1))  // `-` then `0`
+  }
+
+  /// What the exact entries of `key` cost on a filter line: its length plus one separator, and the same for
+  /// its `CALL-0` alias (``zeroSSIDAlias(_:)``) when it has one.
+  @inline(__always)
+  static func entryBytes(_ key: UInt64) -> Int {
+    let length = length(key)
+    return length + 1 + (zeroSSIDAlias(key) == nil ? 0 : length + 3)
+  }
+
   /// The characters of `key`, as a string.
   static func string(_ key: UInt64) -> String {
     var bytes: [UInt8] = []

@@ -17,7 +17,8 @@ struct PrefixTrie: Sendable {
   private var firsts: [UInt64] = []
   /// The number of stations.
   private(set) var count = 0
-  /// The bytes of the exact entry list: each station's length plus one separator.
+  /// The bytes of the exact entry list: each station's length plus one separator, and its `CALL-0` entry's
+  /// for a bare call (``PackedCall/entryBytes(_:)``).
   private(set) var exactBytes = 0
 
   /// An empty set.
@@ -117,7 +118,7 @@ struct PrefixTrie: Sendable {
     guard position < chunks[index].count && chunks[index][position] == key else { return false }
     chunks[index].remove(at: position)
     count -= 1
-    exactBytes -= PackedCall.length(key) + 1
+    exactBytes -= PackedCall.entryBytes(key)
     if chunks[index].isEmpty {
       chunks.remove(at: index)
       firsts.remove(at: index)
@@ -130,7 +131,7 @@ struct PrefixTrie: Sendable {
 
   private mutating func added(_ key: UInt64) {
     count += 1
-    exactBytes += PackedCall.length(key) + 1
+    exactBytes += PackedCall.entryBytes(key)
   }
 
   /// Splits a full chunk into two fresh halves.

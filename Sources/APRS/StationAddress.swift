@@ -53,6 +53,28 @@ public struct StationAddress: Hashable, Sendable, CustomStringConvertible {
     self.ssid = ssid
   }
 
+  /// `address` trimmed of whitespace and upper-cased (ASCII letters only), with a final SSID `-0` dropped:
+  /// `n0call-0` → `N0CALL`. APRS names the station without an SSID either way (`N0CALL-0` is `N0CALL`), so
+  /// routing, to-self and dedup compare calls in this form. Anything else is kept as it is (`N0CALL-00`,
+  /// `-0` alone).
+  public static func canonical(_ address: some StringProtocol) -> String {
+    let bytes = Array(address.utf8)
+    var lower = 0
+    var upper = bytes.count
+    while lower < upper && ASCII.isWhitespace(bytes[lower]) { lower += 1 }
+    while upper > lower && ASCII.isWhitespace(bytes[upper - 1]) { upper -= 1 }
+    let kept = bytes.withUnsafeBufferPointer { dropsZeroSSID($0, lower..<upper) } ? upper - 2 : upper
+    return String(decoding: bytes[lower..<kept].lazy.map(ASCII.upper), as: UTF8.self)
+  }
+
+  /// Whether `buffer[range]` ends in `-0` after at least one other character that is not `-`: the SSID 0 that
+  /// names the bare call.
+  static func dropsZeroSSID(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+    let end = range.upperBound
+    return range.count >= 3 && buffer[end - 1] == ASCII.zero && buffer[end - 2] == ASCII.hyphen
+      && buffer[end - 3] != ASCII.hyphen
+  }
+
   /// Trims, upper-cases and validates `CALL[-N]`; returns the base bytes and the SSID if one was written.
   private static func split(_ bytes: [UInt8]) throws(CallsignError) -> (base: [UInt8], ssid: Int?) {
     var lower = 0

@@ -82,7 +82,8 @@ struct RoutedLine: Sendable, Equatable {
 /// knows about stations comes in as ``ServedStations``.
 ///
 /// - A message (``PacketKind/message``, third-party ones unwrapped) to a served station (its addressee matched
-///   case-insensitively, exact SSID) is stored as received, peer = the sender (upper case). It earns an ACK when it
+///   case-insensitively, exact SSID, `CALL-0` being `CALL`) is stored as received, peer = the sender (upper
+///   case, `CALL-0` as `CALL`). It earns an ACK when it
 ///   is numbered, the station may want ACKs (``ServedStations/mayAck(_:)``: `ackMessages`), and the connection may
 ///   transmit (verified, not receive-only): source the addressee as sent, the echo everything after `{`
 ///   (reply-ack `ackMM}AA`).
@@ -133,7 +134,7 @@ struct LineRouter: Sendable {
       }
       return RoutedLine(
         receipt: DeliveryReceipt(
-          station: message.addressee, peer: message.source.uppercased(), msgno: number,
+          station: message.addressee, peer: message.sender, msgno: number,
           kind: message.kind == .ack ? .ack : .rej, replyAck: message.replyAck))
     case .bulletin, .announcement: return .skipped(.bulletin)
     case .weather: return .skipped(.weather)
@@ -146,7 +147,7 @@ struct LineRouter: Sendable {
 
     let key = DedupKey(message)
     let windowMs = Int64(key.window) * 1000
-    let sender = message.source.uppercased()
+    let sender = message.sender
     var routed = RoutedLine()
     if stations.serves(message.addressee) {
       let earned = OutgoingLine.ack(for: message, toCall: toCall).map {

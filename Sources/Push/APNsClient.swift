@@ -132,7 +132,8 @@ final class APNsClient: ProviderClient {
   func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
     guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
     let decision = RetryPolicy.apns(
-      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter())
+      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter(),
+      throttles: job.throttles, expiresAt: job.expiresAt)
     // Expired, or a token from the shared cache that APNs refuses: re-sign and resend once.
     var resign: String?
     switch decision {

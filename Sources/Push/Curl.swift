@@ -172,11 +172,16 @@ final class CurlMulti {
       if result == CURLE_OK {
         var status = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        var retryAfter: curl_off_t = 0
-        _ = ccurl_easy_getinfo_off(easy, CURLINFO_RETRY_AFTER, &retryAfter)
-        response = ProviderResponse(
-          status: status, body: transfer.response, retryAfterSeconds: retryAfter > 0 ? Int64(retryAfter) : nil
-        )
+        // The header as sent (seconds or an HTTP date), judged later by the sender's own clock; libcurl's
+        // CURLINFO_RETRY_AFTER would turn a date into seconds by the system clock.
+        var header: UnsafeMutablePointer<curl_header>?
+        var retryAfter: RetryAfter?
+        if curl_easy_header(easy, "Retry-After", 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
+          let value = header?.pointee.value
+        {
+          retryAfter = RetryAfter(header: String(cString: value))
+        }
+        response = ProviderResponse(status: status, body: transfer.response, retryAfter: retryAfter)
       } else {
         let detail = String(cString: transfer.errorBuffer)
         let summary = String(cString: curl_easy_strerror(result))

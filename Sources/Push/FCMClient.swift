@@ -104,7 +104,8 @@ final class FCMClient: ProviderClient {
     }
     guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
     var decision = RetryPolicy.fcm(
-      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter())
+      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter(),
+      throttles: job.throttles, expiresAt: job.expiresAt)
     if decision == .delivered {
       projectCheck.accepted()
     } else if RetryPolicy.isSenderIDMismatch(response) {

@@ -43,6 +43,11 @@ struct SendJob {
   var headers: [(String, String)] = []
   /// Failed attempts of its outbox entries so far (for the backoff).
   var attempts: Int = 0
+  /// 429s its device got in a row before this push (a 429 without `Retry-After` waits 60 s, doubling).
+  var throttles: Int = 0
+  /// The end of the push's lifetime (`[messaging] maxAge` after its newest message), epoch ms: the sender's
+  /// own waits never run past it. Nil: no lifetime (the push test).
+  var expiresAt: Int64?
   /// Already resent once with fresh credentials.
   var reauthenticated = false
   /// The credential it was sent with (to refresh it only once for many refusals).

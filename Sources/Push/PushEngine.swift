@@ -137,6 +137,9 @@ final class PushEngine {
   private var done: [Int64: Set<String>] = [:]
   /// Tokens that must not be sent to before a time (Retry-After, backoff).
   private var notBefore: [String: Int64] = [:]
+  /// 429s in a row per token (a 429 without `Retry-After` waits 60 s, doubling with each further one); any
+  /// other answer clears it.
+  private var throttles: [String: Int] = [:]
   private var writes = PendingWrites()
   private var pollAt: Int64 = 0
   private var wakeAt: Int64?
@@ -348,7 +351,7 @@ final class PushEngine {
       case .success(let payload):
         let job = SendJob(
           id: nextJobID, batchID: id, device: device, payload: payload.bytes, headers: headers,
-          attempts: state.attempts)
+          attempts: state.attempts, throttles: throttles[device.token] ?? 0, expiresAt: expiresAt)
         nextJobID += 1
         client.enqueue(job)
         state.pending += 1
@@ -368,6 +371,9 @@ final class PushEngine {
       ("token", redactedToken(device.token)),
     ]
     var stopReason: String?
+    if let response = outcome.response, response.transportError == nil {
+      throttles[device.token] = response.status == 429 ? (throttles[device.token] ?? 0) + 1 : nil
+    }
     switch outcome.decision {
     case .delivered:
       state.accepted += 1
@@ -505,6 +511,7 @@ final class PushEngine {
       if notBefore.count > 10_000 {
         let now = options.clock()
         notBefore = notBefore.filter { $0.value > now }
+        throttles = throttles.filter { notBefore[$0.key] != nil }
       }
     } catch {
       logger.error("push: cannot record results; retrying", ["error": error.description])

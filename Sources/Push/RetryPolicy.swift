@@ -8,8 +8,8 @@ public struct ProviderResponse: Sendable, Equatable {
   public var status: Int
   /// The response body.
   public var body: [UInt8]
-  /// `Retry-After`, in seconds, when the answer had one.
-  public var retryAfterSeconds: Int64?
+  /// `Retry-After` (seconds or an HTTP date), when the answer had one that parses.
+  public var retryAfter: RetryAfter?
   /// The transport failure (timeout, connection refused, TLS), when there was no answer.
   public var transportError: String?
   /// The failure was the connection going away under the request (GOAWAY, a refused or reset
@@ -19,13 +19,14 @@ public struct ProviderResponse: Sendable, Equatable {
   /// link-local or otherwise not public (`HTTPRequest.refusePrivateAddresses`); the first one refused.
   public var refusedAddress: IPAddress?
 
+  /// `retryAfterSeconds` is shorthand for `retryAfter: .seconds(…)` (used when `retryAfter` is nil).
   public init(
-    status: Int, body: [UInt8] = [], retryAfterSeconds: Int64? = nil, transportError: String? = nil,
-    connectionLost: Bool = false, refusedAddress: IPAddress? = nil
+    status: Int, body: [UInt8] = [], retryAfter: RetryAfter? = nil, retryAfterSeconds: Int64? = nil,
+    transportError: String? = nil, connectionLost: Bool = false, refusedAddress: IPAddress? = nil
   ) {
     self.status = status
     self.body = body
-    self.retryAfterSeconds = retryAfterSeconds
+    self.retryAfter = retryAfter ?? retryAfterSeconds.map(RetryAfter.seconds)
     self.transportError = transportError
     self.connectionLost = connectionLost
     self.refusedAddress = refusedAddress
@@ -69,8 +70,11 @@ public enum RetryPolicy {
   public static let minimumBackoffMs: Int64 = 10_000
   /// And stops growing here.
   public static let maximumBackoffMs: Int64 = 15 * 60_000
-  /// A 429 without `Retry-After` waits this long.
+  /// A 429 without `Retry-After` waits this long; each further 429 in a row to the same device doubles it
+  /// (``throttleMs(throttles:)``).
   public static let defaultRetryAfterMs: Int64 = 60_000
+  /// And never longer than this.
+  public static let maximumThrottleMs: Int64 = 3_600_000
   /// A push whose connection went away under it (GOAWAY, a refused stream) is resent this soon,
   /// on a new connection, once; after that it backs off like any failure.
   public static let reconnectRetryMs: Int64 = 1000
@@ -92,9 +96,43 @@ public enum RetryPolicy {
     return max(minimumBackoffMs, base + spread)
   }
 
-  static func retryAfterMs(_ response: ProviderResponse) -> Int64 {
-    guard let seconds = response.retryAfterSeconds, seconds > 0 else { return defaultRetryAfterMs }
-    return min(seconds, 86_400) * 1000
+  /// The wait after a 429 without `Retry-After`: 60 s, then 120, 240, … for each 429 the device got in a row
+  /// before this one (`throttles`), at most an hour (PUSH.md: FCM asks for growing waits).
+  public static func throttleMs(throttles: Int) -> Int64 {
+    let exponent = min(max(0, throttles), 6)  // 60 s × 2^6 is past the hour already
+    return min(maximumThrottleMs, defaultRetryAfterMs << Int64(exponent))
+  }
+
+  /// When a push the provider put off (429, 5xx) goes again: the later of the answer's `Retry-After` (seconds,
+  /// or an HTTP date judged by `now`) and `now + waitMs`, the sender's own wait (the backoff, or for a 429
+  /// without `Retry-After` the ``throttleMs(throttles:)``). The own wait never runs past `expiresAt`, the end
+  /// of the push's lifetime (`[messaging] maxAge`): the last try comes while the push is still worth sending.
+  /// A `Retry-After` past it is obeyed, and the sender drops the push instead of sending it late.
+  public static func later(
+    of response: ProviderResponse, orWait waitMs: Int64, now: Int64, expiresAt: Int64? = nil
+  ) -> Int64 {
+    var own = now + waitMs
+    if let expiresAt { own = min(own, max(now, expiresAt)) }
+    guard let retryAfter = response.retryAfter else { return own }
+    return max(own, now + retryAfter.delayMs(now: now))
+  }
+
+  /// The retry time of a push answered 429: the later of `Retry-After` and the backoff when it has one, else
+  /// the doubling wait of repeated 429s; never past `expiresAt` by the sender's own choice.
+  static func throttledRetry(
+    _ response: ProviderResponse, now: Int64, attempts: Int, throttles: Int, expiresAt: Int64?, jitter: Double
+  ) -> Int64 {
+    let wait =
+      response.retryAfter == nil
+      ? throttleMs(throttles: throttles) : backoffMs(attempts: attempts, jitter: jitter)
+    return later(of: response, orWait: wait, now: now, expiresAt: expiresAt)
+  }
+
+  /// The retry time of a push answered with a server error (5xx): the later of `Retry-After` and the backoff.
+  static func serverErrorRetry(
+    _ response: ProviderResponse, now: Int64, attempts: Int, expiresAt: Int64?, jitter: Double
+  ) -> Int64 {
+    later(of: response, orWait: backoffMs(attempts: attempts, jitter: jitter), now: now, expiresAt: expiresAt)
   }
 
   // MARK: FCM
@@ -163,9 +201,12 @@ public enum RetryPolicy {
   }
 
   /// The decision for an FCM `messages:send` answer. `reauthenticated`: this request already
-  /// went out again with a fresh access token after a 401.
+  /// went out again with a fresh access token after a 401. `throttles`: 429s the device got in a row before
+  /// this answer; `expiresAt`: the end of the push's lifetime, epoch ms (see ``later(of:orWait:now:expiresAt:)``).
+  /// 429 and 5xx (503 `UNAVAILABLE` included) retry at the later of `Retry-After` and the backoff.
   public static func fcm(
-    _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double
+    _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double,
+    throttles: Int = 0, expiresAt: Int64? = nil
   ) -> PushDecision {
     if let decision = noAnswerOrSuccess(response, now: now, attempts: attempts, jitter: jitter) {
       return decision
@@ -195,9 +236,12 @@ public enum RetryPolicy {
       // PERMISSION_DENIED without an FcmError: the service account may not send for this project.
       return .stopProvider(reason: label + (error?.message.map { ": " + $0 } ?? ""))
     case (429, _):
-      return .retry(at: now + retryAfterMs(response), reason: label)
+      let at = throttledRetry(
+        response, now: now, attempts: attempts, throttles: throttles, expiresAt: expiresAt, jitter: jitter)
+      return .retry(at: at, reason: label)
     case (500...599, _):
-      return .retry(at: backoff, reason: error == nil ? "\(response.status) \(response.bodySummary)" : label)
+      let at = serverErrorRetry(response, now: now, attempts: attempts, expiresAt: expiresAt, jitter: jitter)
+      return .retry(at: at, reason: error == nil ? "\(response.status) \(response.bodySummary)" : label)
     default:
       return .giveUp(reason: label)
     }
@@ -240,16 +284,18 @@ public enum RetryPolicy {
     let code: String? =
       switch platform {
       case .android: FCMError(body: response.body).flatMap { $0.errorCode ?? $0.status }
-      case .ios: APNsError(body: response.body).reason
-      case .webpush, .unifiedpush: nil
+      // Apple's Web Push service answers like APNs (`{"reason":"BadJwtToken"}`); others mostly say nothing.
+      case .ios, .webpush, .unifiedpush: APNsError(body: response.body).reason
       }
     return "\(response.status) \(code ?? "")".trimmingTrailingSpace
   }
 
   /// The decision for an APNs answer. `reauthenticated`: this request already went out again
-  /// with a freshly signed JWT after `ExpiredProviderToken`.
+  /// with a freshly signed JWT after `ExpiredProviderToken`. `throttles` and `expiresAt` as for ``fcm``: 429
+  /// and 5xx retry at the later of `Retry-After` and the backoff.
   public static func apns(
-    _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double
+    _ response: ProviderResponse, now: Int64, attempts: Int, reauthenticated: Bool, jitter: Double,
+    throttles: Int = 0, expiresAt: Int64? = nil
   ) -> PushDecision {
     if let decision = noAnswerOrSuccess(response, now: now, attempts: attempts, jitter: jitter) {
       return decision
@@ -272,11 +318,16 @@ public enum RetryPolicy {
       return .stopProvider(
         reason: label + ": APNs refused the signing key (check keyFile, keyId, teamId and production)")
     case (429, "TooManyProviderTokenUpdates"):
-      return .retry(at: backoff, reason: label)
+      // Our own token caching went wrong, not this device's rate: the ordinary backoff.
+      let at = serverErrorRetry(response, now: now, attempts: attempts, expiresAt: expiresAt, jitter: jitter)
+      return .retry(at: at, reason: label)
     case (429, _):
-      return .retry(at: now + retryAfterMs(response), reason: label)
+      let at = throttledRetry(
+        response, now: now, attempts: attempts, throttles: throttles, expiresAt: expiresAt, jitter: jitter)
+      return .retry(at: at, reason: label)
     case (500...599, _):
-      return .retry(at: backoff, reason: label)
+      let at = serverErrorRetry(response, now: now, attempts: attempts, expiresAt: expiresAt, jitter: jitter)
+      return .retry(at: at, reason: label)
     default:
       // PayloadTooLarge, DeviceTokenNotForTopic, BadTopic, BadCollapseId, …: never retried.
       return .giveUp(reason: label)
@@ -329,9 +380,11 @@ public enum RetryPolicy {
       return .stopProvider(
         reason: "token endpoint refused the service account: \(response.status) \(detail)\(hint)")
     case 429:
-      return .retry(at: now + retryAfterMs(response), reason: "token endpoint: 429")
+      let at = later(of: response, orWait: throttleMs(throttles: attempts), now: now)
+      return .retry(at: at, reason: "token endpoint: 429")
     default:
-      return .retry(at: backoff, reason: "token endpoint: \(response.status) \(detail)".trimmingTrailingSpace)
+      let at = later(of: response, orWait: backoff - now, now: now)
+      return .retry(at: at, reason: "token endpoint: \(response.status) \(detail)".trimmingTrailingSpace)
     }
   }
 }

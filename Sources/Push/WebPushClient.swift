@@ -27,6 +27,8 @@ final class WebPushClient: ProviderClient {
   let maxInFlight: Int
 
   private var jobs = JobQueue()
+  /// Push services that refuse every push the same way (`warning`).
+  private var serviceWatch: WebPushServiceWatch
   /// The origin of each transfer on the wire, by tag.
   private var origins: [Int: String] = [:]
   private var inFlightByOrigin: [String: Int] = [:]
@@ -43,11 +45,13 @@ final class WebPushClient: ProviderClient {
     self.settings = settings
     self.logger = logger
     self.maxInFlight = maxInFlight
+    serviceWatch = WebPushServiceWatch(subject: settings.subject)
   }
 
   var pendingCount: Int { jobs.count }
   var nextTimerAt: Int64? { nil }
-  var warning: String? { nil }
+  /// A push service that refused every push the same way lately (`WebPushServiceWatch`), with the VAPID contact.
+  var warning: String? { serviceWatch.warning }
 
   func enqueue(_ job: SendJob) {
     jobs.append(job)
@@ -142,8 +146,32 @@ final class WebPushClient: ProviderClient {
       let count = inFlightByOrigin[origin, default: 1] - 1
       inFlightByOrigin[origin] = count > 0 ? count : nil
     }
-    let decision = RetryPolicy.webPush(response, now: now, attempts: job.attempts, jitter: jitter())
+    let decision = RetryPolicy.webPush(
+      response, now: now, attempts: job.attempts, jitter: jitter(), throttles: job.throttles,
+      expiresAt: job.expiresAt)
+    watch(job, response, decision)
     return [JobOutcome(job: job, decision: decision, response: response)]
+  }
+
+  /// Feeds the push service's watch: an accepted push (or a subscription answered for) clears it, a refusal that
+  /// is neither about load nor about the push's size (a 4xx given up: 400, 401, 403, …) counts.
+  private func watch(_ job: SendJob, _ response: ProviderResponse, _ decision: PushDecision) {
+    guard response.transportError == nil, response.refusedAddress == nil,
+      let host = WebPushEndpoint(job.device.token)?.host
+    else { return }
+    let before = serviceWatch.warning
+    switch decision {
+    case .delivered, .deleteToken:
+      serviceWatch.succeeded(host: host)
+    case .giveUp where (400..<500).contains(response.status) && response.status != 413:
+      serviceWatch.refused(host: host, kind: RetryPolicy.failureKind(response, platform: platform))
+    default:
+      return
+    }
+    if let warning = serviceWatch.warning, warning != before {
+      logger.warn(
+        "a web push service refuses every push", ["platform": platform.rawValue, "warning": warning])
+    }
   }
 
   /// Stops the provider: every waiting job ends with the reason.
@@ -172,6 +200,12 @@ extension ProviderSetup {
     guard let settings = config.webPush, let keyFile else {
       for platform in platforms { states[platform] = .off(config.webPushOff ?? "not configured") }
       return
+    }
+    if let host = PushConfig.WebPush.localContactHost(settings.subject) {
+      logger.warn(
+        "the web push contact is on a local name: Apple's push service refuses every push with it"
+          + " (403 BadJwtToken); set [messaging.webpush] subject to a real mailto: or https:// contact",
+        ["subject": settings.subject, "host": host])
     }
     switch VAPIDKeyFile.load(path: keyFile, subject: settings.subject, logger: logger) {
     case .success(let vapid):

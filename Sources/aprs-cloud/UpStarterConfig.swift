@@ -46,8 +46,11 @@ enum UpStarterConfig {
     ; Web Push and UnifiedPush: notifications for browsers and for phones without Google, no account needed.
     ; The push services want a contact for this server (the VAPID "sub"). This one was made from your user
     ; and host name so that a browser on localhost works at once; change it to an address the push services
-    ; can reach you at: a real mailto: address or an https:// page of yours (Apple's push service refuses
-    ; local names such as localhost). Or set enabled = false to turn Web Push and UnifiedPush off.
+    ; can reach you at: a real mailto: address or an https:// page of yours. Apple's push service (Safari,
+    ; iPhones) refuses every push whose contact is a local name: localhost, a .local, .localdomain or .invalid
+    ; name, or a name without a dot such as mailto:root@myhost (403 BadJwtToken). The listener warns about
+    ; such a contact when it starts, and /health shows "degraded" naming it while a push service refuses
+    ; every push. Or set enabled = false to turn Web Push and UnifiedPush off.
     subject = \(contact)
     ;enabled = true
 

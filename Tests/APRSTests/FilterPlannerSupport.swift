@@ -117,8 +117,10 @@ enum OptimalPlan {
   private static func best(_ node: Node, prefix: [UInt8], budget: Int, model: AddresseeModel) -> [Double] {
     let depth = prefix.count
     var covered = [Double](repeating: node.isStation ? .infinity : 0, count: budget + 1)
-    if node.isStation && depth + 1 <= budget {
-      for bytes in (depth + 1)...budget { covered[bytes] = 0 }
+    // An exact entry, and `CALL-0` beside a bare call of at most 7 characters.
+    let exactCost = depth + 1 + (!prefix.contains(UInt8(ascii: "-")) && depth <= 7 ? depth + 3 : 0)
+    if node.isStation && exactCost <= budget {
+      for bytes in exactCost...budget { covered[bytes] = 0 }
     }
     for (byte, child) in node.children.sorted(by: { $0.key < $1.key }) {
       let options = best(child, prefix: prefix + [byte], budget: budget, model: model)

@@ -61,7 +61,7 @@ import Testing
     let bulk = PrefixTrie(keys: keys + keys.prefix(10))
     #expect(bulk.keys == oneByOne.keys)
     #expect(bulk.count == 3000 && bulk.exactBytes == oneByOne.exactBytes)
-    #expect(bulk.exactBytes == keys.reduce(0) { $0 + PackedCall.length($1) + 1 })
+    #expect(bulk.exactBytes == keys.reduce(0) { $0 + PackedCall.entryBytes($1) })
   }
 
   @Test("the model: shares of prefixes add up and narrow with every character")

@@ -41,6 +41,9 @@ import Testing
     // The operator is told to change the contact, and how to turn Web Push off.
     #expect(text.contains("change it to an address the push services"))
     #expect(text.contains("enabled = false"))
+    // And that a contact on a local name is refused by Apple's push service, which start-up and /health tell.
+    #expect(text.contains("a name without a dot such as mailto:root@myhost (403 BadJwtToken)"))
+    #expect(text.contains("The listener warns about\n; such a contact when it starts"))
     // The other sections are there as commented-out examples.
     for example in [
       ";[aprsis]", ";login = N0CALL-10", ";passcode = 13023", ";[messaging.android]", ";[messaging.ios.apns]",

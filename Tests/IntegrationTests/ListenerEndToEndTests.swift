@@ -32,7 +32,7 @@ import Testing
     )
     #expect(register.status == 200, "\(register.text)")
     #expect(try fake.wait("filter", count: 1), "no #filter:\n\(listener.log)")
-    #expect(try fake.currentFilter() == "g/OH7LZB")
+    #expect(try fake.currentFilter() == "g/OH7LZB/OH7LZB-0")
     #expect(
       try fake.inject([messageLine(from: "OH7AA-1", to: "OH7LZB", text: "Testing, 1 2 3", msgno: "42")]) == 1)
     #expect(try fake.wait("transmitted", count: 1), "no ACK:\n\(listener.log)")
@@ -107,8 +107,10 @@ import Testing
     let line = try #require(try fake.currentFilter())
     #expect(state.int("filterSize") == 2000 && state.int("filterBytes") == line.utf8.count + 10)
     #expect(state.int("filterEntries") == line.dropFirst(2).split(separator: "/").count)
-    let exact = line.dropFirst(2).split(separator: "/").filter { !$0.hasSuffix("*") }.count
-    #expect(state.int("filterExactStations") == exact)
+    // Exact entries, less the `CALL-0` beside each exact bare call (the same station).
+    let exactEntries = line.dropFirst(2).split(separator: "/").filter { !$0.hasSuffix("*") }
+    let aliases = exactEntries.filter { $0.hasSuffix("-0") && exactEntries.contains($0.dropLast(2)) }
+    #expect(state.int("filterExactStations") == exactEntries.count - aliases.count)
     #expect(state.string("filterMode") == nil)
     #expect(state.bool("receiveOnly") == false)
     #expect(listener.terminate() == 0)
@@ -322,11 +324,11 @@ import Testing
       config: ListenerProcess.config(fake: fake, extraListener: "registrationPoll = 1s\n"))
     defer { listener.stop() }
     #expect(try fake.wait("login", count: 1))
-    #expect(try fake.currentFilter() == "g/OH7LZB")
+    #expect(try fake.currentFilter() == "g/OH7LZB/OH7LZB-0")
     var started = Date()
     try database.register(["N0CALL-7"])
     #expect(try fake.wait("filter", count: 1, timeout: 5))
-    #expect(try fake.currentFilter() == "g/N0CALL-7/OH7LZB")
+    #expect(try fake.currentFilter() == "g/N0CALL-7/OH7LZB/OH7LZB-0")
     #expect(Date().timeIntervalSince(started) < 3)
     started = Date()
     try database.unregister("OH7LZB")
@@ -358,7 +360,7 @@ import Testing
 
     try fake.command(["cmd": "close_all"])
     #expect(try fake.wait("login", count: 2, timeout: 10), "no reconnect after close:\n\(listener.log)")
-    #expect(try fake.clients().last?.string("filter") == "g/N0CALL-7/OH7LZB")
+    #expect(try fake.clients().last?.string("filter") == "g/N0CALL-7/OH7LZB/OH7LZB-0")
     try fake.advance(31)
     try fake.inject([message])
     #expect(try database.waitUntil { try $0.meta("duplicates") == "1" })
@@ -368,7 +370,9 @@ import Testing
     #expect(try fake.wait("login", count: 3, timeout: 10), "no reconnect after silence:\n\(listener.log)")
     #expect(Date().timeIntervalSince(silencedAt) >= 0.9)  // 2 s after the last keepalive, sent <= 1 s before
     #expect(listener.log.contains("no line for 2 s"))
-    #expect(try fake.clients().last { $0.bool("silenced") == false }?.string("filter") == "g/N0CALL-7/OH7LZB")
+    #expect(
+      try fake.clients().last { $0.bool("silenced") == false }?.string("filter")
+        == "g/N0CALL-7/OH7LZB/OH7LZB-0")
     try fake.command(["cmd": "silence", "on": false])
     try fake.advance(31)
     try fake.inject([message, messageLine(from: "OH7AA-1", to: "N0CALL-7", text: "after", msgno: "12")])
@@ -576,7 +580,7 @@ import Testing
       config: ListenerProcess.config(fake: fake, extraAPRSIS: "trackOutgoing = true\n"))
     defer { listener.stop() }
     #expect(try fake.wait("login", count: 1))
-    #expect(try fake.currentFilter() == "g/OH7LZB b/OH7LZB")
+    #expect(try fake.currentFilter() == "g/OH7LZB/OH7LZB-0 b/OH7LZB/OH7LZB-0")
     try fake.inject([
       messageLine(from: "OH7LZB", to: "W1AW", text: "from my radio", msgno: "5"),
       messageLine(from: "W1AW", to: "OH7LZB", text: "the answer", msgno: "6"),

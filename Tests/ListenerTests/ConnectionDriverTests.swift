@@ -147,7 +147,8 @@ struct DriverRig {
     guard server.accept() else { throw TestError("no connection") }
     server.send("# aprsc 2.1.21-gtest\r\n")
     let line = server.readLine()
-    #expect(line == "user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB")
+    #expect(
+      line == "user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB/OH7LZB-0")
     server.send("# logresp N0CALL-10 \(verified ? "verified" : "unverified"), server T2TEST\r\n")
     #expect(waitFor { shared.status.connected })
   }
@@ -227,10 +228,10 @@ func waitFor(timeoutMs: Int64 = 5_000, _ condition: () -> Bool) -> Bool {
     #expect(waitFor { rig.counters.acksSent.load(ordering: .relaxed) == 2 })
     // A live filter change goes out as #filter.
     rig.driver.submit(filter: filterLine(["OH7LZB", "N0CALL-7"]))
-    #expect(rig.server.readLine() == "#filter g/N0CALL-7/OH7LZB")
+    #expect(rig.server.readLine() == "#filter g/N0CALL-7/OH7LZB/OH7LZB-0")
     // So does a change to 2,000 stations: one line of at most 510 bytes on the same connection.
     let wide = filterLine(stationAddresses(2_000))
-    rig.server.send("# filter g/N0CALL-7/OH7LZB active\r\n")
+    rig.server.send("# filter g/N0CALL-7/OH7LZB/OH7LZB-0 active\r\n")
     rig.driver.submit(filter: wide)
     #expect(rig.server.readLine() == "#filter " + wide.spec)
     #expect(wide.byteCount <= 510 && rig.shared.status.reconnects == 0)

@@ -83,7 +83,9 @@ extension ConnectionAction {
     #expect(harness.machine.state == .awaitingBanner)
     let login = harness.comment("# aprsc 2.1.21-g1234").compactMap(\.sent).map(text)
     #expect(
-      login == ["user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB\r\n"])
+      login == [
+        "user N0CALL-10 pass 13023 vers aprs-cloud \(ListenerVersion.current) filter g/OH7LZB/OH7LZB-0\r\n"
+      ])
     #expect(harness.machine.state == .awaitingLogresp)
     harness.comment("# logresp N0CALL-10 verified, server T2TEST")
     #expect(harness.machine.state == .online(verified: true))
@@ -275,11 +277,11 @@ extension ConnectionAction {
     harness.online()
     let plan = filterLine(["OH7LZB", "N0CALL-7"])
     let sent = harness.handle(.filterChanged(plan, now: harness.now)).compactMap(\.sent).map(text)
-    #expect(sent == ["#filter g/N0CALL-7/OH7LZB\r\n"])
+    #expect(sent == ["#filter g/N0CALL-7/OH7LZB/OH7LZB-0\r\n"])
     // Same plan again: nothing is sent.
     #expect(harness.handle(.filterChanged(plan, now: harness.now)).compactMap(\.sent).isEmpty)
-    harness.comment("# filter g/N0CALL-7/OH7LZB active")
-    #expect(harness.machine.filter.applied == "g/N0CALL-7/OH7LZB")
+    harness.comment("# filter g/N0CALL-7/OH7LZB/OH7LZB-0 active")
+    #expect(harness.machine.filter.applied == "g/N0CALL-7/OH7LZB/OH7LZB-0")
     #expect(harness.machine.filter.pendingSpec == nil)
     // No answer within the timeout: the line was dropped; reconnect with the filter in the login line.
     let third = filterLine(["OH7LZB"])
@@ -292,7 +294,7 @@ extension ConnectionAction {
     #expect(overdue.compactMap(\.connectTarget).first == MachineHarness.user)
     harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
     let login = harness.comment("# aprsc").compactMap(\.sent).map(text)
-    #expect(login.first?.hasSuffix(" filter g/OH7LZB\r\n") == true)
+    #expect(login.first?.hasSuffix(" filter g/OH7LZB/OH7LZB-0\r\n") == true)
   }
 
   @Test func aMismatchedAnswerReconnects() {

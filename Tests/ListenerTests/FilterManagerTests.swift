@@ -43,18 +43,18 @@ import Testing
     let value5 = manager.setDesired(plan)
     #expect(!value5)  // unchanged
     let value6 = manager.reconcile(now: 10)
-    #expect(value6 == .send(line: bytes("#filter g/OH7LZB\r\n"), spec: "g/OH7LZB"))
+    #expect(value6 == .send(line: bytes("#filter g/OH7LZB/OH7LZB-0\r\n"), spec: "g/OH7LZB/OH7LZB-0"))
     let value7 = manager.reconcile(now: 11)
     #expect(value7 == .none)  // waiting for the answer
     #expect(!manager.answerOverdue(now: 14, timeoutMs: 5))
     #expect(manager.answerOverdue(now: 15, timeoutMs: 5))
-    let value8 = manager.answer(spec: "g/OH7LZB")
-    #expect(value8 == .confirmed(spec: "g/OH7LZB"))
-    #expect(manager.applied == "g/OH7LZB")
+    let value8 = manager.answer(spec: "g/OH7LZB/OH7LZB-0")
+    #expect(value8 == .confirmed(spec: "g/OH7LZB/OH7LZB-0"))
+    #expect(manager.applied == "g/OH7LZB/OH7LZB-0")
     let value9 = manager.reconcile(now: 20)
     #expect(value9 == .none)  // in effect: nothing to resend
-    let value10 = manager.answer(spec: "g/OH7LZB")
-    #expect(value10 == .unexpected(spec: "g/OH7LZB"))
+    let value10 = manager.answer(spec: "g/OH7LZB/OH7LZB-0")
+    #expect(value10 == .unexpected(spec: "g/OH7LZB/OH7LZB-0"))
     // Back to no stations: the login call's spec replaces the filter.
     manager.setDesired(.empty)
     let back = manager.reconcile(now: 30)
@@ -68,7 +68,7 @@ import Testing
     manager.setDesired(filterLine(["OH7LZB"]))
     _ = manager.reconcile(now: 0)
     let value11 = manager.answer(spec: "g/OH7LZ")
-    #expect(value11 == .mismatch(expected: "g/OH7LZB", received: "g/OH7LZ"))
+    #expect(value11 == .mismatch(expected: "g/OH7LZB/OH7LZB-0", received: "g/OH7LZ"))
     #expect(manager.applied == nil)
     // Unknown filter in effect: reconciling sends it again.
     if case .send = manager.reconcile(now: 1) {} else { Issue.record("expected a resend") }
@@ -141,8 +141,8 @@ import Testing
       planner.insert(address: address)
       planner.insert(address: address, into: .senders)
     }
-    #expect(planner.plan().spec == "g/N0CALL-7/OH7LZB b/N0CALL-7/OH7LZB")
-    #expect(filterLine(["OH7LZB", "N0CALL-7"]).spec == "g/N0CALL-7/OH7LZB")
+    #expect(planner.plan().spec == "g/N0CALL-7/OH7LZB/OH7LZB-0 b/N0CALL-7/OH7LZB/OH7LZB-0")
+    #expect(filterLine(["OH7LZB", "N0CALL-7"]).spec == "g/N0CALL-7/OH7LZB/OH7LZB-0")
   }
 
   @Test func invalidAddressesAreLeftOut() {
@@ -150,6 +150,6 @@ import Testing
     let good = loader.add(address: "OH7LZB")
     let bad = loader.add(address: "BAD CALL!")
     #expect(good && !bad && loader.rejected == 1)
-    #expect(loader.planner(trackingSenders: false).plan().addressees.entries == ["OH7LZB"])
+    #expect(loader.planner(trackingSenders: false).plan().addressees.entries == ["OH7LZB", "OH7LZB-0"])
   }
 }

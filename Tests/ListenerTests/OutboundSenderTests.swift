@@ -97,6 +97,50 @@ import Testing
     #expect(rig.pushes.withLock { $0 }.isEmpty)
   }
 
+  /// HTCommander answers a message with `ack<msgno>}<TOKEN>`: that is the addressee's ACK, not a message.
+  @Test(arguments: ["ack1}eL8OYs", "ack1}a+/b=9", "rej1}eL8OYs"])
+  func anAuthenticatedAckStopsThemAndIsNoMessage(answer: String) throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB-9")
+    let rig = Rig()
+    let sender = try rig.sender(test.path)
+    defer { sender.database.close() }
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    // Earlier, a message from the same app (its own token before the number): stored as a message.
+    let first = try writer.process(
+      [bytes("KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :Hi there}eL8OYs{9")],
+      stations: try test.stations(),
+      canTransmit: true, now: Self.t0 - 5000)
+    #expect(first.stored == 1)
+    let received = try #require(
+      try test.database.sync(station: "OH7LZB-9", since: 0, now: Self.t0).messages.first)
+    #expect(received.text == "Hi there}eL8OYs" && received.msgno == "9")
+    try send(test, now: Self.t0)
+    try sender.check()
+    #expect(rig.written == [Self.line])
+
+    let result = try writer.process(
+      [bytes("KJ7ABC-7>APDR16,TCPIP*,qAC,T2TEST::OH7LZB-9 :" + answer)], stations: try test.stations(),
+      canTransmit: true, now: Self.t0 + 10_000)
+    let rejected = answer.hasPrefix("rej")
+    #expect(result.sendsAnswered.map(\.state) == [rejected ? .rejected : .acked])
+    #expect(result.receipts == 1)
+    #expect(result.stored == 0 && result.acks.isEmpty)
+    #expect(result.storedStations == (rejected ? ["OH7LZB-9"] : []))
+    #expect(try state(test) == (rejected ? .rejected : .acked))
+    // No message was stored for the answer, and the received message kept its timestamp.
+    let messages = try test.database.sync(station: "OH7LZB-9", since: 0, now: Self.t0 + 20_000).messages
+    #expect(messages.filter { $0.direction == .received } == [received])
+    #expect(messages.filter { $0.direction == .sent }.count == 1)
+    for offset: Int64 in [31_000, 62_000, 124_000, 500_000] {
+      rig.advance(to: offset)
+      try sender.check()
+    }
+    #expect(rig.written.count == 1)
+    #expect(rig.pushes.withLock { $0 }.isEmpty)
+  }
+
   @Test(arguments: [SendAnswer.Kind.rej, .replyAck])
   func aRejOrAReplyAckStopsThemToo(kind: SendAnswer.Kind) throws {
     let test = try TestDatabase()

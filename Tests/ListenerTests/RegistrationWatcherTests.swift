@@ -94,9 +94,9 @@ struct WatcherRig {
     let rig = try WatcherRig()
     defer { rig.remove() }
     try rig.register(["OH7LZB"])
-    #expect(try rig.watcher.check()?.spec == "g/OH7LZB")
+    #expect(try rig.watcher.check()?.spec == "g/OH7LZB/OH7LZB-0")
     try rig.register(["N0CALL-7"])
-    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB")
+    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB/OH7LZB-0")
     try rig.unregister("OH7LZB")
     #expect(try rig.watcher.check()?.spec == "g/N0CALL-7")
     try rig.unregister("N0CALL-7")
@@ -126,7 +126,7 @@ struct WatcherRig {
     #expect(rig.watcher.work.expiriesRead == 1 && rig.watcher.work.fullLoads == 1)
     // It comes back with a heartbeat.
     try rig.register(["OH7LZB"])
-    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB")
+    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB/OH7LZB-0")
   }
 
   @Test func rowsPrunedBeforeItReadThemOrALogThatWentBackMeanOneFullRead() throws {
@@ -137,13 +137,13 @@ struct WatcherRig {
     try rig.register(["N0CALL-7", "W1AW"])
     // Someone deleted rows the watcher never read.
     try rig.responder.pruneStationChanges(through: 2)
-    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB/W1AW")
+    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB/OH7LZB-0/W1AW/W1AW-0")
     #expect(rig.watcher.work.fullLoads == 2)
     // The log went back (a restored backup): read everything again.
     try rig.responder.pruneStationChanges(through: 10)
     try rig.responder.execute("UPDATE sqlite_sequence SET seq = 1 WHERE name = 'station_changes'")
     try rig.unregister("W1AW")
-    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB")
+    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB/OH7LZB-0")
     #expect(rig.watcher.work.fullLoads == 3)
   }
 
@@ -151,9 +151,9 @@ struct WatcherRig {
     let rig = try WatcherRig(trackOutgoing: true)
     defer { rig.remove() }
     try rig.register(["OH7LZB"])
-    #expect(try rig.watcher.check()?.spec == "g/OH7LZB b/OH7LZB")
+    #expect(try rig.watcher.check()?.spec == "g/OH7LZB/OH7LZB-0 b/OH7LZB/OH7LZB-0")
     try rig.register(["N0CALL-7"])
-    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB b/N0CALL-7/OH7LZB")
+    #expect(try rig.watcher.check()?.spec == "g/N0CALL-7/OH7LZB/OH7LZB-0 b/N0CALL-7/OH7LZB/OH7LZB-0")
     try rig.unregister("OH7LZB")
     #expect(try rig.watcher.check()?.spec == "g/N0CALL-7 b/N0CALL-7")
   }

@@ -88,9 +88,9 @@ import Testing
 
   @Test func fcm429HonoursRetryAfterElse60Seconds() {
     var response = fcmError(429, "QUOTA_EXCEEDED")
-    response.retryAfterSeconds = 30
+    response.retryAfter = .seconds(30)
     #expect(fcm(response) == .retry(at: now + 30_000, reason: "429 QUOTA_EXCEEDED"))
-    response.retryAfterSeconds = nil
+    response.retryAfter = nil
     #expect(fcm(response) == .retry(at: now + 60_000, reason: "429 QUOTA_EXCEEDED"))
     let bare = ProviderResponse(status: 429, body: [])
     guard case .retry(let at, _) = fcm(bare) else { Issue.record("429 without body"); return }
@@ -182,8 +182,11 @@ import Testing
   }
 
   @Test func apnsTooManyRequestsWaitsAndServerErrorsBackOff() {
+    // The later of Retry-After and the backoff (10 s at the first attempt).
     #expect(
-      apns(429, "TooManyRequests", retryAfter: 7) == .retry(at: now + 7000, reason: "429 TooManyRequests"))
+      apns(429, "TooManyRequests", retryAfter: 7) == .retry(at: now + 10_000, reason: "429 TooManyRequests"))
+    #expect(
+      apns(429, "TooManyRequests", retryAfter: 70) == .retry(at: now + 70_000, reason: "429 TooManyRequests"))
     #expect(apns(429, "TooManyRequests") == .retry(at: now + 60_000, reason: "429 TooManyRequests"))
     guard case .retry(let at, _) = apns(429, "TooManyProviderTokenUpdates") else {
       Issue.record("updates"); return

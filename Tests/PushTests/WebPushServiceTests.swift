@@ -304,6 +304,41 @@ final class WebPushRig {
     #expect(rig.service?.providerStates[.webpush] == .ok)
   }
 
+  /// Apple's push service refuses every push of a server whose VAPID contact is a local name with
+  /// `403 {"reason":"BadJwtToken"}`: Web Push goes on, but the warning (for `/health`) names the refusal and the
+  /// contact, until a push to that service is accepted again.
+  @Test func aServiceRefusingEveryPushTheSameWayIsAWarningNamingTheContact() throws {
+    let rig = try WebPushRig()
+    defer { rig.close() }
+    let subscription = try rig.fake.subscribe()
+    try rig.register("N0CALL-7", subscription)
+    try rig.fake.control(
+      "POST", "/control/script",
+      #"{"id":"\#(subscription.id)","status":403,"times":3,"body":"{\"reason\":\"BadJwtToken\"}"}"#)
+    try rig.start()
+    for (index, text) in ["a", "b"].enumerated() {
+      try rig.store("N0CALL-7", [text])
+      #expect(try rig.fake.wait(count: index + 1))
+      #expect(try eventually { try rig.pending().isEmpty })
+    }
+    // Two refusals: no warning yet.
+    #expect(try rig.database.pushStatus().warnings[.webpush] == nil)
+    try rig.store("N0CALL-7", ["c"])
+    #expect(try rig.fake.wait(count: 3))
+    #expect(
+      try eventually {
+        let warning = try rig.database.pushStatus().warnings[.webpush] ?? ""
+        return warning.contains("403 BadJwtToken (3 in a row)")
+          && warning.contains("[messaging.webpush] subject = mailto:ops@example.org")
+      })
+    #expect(rig.service?.providerStates[.webpush] == .ok)
+    #expect(rig.log().contains("a web push service refuses every push"))
+    // An accepted push clears it.
+    try rig.store("N0CALL-7", ["d"])
+    #expect(try rig.fake.wait(count: 1, status: 201))
+    #expect(try eventually { try rig.database.pushStatus().warnings[.webpush] == nil })
+  }
+
   @Test func theKeyPairIsMadeOnceKeptPrivateAndTheSameAfterARestart() throws {
     let rig = try WebPushRig()
     defer { rig.close() }
