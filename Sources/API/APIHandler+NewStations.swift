@@ -67,10 +67,7 @@ extension APIHandler {
     let caps = claimCaps(for: client)
     let refusal = try store { () throws(StoreError) -> (what: String, retryAfterMs: Int64)? in
       try database.writeBatch { () throws(StoreError) -> (what: String, retryAfterMs: Int64)? in
-        let refusals = try database.consumeRates(caps.map(\.count), windowMs: Self.rateWindowMs, now: now)
-        guard let widest = refusals.last else { return nil }
-        for refusal in refusals { try database.countLimitHit(caps[refusal.index].name) }
-        return (caps[widest.index].what, refusals.map(\.retryAfterMs).max() ?? widest.retryAfterMs)
+        try admit(caps, now: now)
       }
     }
     if let refusal {
@@ -86,7 +83,15 @@ extension APIHandler {
   func admitNewStation(from client: ClientAddress, now: Int64) throws(StoreError)
     -> (what: String, retryAfterMs: Int64)?
   {
-    let caps = newStationCaps(for: client)
+    try admit(newStationCaps(for: client), now: now)
+  }
+
+  /// Counts one request at every width of `caps` at once (the caller holds the write transaction): nil when it
+  /// fits them all, else the widest refusal's text and the wait until it fits every one; each limit it is over
+  /// counts one hit.
+  private func admit(_ caps: [NewStationCap], now: Int64) throws(StoreError) -> (
+    what: String, retryAfterMs: Int64
+  )? {
     let refusals = try database.consumeRates(caps.map(\.count), windowMs: Self.rateWindowMs, now: now)
     guard let widest = refusals.last else { return nil }
     for refusal in refusals { try database.countLimitHit(caps[refusal.index].name) }
