@@ -1,8 +1,9 @@
 import Store
 
 extension APIHandler {
-  /// One width a new station is counted at: a client's own address, its network, its wide network.
-  struct NewStationCap {
+  /// One width a request is counted at (a new station, a claim): a client's own address, its network, its wide
+  /// network.
+  struct AddressWidthCap {
     /// The limit, as `/metrics` names its hits.
     var name: LimitName
     /// The count under its key (`rate_limits`) and its setting per hour.
@@ -14,16 +15,16 @@ extension APIHandler {
   /// The widths a new station from `client` is counted at, narrowest first: its address
   /// (`newStationsPerAddressPerHour`), its IPv4 /24 or IPv6 /48 (`newStationsPerNetworkPerHour`) and its
   /// IPv6 /32 (`newStationsPerWideNetworkPerHour`); `unknown` only at the first (it has no network).
-  func newStationCaps(for client: ClientAddress) -> [NewStationCap] {
+  func newStationCaps(for client: ClientAddress) -> [AddressWidthCap] {
     var caps = [
-      NewStationCap(
+      AddressWidthCap(
         name: .newStationsPerAddressPerHour,
         count: RateCount(key: "new stations from:\(client.key)", limit: config.newStationsPerAddressPerHour),
         what: "new stations from this address")
     ]
     if let network = client.network {
       caps.append(
-        NewStationCap(
+        AddressWidthCap(
           name: .newStationsPerNetworkPerHour,
           count: RateCount(
             key: "new stations from network:\(network)", limit: config.newStationsPerNetworkPerHour),
@@ -31,7 +32,7 @@ extension APIHandler {
     }
     if let wide = client.wideNetwork {
       caps.append(
-        NewStationCap(
+        AddressWidthCap(
           name: .newStationsPerWideNetworkPerHour,
           count: RateCount(
             key: "new stations from wide network:\(wide)", limit: config.newStationsPerWideNetworkPerHour),
@@ -43,16 +44,16 @@ extension APIHandler {
   /// The widths a claim from `client` is counted at: its address (`claimsPerAddressPerHour`) and its IPv4 /24 or
   /// IPv6 /48 (`claimsPerNetworkPerHour`). Claims are what a squatter would take in bulk (every station the
   /// shipping app registered is unclaimed), so they are counted apart from new stations.
-  func claimCaps(for client: ClientAddress) -> [NewStationCap] {
+  func claimCaps(for client: ClientAddress) -> [AddressWidthCap] {
     var caps = [
-      NewStationCap(
+      AddressWidthCap(
         name: .claimsPerAddressPerHour,
         count: RateCount(key: "claims from:\(client.key)", limit: config.claimsPerAddressPerHour),
         what: "claims from this address")
     ]
     if let network = client.network {
       caps.append(
-        NewStationCap(
+        AddressWidthCap(
           name: .claimsPerNetworkPerHour,
           count: RateCount(key: "claims from network:\(network)", limit: config.claimsPerNetworkPerHour),
           what: "claims from this network (\(network))"))
@@ -89,7 +90,7 @@ extension APIHandler {
   /// Counts one request at every width of `caps` at once (the caller holds the write transaction): nil when it
   /// fits them all, else the widest refusal's text and the wait until it fits every one; each limit it is over
   /// counts one hit.
-  private func admit(_ caps: [NewStationCap], now: Int64) throws(StoreError) -> (
+  private func admit(_ caps: [AddressWidthCap], now: Int64) throws(StoreError) -> (
     what: String, retryAfterMs: Int64
   )? {
     let refusals = try database.consumeRates(caps.map(\.count), windowMs: Self.rateWindowMs, now: now)

@@ -84,10 +84,9 @@ extension APIHandler {
     avatar: AvatarUpdate, access: StationAccess, client: ClientAddress, now: Int64
   ) throws(APIError) -> AvatarResult {
     let address = station.description
-    let hasToken = device.pushToken.map { !$0.isEmpty } ?? false
     // `deny` refuses new keyless tokens only: a device registered before (the app that was there when a claim
     // was made) keeps refreshing, so a claim cannot cut off a phone that already gets the station's pushes.
-    if access == .guest, hasToken, let token = device.pushToken,
+    if access == .guest, let token = device.pushToken,
       try store({ () throws(StoreError) -> Bool in
         guard try database.stationSettings(address)?.keylessDevices == .deny else { return false }
         return try !database.devices(of: address).contains { $0.token == token }

@@ -17,8 +17,7 @@ extension APIHandler {
   /// of a claimed station never answer the owner's early). A keyless sync of a claimed station reads only: it
   /// marks nothing pulled (so earns no `device`-policy ACK) and leaves the cursor pushes count from.
   func sync(
-    _ body: RequestBody, station: StationAddress, access: StationAccess = .unclaimed, client: ClientAddress,
-    now: Int64
+    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIAnswer {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0

@@ -129,7 +129,7 @@ public final class APIHandler {
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "reading or changing settings")
         return .response(try settings(body, station: station!, client: client, now: now))
-      case .claim: return .response(try claim(body, station: station!, key: key, client: client, now: now))
+      case .claim: throw .internalError("a claim is answered before the claim state is read")
       case .health: return .response(health())
       case .metrics: return .response(metrics())
       case .info: return .response(info())

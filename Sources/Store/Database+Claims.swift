@@ -95,8 +95,8 @@ extension Database {
   }
 
   /// Releases every claim not refreshed with its key within `expiryMs` before `now` (the station expiry), each
-  /// recorded as `lapsed`, and drops audit entries older than ``AuditEntry/retentionMs``. Returns how many claims
-  /// lapsed. Joins the caller's transaction (maintenance runs it beside the station prune).
+  /// recorded as `lapsed`. Returns how many claims lapsed. Joins the caller's transaction (maintenance runs it
+  /// beside the station prune).
   @discardableResult
   public func lapseClaims(now: Int64, expiryMs: Int64) throws(StoreError) -> Int {
     try writeBatch { () throws(StoreError) -> Int in
@@ -114,11 +114,19 @@ extension Database {
             station: station, at: now, action: .lapsed, client: AuditEntry.operatorClient,
             detail: "no request with the key within the station expiry"))
       }
+      return lapsed.count
+    }
+  }
+
+  /// Drops audit entries older than ``AuditEntry/retentionMs`` before `now`; returns how many. Maintenance runs it.
+  @discardableResult
+  public func pruneAuditTrail(now: Int64) throws(StoreError) -> Int {
+    try writeTransaction { () throws(StoreError) -> Int in
       let prune = try prepared("DELETE FROM station_audit WHERE at < ?1")
       defer { prune.reset() }
       try prune.bind(1, now - AuditEntry.retentionMs)
       try prune.run()
-      return lapsed.count
+      return changes
     }
   }
 
