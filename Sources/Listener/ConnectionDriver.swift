@@ -47,7 +47,8 @@ final class ConnectionDriver: @unchecked Sendable {
   // Owned by the connection thread.
   private var socket: TCPSocket?
   private var splitter = LineSplitter()
-  private var outgoing: [(bytes: [UInt8], isAck: Bool)] = []
+  /// Lines waiting for the socket: login and `#filter` lines (`.control`), ACKs, and copies of sent messages.
+  private var outgoing: [(bytes: [UInt8], kind: OutgoingKind)] = []
   private var outgoingOffset = 0
   /// Logged in verified on the current connection: ACKs may be written now.
   private var transmitting = false
@@ -212,7 +213,7 @@ final class ConnectionDriver: @unchecked Sendable {
       case .send(let bytes):
         // Login and #filter lines go before any ACK still waiting (after a partly written one).
         let position = outgoingOffset > 0 ? 1 : 0
-        outgoing.insert((bytes, false), at: min(position, outgoing.count))
+        outgoing.insert((bytes, .control), at: min(position, outgoing.count))
         flush()
       case .close:
         dropConnection()
@@ -248,7 +249,7 @@ final class ConnectionDriver: @unchecked Sendable {
     socket = nil
     splitter.reset()
     transmitting = false
-    let unsent = outgoing.filter(\.isAck).map(\.bytes)
+    let unsent = outgoing.filter { $0.kind == .ack }.map(\.bytes)
     outgoing.removeAll()
     outgoingOffset = 0
     guard !unsent.isEmpty else { return }
@@ -367,7 +368,7 @@ final class ConnectionDriver: @unchecked Sendable {
       if let written = lastWritten[line], now - written < ackIntervalMs {
         suppressed += 1
       } else if taken.insert(line).inserted {
-        outgoing.append((line, true))
+        outgoing.append((line, .ack))
       } else {
         suppressed += 1
       }
@@ -386,7 +387,7 @@ final class ConnectionDriver: @unchecked Sendable {
       logger.warn("sent messages not written: no verified login up", ["lines": String(lines.count)])
       return
     }
-    for line in lines { outgoing.append((line, false)) }
+    for line in lines { outgoing.append((line, .copy)) }
   }
 
   private func flush() {
@@ -404,7 +405,8 @@ final class ConnectionDriver: @unchecked Sendable {
         if outgoingOffset == first.bytes.count {
           outgoing.removeFirst()
           outgoingOffset = 0
-          if first.isAck {
+          if first.kind != .control { routeLocally(first.bytes) }
+          if first.kind == .ack {
             lastWritten[first.bytes] = monotonicMilliseconds()
             counters.add(counters.acksSent, 1)
             if logger.isEnabled(.debug) {
@@ -415,4 +417,25 @@ final class ConnectionDriver: @unchecked Sendable {
       }
     }
   }
+
+  /// Hands a written ACK or message copy to the writer as a ``LineOrigin/transmitted`` line (without its CR LF):
+  /// aprsc never sends a client its own packets back, so a station registered here hears it only this way.
+  private func routeLocally(_ line: [UInt8]) {
+    var bytes = line
+    while let last = bytes.last, last == 0x0D || last == 0x0A { bytes.removeLast() }
+    if !queue.push(bytes, origin: .transmitted) {
+      counters.add(counters.drops, 1)
+      dropsLogged += 1
+    }
+  }
+}
+
+/// What a line waiting for the socket is.
+private enum OutgoingKind {
+  /// A login or `#filter` line.
+  case control
+  /// An ACK for a stored message.
+  case ack
+  /// A copy of a `/v1/send` message.
+  case copy
 }

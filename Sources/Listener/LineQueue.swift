@@ -15,7 +15,7 @@ final class LineQueue: @unchecked Sendable {
   /// The most memory queued lines may take, bytes (each counts its length plus ``perLineOverhead``).
   let byteCapacity: Int
   private let condition = Condition()
-  private var lines: [[UInt8]] = []
+  private var lines: [QueuedLine] = []
   private var head = 0
   private var bytes = 0
   private var closed = false
@@ -28,13 +28,13 @@ final class LineQueue: @unchecked Sendable {
   /// The memory `line` counts for.
   static func cost(_ line: [UInt8]) -> Int { line.count + perLineOverhead }
 
-  /// Adds a line; false (nothing added) when the queue is full (lines or bytes) or closed.
-  func push(_ line: [UInt8]) -> Bool {
+  /// Adds a line from `origin`; false (nothing added) when the queue is full (lines or bytes) or closed.
+  func push(_ line: [UInt8], origin: LineOrigin = .aprsis) -> Bool {
     let cost = Self.cost(line)
     return condition.locked {
       guard !closed, lines.count - head < capacity, bytes + cost <= byteCapacity else { return false }
       let wasEmpty = lines.count == head
-      lines.append(line)
+      lines.append(QueuedLine(line, origin: origin))
       bytes += cost
       if wasEmpty { condition.broadcast() }
       return true
@@ -57,7 +57,7 @@ final class LineQueue: @unchecked Sendable {
 
   /// Up to `maximum` lines, oldest first, waiting until there is at least one, the queue is closed, or the
   /// monotonic time `deadline` (ms). `isClosed`: closed and nothing left after this batch.
-  func popBatch(maximum: Int, until deadline: Int64) -> (lines: [[UInt8]], isClosed: Bool) {
+  func popBatch(maximum: Int, until deadline: Int64) -> (lines: [QueuedLine], isClosed: Bool) {
     condition.locked {
       while lines.count == head && !closed {
         if monotonicMilliseconds() >= deadline { break }
@@ -66,7 +66,7 @@ final class LineQueue: @unchecked Sendable {
       let available = lines.count - head
       guard available > 0 else { return ([], closed) }
       let take = min(maximum, available)
-      var batch: [[UInt8]]
+      var batch: [QueuedLine]
       if take == available && head == 0 {
         batch = lines
         lines = []
@@ -81,7 +81,7 @@ final class LineQueue: @unchecked Sendable {
           head = 0
         }
       }
-      for line in batch { bytes -= Self.cost(line) }
+      for line in batch { bytes -= Self.cost(line.bytes) }
       return (batch, closed && lines.count == head)
     }
   }

@@ -89,7 +89,12 @@ struct RoutedLine: Sendable, Equatable {
 ///   (reply-ack `ackMM}AA`).
 /// - With outgoing tracking, a message sent BY a served station is stored for that station as sent, peer = the
 ///   addressee (its key is distinct from the received copy's, so a message between two served stations is kept
-///   by both). Never ACKed.
+///   by both). Never ACKed. Not for a line this listener transmitted (``LineOrigin/transmitted``): a `/v1/send`
+///   has its own sent entry.
+/// - A line this listener transmitted is routed as if APRS-IS had delivered it (aprsc never echoes a client's
+///   own packets): a `/v1/send` to a station registered here is stored for it with the key a copy from APRS-IS
+///   would have (a later copy heard from APRS-IS is a duplicate), and its ACK (by that station's policy, itself
+///   transmitted and so routed too) is the sender's receipt.
 /// - An ack or rej to a served station is a delivery receipt, never a message.
 /// - Bulletins, announcements, weather, telemetry, queries and a station's message to itself are skipped.
 /// - What the addressees' settings say (blocked senders, the ACK policy) is applied next, by
@@ -109,8 +114,11 @@ struct LineRouter: Sendable {
   static let sentKeyPrefix = "sent" + String(DedupKey.separator)
 
   /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
+  /// `origin`: where the line came from (a line this listener transmitted is never stored as a sent copy: its
+  /// send has its own entry).
   func route(
-    _ line: some Collection<UInt8>, stations: some ServedStations, canTransmit: Bool
+    _ line: some Collection<UInt8>, stations: some ServedStations, canTransmit: Bool,
+    origin: LineOrigin = .aprsis
   ) -> RoutedLine {
     switch TNC2Packet.parse(line) {
     case .failure:
@@ -118,12 +126,14 @@ struct LineRouter: Sendable {
     case .success(.comment):
       return .skipped(.comment)
     case .success(.packet(let packet)):
-      return route(packet, stations: stations, canTransmit: canTransmit)
+      return route(packet, stations: stations, canTransmit: canTransmit, origin: origin)
     }
   }
 
   /// Routes one parsed packet.
-  func route(_ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool) -> RoutedLine {
+  func route(
+    _ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool, origin: LineOrigin = .aprsis
+  ) -> RoutedLine {
     guard case .addressed(let message) = AddressedPacket.classify(packet) else {
       return .skipped(.notMessage)
     }
@@ -161,7 +171,7 @@ struct LineRouter: Sendable {
             msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
           ack: ack, earnedAck: earned))
     }
-    if trackOutgoing, stations.serves(sender) {
+    if trackOutgoing, origin == .aprsis, stations.serves(sender) {
       routed.messages.append(
         PlannedMessage(
           incoming: IncomingMessage(

@@ -48,16 +48,25 @@ struct MessageWriter {
     self.ackIntervalMs = ackIntervalMs
   }
 
-  /// Processes `lines` (without line endings). `now`: epoch ms (the stored timestamp's floor and the ACK clock).
+  /// Processes `lines` read from APRS-IS (without line endings). `now`: epoch ms (the stored timestamp's floor
+  /// and the ACK clock).
   func process(
     _ lines: [[UInt8]], stations: some ServedStations, canTransmit: Bool, now: Int64
+  ) throws(StoreError) -> BatchResult {
+    try process(lines.map { QueuedLine($0) }, stations: stations, canTransmit: canTransmit, now: now)
+  }
+
+  /// Processes queued lines, each routed by its origin. Lines this listener transmitted that lead to nothing are
+  /// not counted as skipped (they were never APRS-IS traffic).
+  func process(
+    _ lines: [QueuedLine], stations: some ServedStations, canTransmit: Bool, now: Int64
   ) throws(StoreError) -> BatchResult {
     var result = BatchResult()
     var planned: [PlannedMessage] = []
     var receipts: [DeliveryReceipt] = []
     for line in lines {
-      let routed = router.route(line, stations: stations, canTransmit: canTransmit)
-      if let reason = routed.skip { result.skipped[reason, default: 0] += 1 }
+      let routed = router.route(line.bytes, stations: stations, canTransmit: canTransmit, origin: line.origin)
+      if let reason = routed.skip, line.origin == .aprsis { result.skipped[reason, default: 0] += 1 }
       planned.append(contentsOf: routed.messages)
       if let receipt = routed.receipt { receipts.append(receipt) }
     }

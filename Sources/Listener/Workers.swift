@@ -59,7 +59,7 @@ final class WriterWorker: @unchecked Sendable {
     }
   }
 
-  private func process(_ lines: [[UInt8]], _ writer: MessageWriter) {
+  private func process(_ lines: [QueuedLine], _ writer: MessageWriter) {
     var lastError: StoreError?
     for attempt in 1...Self.attempts {
       do throws(StoreError) {

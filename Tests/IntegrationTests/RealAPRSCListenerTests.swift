@@ -142,4 +142,59 @@ import Testing
     #expect(try Self.listenerAddress(aprsc) == address)
     #expect(listener.terminate() == 0)
   }
+
+  /// A `/v1/send` from one station of this server to another: aprsc never sends the listener its own packet back,
+  /// yet the addressee gets it once (stored, its sync shows it), its ACK policy answers (the ACK goes out on
+  /// APRS-IS, where another client sees it through aprsc) and the sender's entry ends `acked` after one copy.
+  @Test func aSendBetweenTwoStationsHereIsDeliveredOnceAndAckedByPolicy() throws {
+    let aprsc = try RealAPRSC()
+    defer { aprsc.stop() }
+    let stack = try TestStack(.real())
+    defer { stack.stop() }
+    let database = SQLiteFile(path: stack.databasePath)
+    for (ssid, auth) in [(9, "20900"), (7, "20900")] {
+      let registered = try stack.post(
+        "/v1/register",
+        json:
+          #"{"callsign":"OH7LZB","ssid":\#(ssid),"wantHistory":false,"since":0,"auth":"\#(auth)","ackMessages":true}"#
+      )
+      #expect(registered.status == 200, "\(registered.text)")
+    }
+    let claim = try stack.post("/v1/claim", json: #"{"callsign":"OH7LZB","ssid":9,"auth":"20900"}"#)
+    let key = try #require(claim.jsonObject?.string("stationKey"), "\(claim.text)")
+    let listener = try ListenerProcess(
+      database: stack.databasePath,
+      config: Self.listenerConfig(aprsc) + "\n[send]\nschedule = 0, 31\nackWait = 60s\npoll = 50ms\n")
+    defer { listener.stop() }
+    _ = try Self.waitForListener(aprsc, listener)
+    // Another client on aprsc watching what is addressed to the sender: it sees the addressee's ACK on air.
+    let watcher = try APRSISClient(
+      port: aprsc.port, login: Self.peer, passcode: aprsPasscode(Self.peer), filter: "g/OH7LZB-9")
+    try #require(
+      try database.waitUntil { try $0.meta("connected") == "1" && $0.meta("receiveOnly") == "0" },
+      "the listener did not publish its login:\n\(listener.log)")
+
+    let sent = try stack.post(
+      "/v1/send",
+      json:
+        #"{"callsign":"OH7LZB","ssid":9,"auth":"20900","to":"OH7LZB-7","text":"Dinner at six","clientId":"d1"}"#,
+      headers: ["Authorization: Bearer \(key)"])
+    #expect(sent.status == 200, "\(sent.text)")
+    let ack = try watcher.waitForLine(timeout: 10) { $0.contains("::OH7LZB-9 :ack") }
+    #expect(ack?.hasPrefix("OH7LZB-7>") == true, "no ACK on air:\n\(listener.log)")
+    #expect(
+      try database.waitUntil {
+        try $0.run("SELECT state FROM sends;").trimmingCharacters(in: .whitespacesAndNewlines) == "acked"
+      }, "the send did not end acked:\n\(listener.log)")
+    let inbox = try stack.post(
+      "/v1/sync", json: #"{"callsign":"OH7LZB","ssid":7,"auth":"20900","since":0}"#)
+    let messages = try #require(inbox.jsonObject?.objects("messages"), "\(inbox.text)")
+    #expect(messages.count == 1, "\(inbox.text)")
+    #expect(messages.first?.string("peer") == "OH7LZB-9" && messages.first?.string("text") == "Dinner at six")
+    #expect(
+      try database.run("SELECT count(*) FROM messages WHERE station = 'OH7LZB-7';") == "1\n",
+      "stored once")
+    #expect(try database.run("SELECT transmissions FROM sends;") == "1\n", "one copy: the ACK ended it")
+    #expect(listener.terminate() == 0)
+  }
 }

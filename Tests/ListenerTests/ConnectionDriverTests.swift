@@ -239,6 +239,32 @@ func waitFor(timeoutMs: Int64 = 5_000, _ condition: () -> Bool) -> Bool {
     #expect(rig.server.waitForClose())
   }
 
+  /// aprsc never echoes a client's own packets: every ACK and message copy written goes to the writer's queue as
+  /// a transmitted line (without CR LF), so a station of this server hears it; login and #filter lines do not.
+  @Test func writtenAcksAndCopiesAreQueuedAsTransmittedLines() throws {
+    let rig = try DriverRig()
+    defer { rig.stop() }
+    try rig.login()
+    rig.driver.submit(filter: filterLine(["OH7LZB", "N0CALL-7"]))
+    #expect(rig.server.readLine() == "#filter g/N0CALL-7/OH7LZB/OH7LZB-0")
+    rig.driver.submit(acks: [bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1\r\n")])
+    rig.driver.submit(transmissions: [bytes("OH7LZB>APZACL,TCPIP*::N0CALL-7 :Hello{2\r\n")])
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1")
+    #expect(rig.server.readLine() == "OH7LZB>APZACL,TCPIP*::N0CALL-7 :Hello{2")
+    #expect(waitFor { rig.queue.count == 2 })
+    let batch = rig.queue.popBatch(maximum: 10, until: monotonicMilliseconds() + 1000).lines
+    #expect(
+      batch == [
+        QueuedLine(bytes("OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack1"), origin: .transmitted),
+        QueuedLine(bytes("OH7LZB>APZACL,TCPIP*::N0CALL-7 :Hello{2"), origin: .transmitted),
+      ])
+    // A line read from the server is queued as APRS-IS's.
+    rig.server.send("OH7AA-1>APRS,qAR,T2TEST::OH7LZB   :hi{3\r\n")
+    #expect(waitFor { rig.queue.count == 1 })
+    #expect(
+      rig.queue.popBatch(maximum: 10, until: monotonicMilliseconds() + 1000).lines.map(\.origin) == [.aprsis])
+  }
+
   @Test func watchdogReconnectsWithAFreshLookupAndTheFilter() throws {
     let rig = try DriverRig(host: "localhost", watchdogMs: 1_500)
     defer { rig.stop() }

@@ -122,12 +122,12 @@ import Testing
     #expect(queue.push([1]) && queue.push([2]) && queue.push([3]))
     #expect(!queue.push([4]))  // full: refused at once
     let first = queue.popBatch(maximum: 2, until: monotonicMilliseconds() + 1000)
-    #expect(first.lines == [[1], [2]] && !first.isClosed)
+    #expect(first.lines.map(\.bytes) == [[1], [2]] && !first.isClosed)
     #expect(queue.push([5]))
     queue.close()
     #expect(!queue.push([6]))
     let rest = queue.popBatch(maximum: 10, until: monotonicMilliseconds() + 1000)
-    #expect(rest.lines == [[3], [5]] && rest.isClosed)
+    #expect(rest.lines.map(\.bytes) == [[3], [5]] && rest.isClosed)
     let started = monotonicMilliseconds()
     #expect(queue.popBatch(maximum: 10, until: started + 5_000).lines.isEmpty)
     #expect(monotonicMilliseconds() - started < 1_000)  // closed: no wait
