@@ -1,5 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// The VPS site (nginx/aprs-cloud-site.conf) actually serving: TLS with HTTP/2 on one port, the
 /// plain-HTTP server on another, a fake responder behind it.
@@ -115,5 +120,94 @@ import Testing
 
     let modern = try runProcess("/usr/bin/openssl", connect + ["-tls1_3"])
     #expect(modern.stdoutText.contains("TLSv1.3"))
+  }
+}
+
+/// What the shipped site does about slow and clinging clients, and HSTS.
+@Suite struct NginxSiteLimitsTests {
+  /// HSTS on every TLS answer (the responder's, nginx's own errors, the web client's files), never on plain
+  /// HTTP, where browsers ignore it and it would say nothing true.
+  @Test func everyTLSAnswerCarriesHSTSAndPlainHTTPNone() throws {
+    let prefix = try NginxPrefix("hsts")
+    defer { prefix.remove() }
+    let site = try RenderedSite(prefix: prefix)
+    let fake = try FakeFastCGI(socketPath: site.socket) { _ in FakeFastCGI.json(200, #"{"messages":[]}"#) }
+    defer { fake.stop() }
+    let https = "https://127.0.0.1:\(site.httpsPort)"
+    let nginx = try prefix.start(site.config, readyURL: https + "/", curlArguments: ["-k"])
+    defer { TestStack.terminate(nginx) }
+    let answers = [
+      try Curl.request("POST", https + "/v1/sync", body: Data("{}".utf8), arguments: ["-k"]),
+      try Curl.request("GET", https + "/v1/sync", arguments: ["-k"]),  // nginx's 405
+      try Curl.request("GET", https + "/wp-login.php", arguments: ["-k"]),  // nginx's 404
+      try Curl.request("GET", https + "/", arguments: ["-k"]),  // the web client
+      try Curl.request("GET", https + "/health", arguments: ["-k"]),
+    ]
+    for answer in answers {
+      #expect(answer.header("strict-transport-security") == "max-age=31536000", "\(answer.status)")
+    }
+    let plain = try Curl.request("POST", "http://127.0.0.1:\(site.httpPort)/v1/sync", body: Data("{}".utf8))
+    #expect(plain.status == 403 && plain.header("strict-transport-security") == nil)
+  }
+
+  /// A slow-loris client (a request head that never ends, a body that never comes) is cut off after the 10 s
+  /// timeouts on both public servers, instead of holding its connection for nginx's default 60 s.
+  @Test func slowClientsAreCutOffByTheTimeouts() throws {
+    let prefix = try NginxPrefix("slow")
+    defer { prefix.remove() }
+    let site = try RenderedSite(prefix: prefix)
+    let fake = try FakeFastCGI(socketPath: site.socket) { _ in FakeFastCGI.json(200, "{}") }
+    defer { fake.stop() }
+    let nginx = try prefix.start(
+      site.config, readyURL: "https://127.0.0.1:\(site.httpsPort)/", curlArguments: ["-k"])
+    defer { TestStack.terminate(nginx) }
+
+    // Plain HTTP: an unfinished head. (A body is never read there: the API answers 403 at once.)
+    let head = Array("POST /v1/sync HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n".utf8)
+    let plainHeld = try secondsUntilClosed(port: site.httpPort, sending: head)
+    #expect(plainHeld >= 9 && plainHeld < 20, "plain HTTP held \(plainHeld) s")
+    // TLS (the API's server), through openssl's client: the unfinished head, and a head promising a body
+    // that stops after 10 bytes.
+    let body = Array(
+      "POST /v1/sync HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{\"callsign".utf8)
+    for request in [head, body] {
+      let held = try secondsUntilClosedOverTLS(port: site.httpsPort, sending: request)
+      #expect(held >= 9 && held < 20, "TLS held \(held) s")
+    }
+    #expect(fake.requests.isEmpty, "nothing reached the responder")
+  }
+
+  /// ``secondsUntilClosed(port:sending:)`` over TLS, with `openssl s_client` as the client.
+  private func secondsUntilClosedOverTLS(port: Int, sending request: [UInt8]) throws -> Double {
+    let openssl = Process()
+    openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    openssl.arguments = ["s_client", "-quiet", "-connect", "127.0.0.1:\(port)"]
+    let input = Pipe()
+    openssl.standardInput = input
+    openssl.standardOutput = FileHandle.nullDevice
+    openssl.standardError = FileHandle.nullDevice
+    let started = Date()
+    try openssl.run()
+    input.fileHandleForWriting.write(Data(request))
+    let deadline = Date().addingTimeInterval(40)
+    while openssl.isRunning && Date() < deadline { usleep(50_000) }
+    if openssl.isRunning { openssl.terminate() }
+    return Date().timeIntervalSince(started)
+  }
+
+  /// Sends `request` and waits (at most 40 s) until nginx closes the connection; returns the seconds it took.
+  private func secondsUntilClosed(port: Int, sending request: [UInt8]) throws -> Double {
+    let fd = try connectLoopbackTCP(port: port)
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 40, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let started = Date()
+    try sendAll(fd, request)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if count <= 0 { break }
+    }
+    return Date().timeIntervalSince(started)
   }
 }
