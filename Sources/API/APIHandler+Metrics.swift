@@ -60,8 +60,10 @@ extension APIHandler {
       (
         "aprs_cloud_listener_messages_total",
         "Messages for registered stations by what became of them: stored, duplicate (a copy of a stored one)"
-          + " or blocked (the addressee blocks the sender: not stored, ACKed or pushed)."
+          + " or blocked (the addressee blocks the sender: not stored, ACKed or pushed)"
+          + " or banned (the operator banned the sender: the same)."
       )
+    case .banned: metric(of: .blocked)
     }
   }
 
@@ -80,6 +82,7 @@ extension APIHandler {
       let maintenance = try database.maintenanceStatus()
       let limits = try database.limitStatus()
       let sends = try database.sendStatus()
+      let bans = try database.bans(now: now)
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "1"
       )
@@ -88,6 +91,11 @@ extension APIHandler {
       writeListenerMetrics(listener, lease: stats.lease, now: now, to: &out)
       writePushMetrics(push, to: &out)
       writeSendMetrics(sends, to: &out)
+      out.family("aprs_cloud_bans", "gauge", "The operator's bans in force (aprs-cloud ban), by kind.")
+      for kind in BanKind.allCases {
+        out.sample(
+          "aprs_cloud_bans", [("kind", kind.rawValue)], String(bans.count { $0.target.kind == kind }))
+      }
     } catch {
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "0"
@@ -343,7 +351,7 @@ extension APIHandler {
         "Time since the listener last published its state (every few seconds while it runs).",
         PrometheusText.seconds(ms: max(0, now - updated)))
     }
-    for counter in ListenerCounter.allCases where counter != .blocked {
+    for counter in ListenerCounter.allCases where counter != .blocked && counter != .banned {
       let metric = Self.metric(of: counter)
       out.single(
         metric.name, "counter", metric.help + " Since the listener started.", String(listener.counts[counter])
@@ -353,7 +361,7 @@ extension APIHandler {
     let messages = Self.metric(of: .blocked)
     out.family(messages.name, "counter", messages.help + " Since the listener started.")
     let outcomes: [(String, ListenerCounter)] = [
-      ("stored", .messagesStored), ("duplicate", .duplicates), ("blocked", .blocked),
+      ("stored", .messagesStored), ("duplicate", .duplicates), ("blocked", .blocked), ("banned", .banned),
     ]
     for (outcome, counter) in outcomes {
       out.sample(messages.name, [("outcome", outcome)], String(listener.counts[counter]))

@@ -102,6 +102,7 @@ public final class APIHandler {
       station = try body.authenticatedStation(keyStandsIn: key != nil)
       let client = ClientAddress(request.remoteAddress)
       let now = clock()
+      try refuseBanned(station: station!, client: client, now: now)
       if endpoint == .claim {
         return .response(try claim(body, station: station!, key: key, client: client, now: now))
       }

@@ -21,6 +21,8 @@
 public struct ClientAddress: Sendable, Equatable, CustomStringConvertible {
   /// The key, as described above.
   public let key: String
+  /// The address itself: 4 bytes (IPv4, an IPv4-mapped IPv6 address too) or 16, network order; nil for `unknown`.
+  public let bytes: [UInt8]?
   /// The block one site or small customer usually holds, counted by
   /// `[ratelimit] newStationsPerNetworkPerHour`: the IPv4 /24 (`203.0.113.0/24`) or the IPv6 /48
   /// (`2001:db8:1::/48`, what a tunnel broker or an ISP hands a customer for free). Nil for `unknown`.
@@ -40,7 +42,9 @@ public struct ClientAddress: Sendable, Equatable, CustomStringConvertible {
 
   /// Keys `remoteAddress` as described above.
   public init(_ remoteAddress: String) {
-    guard let bytes = Self.bytes(of: remoteAddress) else {
+    let parsed = Self.bytes(of: remoteAddress)
+    self.bytes = parsed
+    guard let bytes = parsed else {
       key = Self.unknown
       network = nil
       wideNetwork = nil

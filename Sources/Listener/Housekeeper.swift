@@ -151,6 +151,7 @@ final class Housekeeper: @unchecked Sendable {
     counts[.notForUs] = counters.notForUs.load(ordering: .relaxed)
     counts[.reconnects] = status.reconnects
     counts[.blocked] = counters.blocked.load(ordering: .relaxed)
+    counts[.banned] = counters.banned.load(ordering: .relaxed)
     return ListenerStatus(
       connection: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
       counts: counts, updatedAt: epochMilliseconds(), startedAt: startedAt,

@@ -33,6 +33,8 @@ final class ListenerCounters: Sendable {
   let unknownStation = Atomic<Int>(0)
   /// Messages dropped because their addressee blocks the sender (station settings).
   let blocked = Atomic<Int>(0)
+  /// Messages dropped because the operator banned their sender.
+  let banned = Atomic<Int>(0)
   /// Batches whose transaction failed.
   let storeErrors = Atomic<Int>(0)
   /// Epoch ms of the last line read (0: none yet).

@@ -13,6 +13,8 @@ struct BatchResult: Sendable, Equatable {
   var unknownStation = 0
   /// Messages dropped because their addressee blocks the sender (not stored, ACKed or pushed).
   var blocked = 0
+  /// Messages dropped because the operator banned their sender (`bans`; not stored, ACKed or pushed).
+  var banned = 0
   /// Receipts recorded.
   var receipts = 0
   /// ACKs the 30 s rule held back.
@@ -83,6 +85,14 @@ struct MessageWriter {
     // Nothing to store (most batches of a full feed): no transaction, no write lock.
     guard !planned.isEmpty || !receipts.isEmpty else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
+      // The operator's bans first: a banned sender's messages are dropped before anything else sees them.
+      let bans = try database.activeBans(now: now)
+      var planned = planned
+      if !bans.isEmpty {
+        let before = planned.count
+        planned.removeAll { $0.incoming.direction == .received && bans.bans(sender: $0.incoming.peer) }
+        result.banned += before - planned.count
+      }
       // The addressees' settings, read in this transaction (they hold at its commit), applied before anything is
       // written: blocked senders dropped, each station's ACK policy deciding its ACKs.
       let addressees = planned.lazy.filter { $0.incoming.direction == .received }.map(\.incoming.station)

@@ -92,6 +92,7 @@ final class WriterWorker: @unchecked Sendable {
     counters.add(counters.acksSuppressed, result.acksSuppressed)
     counters.add(counters.unknownStation, result.unknownStation)
     counters.add(counters.blocked, result.blocked)
+    counters.add(counters.banned, result.banned)
     var skipped = 0
     for (reason, count) in result.skipped {
       switch reason {

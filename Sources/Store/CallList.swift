@@ -17,7 +17,7 @@ public struct CallList: Sendable, Equatable {
   /// No calls.
   public static let empty = CallList(trusted: [])
 
-  private init(trusted calls: [String]) {
+  init(trusted calls: [String]) {
     self.calls = calls
   }
 

@@ -17,7 +17,7 @@ extension Database {
   // MARK: Pruning
 
   /// Deletes bookkeeping that no longer matters: dedup keys whose window ended, ACK send
-  /// times older than `ackRetentionMs`, and ended rate-limit windows. The listener calls it
+  /// times older than `ackRetentionMs`, ended rate-limit windows and ended bans. The listener calls it
   /// now and then; correctness never depends on it (expired rows are ignored anyway).
   @discardableResult
   public func pruneExpired(now: Int64, ackRetentionMs: Int64 = 3_600_000) throws(StoreError) -> PruneResult {
@@ -27,6 +27,7 @@ extension Database {
         "DELETE FROM dedup WHERE expires_at <= ?1",
         "DELETE FROM ack_state WHERE last_sent_at < ?1",
         "DELETE FROM rate_limits WHERE expires_at <= ?1",
+        "DELETE FROM bans WHERE until IS NOT NULL AND until <= ?1",
       ] {
         let statement = try prepared(sql)
         defer { statement.reset() }
@@ -34,7 +35,7 @@ extension Database {
         try statement.run()
         counts.append(changes)
       }
-      return PruneResult(dedup: counts[0], acks: counts[1], rateLimits: counts[2])
+      return PruneResult(dedup: counts[0], acks: counts[1], rateLimits: counts[2], bans: counts[3])
     }
   }
 
@@ -328,6 +329,8 @@ public struct PruneResult: Sendable, Equatable {
   public var acks: Int
   /// Rate-limit windows that ended.
   public var rateLimits: Int
+  /// Bans whose `--for` ran out (`aprs-cloud ban`).
+  public var bans: Int = 0
 }
 
 /// What `Database.pruneStations(now:expiryMs:)` deleted.

@@ -118,6 +118,8 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
   case reconnects
   /// Messages dropped because their addressee blocks the sender (station settings): not stored, ACKed or pushed.
   case blocked
+  /// Messages dropped because the operator banned their sender (`aprs-cloud ban`): not stored, ACKed or pushed.
+  case banned
 }
 
 /// The listener's counters, by `ListenerCounter` (0 for one never published).

@@ -46,7 +46,7 @@ enum StatusCommand: Command {
           database: settings.database, now: now, expiryMs: settings.stationExpiryMs,
           stats: try database.stats(now: now, expiryMs: settings.stationExpiryMs),
           listener: try database.listenerStatus(), push: try database.pushStatus(),
-          walBytes: database.walFileBytes())
+          walBytes: database.walFileBytes(), bans: try database.bans(now: now))
       } catch {
         throw CommandFailure("\(settings.database): \(error)")
       }
@@ -66,6 +66,8 @@ enum StatusCommand: Command {
     /// What the push sender last published.
     var push: PushStatus
     var walBytes: Int64
+    /// The operator's bans in force (`aprs-cloud ban`).
+    var bans: [Ban] = []
 
     var running: Bool { stats.lease.map { $0.expiresAt > now } ?? false }
     var connected: Bool { running && listener.connected }
@@ -131,6 +133,11 @@ enum StatusCommand: Command {
         messages += "; newest " + Format.timeAndAge(stats.lastMessageTimestamp, now: now)
       }
       lines.append(("messages", messages))
+      if !bans.isEmpty {
+        let shown = bans.prefix(5).map { "\($0.target.kind.rawValue) \($0.target)" }.joined(separator: ", ")
+        lines.append(
+          ("bans", "\(bans.count) in force: \(shown)\(bans.count > 5 ? ", …" : "") (aprs-cloud ban --list)"))
+      }
       return lines.map { label, value in
         label.isEmpty
           ? String(repeating: " ", count: 11) + value

@@ -55,6 +55,7 @@ import Testing
           listener.acksDropped = 61
           listener.acksSent = 41
           listener.acksSuppressed = 51
+          listener.banned = 141
           listener.blocked = 131
           listener.connected = 1
           listener.drops = 71

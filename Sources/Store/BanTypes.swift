@@ -1,0 +1,141 @@
+import Platform
+
+/// What a ban applies to (`bans.kind`).
+public enum BanKind: String, Sendable, Hashable, CaseIterable {
+  /// An APRS sender (``CallList`` rules: a bare call bans every SSID).
+  case call
+  /// A block of client addresses.
+  case address
+}
+
+/// What a ban names: a call or an address block, parsed from what an operator types
+/// (`aprs-cloud ban KJ7ABC`, `ban 203.0.113.7`, `ban 2001:db8:1::/48`).
+public enum BanTarget: Sendable, Hashable, CustomStringConvertible {
+  /// An upper-case call, optionally with an SSID.
+  case call(String)
+  /// An address block.
+  case address(BannedBlock)
+
+  /// A call (``CallList`` syntax), or an IPv4 or IPv6 address with an optional `/prefix`: an IPv4 address
+  /// alone is its /32, an IPv6 address alone its /64 (one subscriber's prefix, as the limits count it).
+  /// Nil for anything else.
+  public init?(parsing text: String) {
+    if let block = BannedBlock(parsing: text) {
+      self = .address(block)
+    } else if let call = CallList.normalized(text) {
+      self = .call(call)
+    } else {
+      return nil
+    }
+  }
+
+  public var kind: BanKind {
+    switch self {
+    case .call: .call
+    case .address: .address
+    }
+  }
+
+  /// The stored `bans.value`: the call, or the block in CIDR form (upper case, as the table wants).
+  public var value: String {
+    switch self {
+    case .call(let call): call
+    case .address(let block): block.description.uppercased()
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .call(let call): call
+    case .address(let block): block.description
+    }
+  }
+}
+
+/// A block of client addresses: the first `prefixLength` bits of an IPv4 or IPv6 address.
+public struct BannedBlock: Sendable, Hashable, CustomStringConvertible {
+  /// 4 or 16 bytes, network order, the bits past `prefixLength` zero.
+  public let bytes: [UInt8]
+  public let prefixLength: Int
+
+  /// `address` (4 or 16 bytes) cut to `prefixLength` bits; nil for another byte count or a prefix out of range.
+  public init?(_ address: [UInt8], prefixLength: Int) {
+    guard address.count == 4 || address.count == 16, (1...address.count * 8).contains(prefixLength) else {
+      return nil
+    }
+    var masked = address
+    for index in masked.indices {
+      let kept = min(8, max(0, prefixLength - index * 8))
+      masked[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
+    }
+    self.bytes = masked
+    self.prefixLength = prefixLength
+  }
+
+  /// `ADDRESS` or `ADDRESS/PREFIX` (any case; IPv6 in any RFC 4291 form).
+  public init?(parsing text: String) {
+    let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let first = parts.first, let address = IPAddress(String(first)) else { return nil }
+    var prefix = address.isIPv4 ? 32 : 64
+    if parts.count == 2 {
+      guard let given = Int(parts[1]), parts[1].allSatisfy(\.isASCII) else { return nil }
+      prefix = given
+    }
+    self.init(address.bytes, prefixLength: prefix)
+  }
+
+  /// Whether `address` (4 or 16 bytes) is inside the block.
+  public func contains(_ address: [UInt8]) -> Bool {
+    guard address.count == bytes.count else { return false }
+    return BannedBlock(address, prefixLength: prefixLength)?.bytes == bytes
+  }
+
+  /// CIDR form: `203.0.113.0/24`, `2001:db8:1::/48` (the IPv6 form `IPAddress` prints).
+  public var description: String {
+    (IPAddress(bytes: bytes)?.description ?? "?") + "/\(prefixLength)"
+  }
+}
+
+/// One ban as stored (`bans`).
+public struct Ban: Sendable, Hashable {
+  public var target: BanTarget
+  /// Why, as the operator wrote it ("" when not given).
+  public var reason: String
+  /// When it was made (ms).
+  public var createdAt: Int64
+  /// When it ends (ms); nil: until lifted.
+  public var until: Int64?
+
+  public init(target: BanTarget, reason: String = "", createdAt: Int64, until: Int64? = nil) {
+    self.target = target
+    self.reason = reason
+    self.createdAt = createdAt
+    self.until = until
+  }
+
+  /// Whether it applies at `now` (ms).
+  public func isActive(at now: Int64) -> Bool { until.map { now < $0 } ?? true }
+}
+
+/// The bans in force at one moment, for the checks on the hot paths (the writer's batch, the API's request).
+public struct ActiveBans: Sendable, Equatable {
+  /// Banned calls (``CallList`` matching).
+  public let calls: CallList
+  /// Banned address blocks.
+  public let blocks: [BannedBlock]
+
+  public static let none = ActiveBans(calls: .empty, blocks: [])
+
+  public init(calls: CallList, blocks: [BannedBlock]) {
+    self.calls = calls
+    self.blocks = blocks
+  }
+
+  /// Whether `sender` (an APRS source call, any case) is banned.
+  public func bans(sender: some StringProtocol) -> Bool { calls.matches(sender) }
+
+  /// The block that holds `address` (4 or 16 bytes), if any.
+  public func block(holding address: [UInt8]) -> BannedBlock? { blocks.first { $0.contains(address) } }
+
+  public var isEmpty: Bool { calls.isEmpty && blocks.isEmpty }
+}

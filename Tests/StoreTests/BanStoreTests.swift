@@ -1,0 +1,75 @@
+import Testing
+
+@testable import Store
+
+@Suite struct BanTargetTests {
+  @Test(arguments: [
+    ("kj7abc", "call", "KJ7ABC"), ("KJ7ABC-7", "call", "KJ7ABC-7"),
+    ("203.0.113.7", "address", "203.0.113.7/32"),
+    ("203.0.113.77/24", "address", "203.0.113.0/24"), ("2001:DB8:1:2::99", "address", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2::1/48", "address", "2001:db8:1::/48"),
+    ("::ffff:10.0.0.1/128", "address", "::ffff:10.0.0.1/128"),
+  ])
+  func targetsParseToTheirCanonicalForm(text: String, kind: String, shown: String) throws {
+    let target = try #require(BanTarget(parsing: text))
+    #expect(target.kind.rawValue == kind && target.description == shown)
+    #expect(target.value == shown.uppercased())
+  }
+
+  @Test(arguments: [
+    "", " ", "1.2.3.4/33", "1.2.3.4/0", "::1/129", "1.2.3.4/x", "1.2.3.4/", "1.2.3", "TOOLONGCALL1",
+    "KJ7ABC-123",
+    "bad call", "1.2.3.4/２４", "-7",
+  ])
+  func anythingElseIsNoTarget(text: String) {
+    #expect(BanTarget(parsing: text) == nil)
+  }
+
+  @Test func blocksHoldTheirAddressesOnly() throws {
+    let v4 = try #require(BannedBlock(parsing: "203.0.113.0/24"))
+    #expect(v4.contains([203, 0, 113, 250]) && !v4.contains([203, 0, 114, 1]))
+    #expect(!v4.contains([UInt8](repeating: 0, count: 16)))
+    let v6 = try #require(BannedBlock(parsing: "2001:db8:1:2::/64"))
+    var inside: [UInt8] = [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2] + [UInt8](repeating: 0xAB, count: 8)
+    #expect(v6.contains(inside))
+    inside[7] = 3
+    #expect(!v6.contains(inside))
+  }
+}
+
+@Suite struct BanStoreTests {
+  @Test func bansAreMadeReplacedListedExpiredAndLifted() throws {
+    let directory = try TempDirectory()
+    defer { directory.remove() }
+    let database = try openStore(directory.database)
+    defer { database.close() }
+    let call = try #require(BanTarget(parsing: "KJ7ABC"))
+    let block = try #require(BanTarget(parsing: "2001:db8:1:2::1"))
+    try database.ban(Ban(target: call, reason: "flooding", createdAt: 1_000))
+    try database.ban(Ban(target: block, createdAt: 2_000, until: 10_000))
+    #expect(try database.bans(now: 5_000).map(\.target) == [call, block])
+    let active = try database.activeBans(now: 5_000)
+    #expect(
+      active.bans(sender: "kj7abc-9") && active.bans(sender: "KJ7ABC") && !active.bans(sender: "KJ7ABD"))
+    #expect(active.block(holding: [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 9, 9, 9, 9, 9, 9, 9, 9]) != nil)
+    // Past its end the address ban is gone, and maintenance prunes it.
+    #expect(try database.bans(now: 10_000).map(\.target) == [call])
+    #expect(try database.pruneExpired(now: 10_000).bans == 1)
+    // Banning again replaces the reason and the end.
+    try database.ban(Ban(target: call, reason: "again", createdAt: 11_000, until: 20_000))
+    #expect(try database.bans(now: 12_000).map(\.reason) == ["again"])
+    #expect(try database.unban(call) && !(try database.unban(call)))
+    #expect(try database.activeBans(now: 12_000).isEmpty)
+  }
+
+  @Test func aRowEditedIntoNonsenseBansNothing() throws {
+    let directory = try TempDirectory()
+    defer { directory.remove() }
+    let database = try openStore(directory.database)
+    defer { database.close() }
+    try database.execute(
+      "INSERT INTO bans (kind, value, created_at) VALUES ('address', 'NOT AN ADDRESS', 1), ('call', 'BAD CALL', 1)"
+    )
+    #expect(try database.bans(now: 5).isEmpty)
+  }
+}
