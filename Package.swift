@@ -49,7 +49,7 @@ let package = Package(
     .target(name: "Store", dependencies: ["CSQLite", "APRS", "Platform"], plugins: ["EmbedSQLPlugin"]),
 
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
-    .target(name: "API", dependencies: ["APRS", "JSON", "Store", "Platform", "COpenSSL"]),
+    .target(name: "API", dependencies: ["APRS", "JSON", "Store", "Platform", "Logging", "COpenSSL"]),
 
     // MARK: The FastCGI/CGI transport: listening socket, worker threads, request and answer values.
     .target(name: "FastCGI", dependencies: ["CFastCGI", "Logging", "Platform"]),

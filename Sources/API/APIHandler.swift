@@ -39,12 +39,13 @@ public final class APIHandler {
     case claim = "/v1/claim"
     case health = "/health"
     case metrics = "/metrics"
+    case status = "/status"
     case info = "/v1/info"
 
     /// The methods it takes, as the `Allow` header lists them.
     var method: String {
       switch self {
-      case .health, .metrics: "GET"
+      case .health, .metrics, .status: "GET"
       case .info: "GET, HEAD, POST"
       default: "POST"
       }
@@ -53,7 +54,7 @@ public final class APIHandler {
     /// Whether it takes `method` (`HEAD` wherever `GET` is, but on /metrics).
     func allows(_ method: String) -> Bool {
       switch self {
-      case .health: method == "GET" || method == "HEAD"
+      case .health, .status: method == "GET" || method == "HEAD"
       case .info: method == "GET" || method == "HEAD" || method == "POST"
       default: method == self.method
       }
@@ -77,8 +78,8 @@ public final class APIHandler {
     guard let endpoint = Endpoint(rawValue: request.path) else {
       return .response(.error(.notFound(path: request.path)))
     }
-    // /metrics exists only on the private listener: the public server and CGI never show it.
-    if endpoint == .metrics && !request.viaMetricsListener {
+    // /metrics and /status exist only on the private listener: the public server and CGI never show them.
+    if (endpoint == .metrics || endpoint == .status) && !request.viaMetricsListener {
       return .response(.error(.notFound(path: request.path)))
     }
     guard endpoint.allows(request.method) else {
@@ -86,6 +87,7 @@ public final class APIHandler {
     }
     if endpoint == .health { return .response(health()) }
     if endpoint == .metrics { return .response(metrics()) }
+    if endpoint == .status { return .response(statusPage()) }
     if endpoint == .info { return .response(info()) }
     if let refusal = CrossSiteCheck.refusal(
       origin: request.origin, fetchSite: request.fetchSite, host: request.host, allowed: config.allowedOrigins
@@ -133,6 +135,7 @@ public final class APIHandler {
       case .claim: throw .internalError("a claim is answered before the claim state is read")
       case .health: return .response(health())
       case .metrics: return .response(metrics())
+      case .status: return .response(statusPage())
       case .info: return .response(info())
       }
     } catch {

@@ -29,6 +29,9 @@ final class Housekeeper: @unchecked Sendable {
   private var publishRequested = false
   private var stopRequested = false
   private var rate = RateWindow()
+  /// The last hour minute by minute, and the totals it last counted from (lines, stored, ACKs).
+  private var history = ActivityHistory()
+  private var historyTotals: (lines: Int, stored: Int, acks: Int) = (0, 0, 0)
 
   init(
     database: Database, holder: String, leaseTtlMs: Int64, publishIntervalMs: Int64, login: String,
@@ -152,10 +155,16 @@ final class Housekeeper: @unchecked Sendable {
     counts[.reconnects] = status.reconnects
     counts[.blocked] = counters.blocked.load(ordering: .relaxed)
     counts[.banned] = counters.banned.load(ordering: .relaxed)
+    let now = epochMilliseconds()
+    let totals = (lines: total, stored: counts[.messagesStored], acks: counts[.acksSent])
+    history.add(
+      lines: totals.lines - historyTotals.lines, stored: totals.stored - historyTotals.stored,
+      acks: totals.acks - historyTotals.acks, at: now)
+    historyTotals = totals
     return ListenerStatus(
       connection: status, login: login, lastLineAt: lastLine == 0 ? nil : lastLine, lineRate: lineRate,
-      counts: counts, updatedAt: epochMilliseconds(), startedAt: startedAt,
-      sendBudgetFull: shared.sendBudgetFull.load(ordering: .relaxed))
+      counts: counts, updatedAt: now, startedAt: startedAt,
+      sendBudgetFull: shared.sendBudgetFull.load(ordering: .relaxed), history: history)
   }
 
   private func publish() {

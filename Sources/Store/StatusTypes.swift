@@ -48,6 +48,8 @@ public struct ListenerStatus: Sendable, Equatable {
   /// The transmit budget (`[send] transmitBudgetPerMinute`) is spent: copies of sent messages that are due wait
   /// their turn.
   public var sendBudgetFull: Bool
+  /// The last hour, minute by minute (the status page's chart).
+  public var history: ActivityHistory
 
   /// A status; every field defaults to what a reader assumes when nothing was published.
   public init(
@@ -55,7 +57,8 @@ public struct ListenerStatus: Sendable, Equatable {
     server: String? = nil, login: String? = nil, filterSize: Int = 0, filterBytes: Int = 0,
     filterEntries: Int = 0, filterExactStations: Int = 0, lastLineAt: Int64? = nil, lineRate: Double = 0,
     updatedAt: Int64? = nil, startedAt: Int64? = nil, lastError: String? = nil,
-    counts: ListenerCounts = ListenerCounts(), sendBudgetFull: Bool = false
+    counts: ListenerCounts = ListenerCounts(), sendBudgetFull: Bool = false,
+    history: ActivityHistory = ActivityHistory()
   ) {
     self.state = state
     self.connected = connected
@@ -74,6 +77,7 @@ public struct ListenerStatus: Sendable, Equatable {
     self.lastError = lastError
     self.counts = counts
     self.sendBudgetFull = sendBudgetFull
+    self.history = history
   }
 
   /// `value` with two decimals, as `lineRate` is published and shown (`12.50`; `0.00` for anything not a
@@ -144,7 +148,7 @@ extension ListenerStatus {
   /// The fields as stored: `listener.<rawValue>`, in the order they are written.
   enum Field: String, CaseIterable {
     case state, connected, verified, receiveOnly, server, login, filterSize, filterBytes, filterEntries
-    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt, lastError, sendBudgetFull
+    case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt, lastError, sendBudgetFull, history
   }
 
   /// Every key of the record starts with this.
@@ -181,6 +185,7 @@ extension ListenerStatus {
     case .startedAt: startedAt.map { String($0) } ?? ""
     case .lastError: lastError ?? ""
     case .sendBudgetFull: sendBudgetFull ? "1" : "0"
+    case .history: history.text
     }
   }
 
@@ -196,7 +201,8 @@ extension ListenerStatus {
       filterExactStations: StatusText.count(text(.filterExactStations)),
       lastLineAt: StatusText.time(text(.lastLineAt)), lineRate: StatusText.rate(text(.lineRate)),
       updatedAt: StatusText.time(text(.updatedAt)), startedAt: StatusText.time(text(.startedAt)),
-      lastError: text(.lastError), sendBudgetFull: text(.sendBudgetFull) == "1")
+      lastError: text(.lastError), sendBudgetFull: text(.sendBudgetFull) == "1",
+      history: ActivityHistory(text: text(.history) ?? ""))
     for counter in ListenerCounter.allCases {
       counts[counter] = StatusText.count(rows[Self.key(counter)])
     }

@@ -64,6 +64,7 @@ import Testing
           listener.filterEntries = 41
           listener.filterExactStations = 20
           listener.filterSize = 60
+          listener.history =
           listener.invalidLines = 81
           listener.lastError =
           listener.lastLineAt = 1800000000123

@@ -119,6 +119,8 @@ class Stack:
         while metrics == self.port:
             metrics = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        # The private loopback listener: /metrics and the operator's /status page.
+        self.metrics_url = f"http://127.0.0.1:{metrics}"
         self.up_log = os.path.join(self.directory, "up.log")
         self.up = subprocess.Popen(
             [

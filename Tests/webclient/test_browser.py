@@ -519,6 +519,34 @@ class WebClientTests(unittest.TestCase):
             str(passcode("KJ7KEY"))).send_keys(Keys.ENTER).perform()
         self.wait(lambda: driver.find_element(By.ID, "station").text == "Signed in as KJ7KEY", 10, "Enter did not sign in")
 
+    def test_the_operators_status_page_shows_the_listener_and_what_it_stored(self):
+        """GET /status on the private listener: the APRS-IS connection, the filter, a message stored in the
+        last hour's chart, no script and no console error under its own CSP; a screenshot is kept."""
+        answer = self.stack.api("register", {
+            "callsign": "KJ7STA", "ssid": 3, "auth": str(passcode("KJ7STA")), "wantHistory": False, "since": 0,
+        })
+        self.assertEqual(answer.status, 200, answer.body)
+        self.assertTrue(self.stack.wait_for_filter("KJ7STA-3"))
+        self.assertEqual(self.stack.inject(message_line("KJ7ABC-1", "KJ7STA-3", "For the status page", "5")).get("delivered"), 1)
+        driver = self.browser()
+        url = self.stack.metrics_url + "/status"
+
+        def shows_stored():
+            driver.get(url)
+            return "1 stored" in driver.find_element(By.ID, "messages").text
+        self.wait(shows_stored, 15, "the page never showed the stored message")
+        self.assertIn("aprs-cloud", driver.title)
+        self.assertIn(driver.find_element(By.ID, "health").text, ("ok", "degraded"))
+        self.assertIn("connected to 127.0.0.1:", driver.find_element(By.ID, "aprsis").text)
+        self.assertIn("of 510 bytes", driver.find_element(By.ID, "filter").text)
+        self.assertEqual(len(driver.find_elements(By.CSS_SELECTOR, "#chart polyline")), 3)
+        self.assertEqual(driver.find_elements(By.TAG_NAME, "script"), [])
+        problems = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        self.assertEqual(problems, [], "the status page logged errors")
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "status-page-1280.png"))
+        # Only on the private listener: the public server does not have it.
+        self.assertEqual(self.stack.get("/status").status, 404)
+
     def test_screenshots_at_360_and_1280_pixels(self):
         os.makedirs(SCREENSHOTS, exist_ok=True)
         image = base64.b64encode(png(64, 64)).decode()
