@@ -1,4 +1,4 @@
-/// The operator's bans (`sql/013_bans.sql`): made and lifted by `aprs-cloud ban` and `unban`, read by the
+/// The operator's bans (`sql/014_bans.sql`): made and lifted by `aprs-cloud ban` and `unban`, read by the
 /// listener's writer in each batch's transaction and by the responder for each request.
 extension Database {
   /// Makes or replaces the ban on `ban.target` (a second ban of the same target updates its reason and end).

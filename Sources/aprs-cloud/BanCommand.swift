@@ -3,7 +3,7 @@ import Platform
 import Store
 
 /// `aprs-cloud ban TARGET [--for DURATION] [--reason TEXT]`, `aprs-cloud ban --list`: the operator's
-/// server-wide bans (`sql/013_bans.sql`).
+/// server-wide bans (`sql/014_bans.sql`).
 enum BanCommand: Command {
   static let name = "ban"
   static let summary = "ban an APRS call or a client address server-wide (--list shows the bans)"

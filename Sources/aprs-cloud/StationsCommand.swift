@@ -9,6 +9,7 @@ enum StationsCommand: Command {
   static let summary = "list the registered stations (live ones; --all for every one), or show one"
   static let usage = """
     usage: aprs-cloud stations --db PATH [--config FILE] [--all]
+           aprs-cloud stations --top --db PATH [--config FILE]
            aprs-cloud stations STATION --db PATH [--config FILE] [--release-claim]
 
     Lists the stations registered in the database, one per line, by address:
@@ -27,6 +28,11 @@ enum StationsCommand: Command {
     changes and whole-station unregisters, each with the client address (IPv4
     address or IPv6 /64) it came from.
 
+    --top lists who did the most in the last hour, ten of each: stations by
+    registrations, heartbeats, messages sent (/v1/send) and push tokens
+    registered, and client addresses (IPv4 address or IPv6 /64) by new
+    stations and by claims: where to look before `aprs-cloud ban`.
+
     --release-claim releases the station's claim: the holder's key stops
     working, the station and its settings stay, and the next POST /v1/claim
     claims it anew. The release is recorded in the audit trail.
@@ -38,12 +44,14 @@ enum StationsCommand: Command {
       --db PATH       the SQLite database (default: [server] database of --config)
       --config FILE   the INI configuration, for stationExpiry and the database
       --all           list expired stations too
+      --top           the busiest stations and addresses of the last hour
       --release-claim release STATION's claim (writes the database)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
-      let parsed = try parseArguments(arguments, options: ["db", "config"], flags: ["all", "release-claim"])
+      let parsed = try parseArguments(
+        arguments, options: ["db", "config"], flags: ["all", "release-claim", "top"])
       guard parsed.positionals.count <= 1 else {
         throw CommandFailure("unexpected argument '\(parsed.positionals[1])'", usage: true)
       }
@@ -52,6 +60,14 @@ enum StationsCommand: Command {
       let database = try settings.openReadOnly()
       defer { closeInspected(database) }
       let now = epochMilliseconds()
+      if parsed.options["top"] != nil {
+        do throws(StoreError) {
+          print(render(try database.topTalkers(now: now)), terminator: "")
+        } catch {
+          throw CommandFailure("\(settings.database): \(error)")
+        }
+        return .success
+      }
       let all = parsed.options["all"] != nil
       let stations: [StationSummary]
       do throws(StoreError) {
@@ -62,6 +78,28 @@ enum StationsCommand: Command {
       print(render(stations, all: all, now: now, expiryMs: settings.stationExpiryMs), terminator: "")
       return .success
     }
+  }
+
+  /// The `--top` lists, each under its heading (`none` when empty).
+  static func render(_ top: TopTalkers) -> String {
+    let lists: [(String, [TopTalkers.Entry])] = [
+      ("stations by registrations this hour", top.registrations),
+      ("stations by heartbeats this hour", top.heartbeats),
+      ("stations by messages sent in the last hour", top.sends),
+      ("stations by push tokens registered in the last hour", top.devices),
+      ("addresses by new stations this hour", top.newStationsByAddress),
+      ("addresses by claims this hour", top.claimsByAddress),
+    ]
+    var text = ""
+    for (title, entries) in lists {
+      text += title + ":\n"
+      if entries.isEmpty {
+        text += "  none\n"
+      } else {
+        text += Format.table(entries.map { ["  " + Format.printable($0.name), String($0.count)] })
+      }
+    }
+    return text
   }
 
   /// The table and its summary line.

@@ -76,3 +76,29 @@ import Testing
     #expect(nobody.status == 1 && nobody.stderr.contains("NOBODY is not registered"), "\(nobody.stderr)")
   }
 }
+
+/// `aprs-cloud stations --top`: the busiest stations and addresses of the last hour, from rows kept anyway.
+@Suite struct StationsTopCLITests {
+  @Test func theBusiestStationsAndAddressesOfTheHour() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    for _ in 0..<3 {
+      _ = try fixture.database.consumeRate(
+        key: "registrations:KJ7ABC", limit: 100, windowMs: 3_600_000, now: fixture.now - 1_000)
+    }
+    _ = try fixture.database.consumeRate(
+      key: "registrations:N0CALL-7", limit: 100, windowMs: 3_600_000, now: fixture.now - 1_000)
+    for _ in 0..<2 {
+      _ = try fixture.database.consumeRate(
+        key: "new stations from:2001:db8:1:2::/64", limit: 100, windowMs: 3_600_000, now: fixture.now - 1_000)
+    }
+    let result = try runCLI(["stations", "--top", "--db", fixture.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      result.stdout.contains(
+        "stations by registrations this hour:\n  KJ7ABC    3\n  N0CALL-7  1\n"), "\(result.stdout)")
+    #expect(result.stdout.contains("addresses by new stations this hour:\n  2001:db8:1:2::/64  2\n"))
+    #expect(result.stdout.contains("stations by push tokens registered in the last hour:\n  N0CALL-7  1\n"))
+    #expect(result.stdout.contains("addresses by claims this hour:\n  none\n"))
+  }
+}
