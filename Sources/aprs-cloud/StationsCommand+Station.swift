@@ -104,6 +104,8 @@ extension StationsCommand {
       ["quiet hours", settings.quietHours.map(quietHours) ?? "none"],
       ["quiet bypass", calls(settings.quietBypass)],
       ["keyless", settings.keylessDevices == .allow ? "devices allowed" : "devices refused"],
+      ["ssids", settings.ssids.storedText],
+      ["ack ssids", settings.ackSsids.isEmpty ? "none" : settings.ackSsids.storedText],
     ]
     return Format.table(rows)
   }
