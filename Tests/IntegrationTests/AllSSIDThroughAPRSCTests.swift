@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The all-SSID inbox through the real aprsc (``RealAPRSC``), nginx and the responder: with `ssids:"all"` the
-/// listener's `#filter` carries `g/…/W7ABC*`, which aprsc takes as a prefix, so a message to `W7ABC-9` (and one
+/// listener's `#filter` (sent on the open connection when the owner opts in) carries `g/…/W7ABC*`, which aprsc takes as a prefix, so a message to `W7ABC-9` (and one
 /// to `W7ABC-0`, the bare call) reaches the listener, is stored for W7ABC-7 with `to`, is shown to a sync with
 /// `want:["ssids"]` and not to the shipping app's sync.
 @Suite(.serialized) struct AllSSIDThroughAPRSCTests {
@@ -28,23 +28,21 @@ import Testing
     let claim = try stack.post("/v1/claim", json: "{\(identity)}")
     let key = try #require(claim.jsonObject?.string("stationKey"), "\(claim.text)")
     let bearer = ["Authorization: Bearer \(key)"]
-    let settings = try stack.post("/v1/settings", json: #"{\#(identity),"ssids":"all"}"#, headers: bearer)
-    #expect(settings.status == 200 && settings.jsonObject?.string("ssids") == "all", "\(settings.text)")
 
-    let (directory, database) = try makeListenerDatabase("aprsc-ssids")
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    _ = database
     let listener = try ListenerProcess(
       database: stack.databasePath, config: RealAPRSCListenerTests.listenerConfig(aprsc))
     defer { listener.stop() }
-    _ = try RealAPRSCListenerTests.waitForListener(aprsc, listener)
-    // aprsc holds the filter with the prefix entry.
+    let (address, _) = try RealAPRSCListenerTests.waitForListener(aprsc, listener)
+    // The owner opts in while the listener is online: a `#filter` line on the same connection, which aprsc
+    // holds with the prefix entry.
+    let settings = try stack.post("/v1/settings", json: #"{\#(identity),"ssids":"all"}"#, headers: bearer)
+    #expect(settings.status == 200 && settings.jsonObject?.string("ssids") == "all", "\(settings.text)")
+
     let held = waitUntil(timeout: 10, interval: 0.1) {
       let client = try? aprsc.clients().first { $0.string("username") == RealAPRSCListenerTests.login }
       return client?.string("filter")?.contains("\(Self.station)*") == true
     }
     #expect(held, "aprsc's filter: \(String(describing: try? aprsc.clients()))\n\(listener.log)")
-    #expect(listener.waitForLog("filter active"), "\(listener.log)")
 
     let peer = RealAPRSCListenerTests.peer
     let app = try APRSISClient(port: aprsc.port, login: peer, passcode: aprsPasscode(peer))
@@ -65,6 +63,7 @@ import Testing
       "/v1/sync", json: #"{\#(identity),"since":0,"want":["ssids"]}"#, headers: bearer)
     #expect(
       opted.jsonObject?.objects("messages").map { $0.string("to") } == ["W7ABC-9", "W7ABC"], "\(opted.text)")
+    #expect(try RealAPRSCListenerTests.listenerAddress(aprsc) == address, "the listener reconnected")
     #expect(listener.terminate() == 0)
   }
 }
