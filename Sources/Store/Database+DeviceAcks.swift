@@ -60,8 +60,9 @@ extension Database {
   }
 
   /// Marks the kept ACKs of `address`'s messages newer than `since` (what the sync in the same transaction
-  /// read) as pulled at `now`, for the messages that arrived within ``DeviceAckRule/pullWindowMs`` before it.
-  /// Returns how many were marked.
+  /// read) as pulled at `now`, for the messages that arrived within ``DeviceAckRule/pullWindowMs`` before it;
+  /// entries for other SSIDs of the call only with `otherSSIDs` (the sync returned them). Returns how many were
+  /// marked.
   @discardableResult
   func markPulled(_ address: String, since: Int64, now: Int64, otherSSIDs: Bool = false) throws(StoreError)
     -> Int
@@ -79,6 +80,7 @@ extension Database {
       try statement.bind(2, since)
       try statement.bind(3, now)
       try statement.bind(4, DeviceAckRule.oldestAckedArrival(pulledAt: now))
+      try statement.bind(5, otherSSIDs)
       try statement.run()
       return changes
     }

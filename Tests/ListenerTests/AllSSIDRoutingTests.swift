@@ -172,3 +172,28 @@ import Testing
         \.to) == ["N0CALL-9"])
   }
 }
+
+extension AllSSIDRoutingTests {
+  /// `ackPolicy:"device"` with `ackSsids`: a collected entry's ACK waits for a pull by a client that asked for
+  /// other SSIDs; the shipping app's sync never returns it, so it never earns it.
+  @Test func aDevicePolicyAcksACollectedEntryOnlyOnceAnOptedInClientPulledIt() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("N0CALL-7", ackMessages: true)
+    try test.database.updateStationSettings(
+      "N0CALL-7", StationSettingsUpdate(ackPolicy: .device, ssids: .all, ackSsids: SSIDSet([9])), now: Self.t0
+    )
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let stored = try writer.process(
+      [bytes("OH7AA-1>APRS::N0CALL-9 :pull me{8")], stations: try test.stations(), canTransmit: true,
+      now: Self.t0)
+    #expect(stored.stored == 1 && stored.acks.isEmpty)
+    _ = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1_000)
+    #expect(try test.database.takePulledDeviceAcks(now: Self.t0 + 2_000, minIntervalMs: 30_000).lines.isEmpty)
+    _ = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 3_000, otherSSIDs: true)
+    #expect(
+      try test.database.takePulledDeviceAcks(now: Self.t0 + 4_000, minIntervalMs: 30_000).lines == [
+        "N0CALL-9>APZACL,TCPIP*::OH7AA-1  :ack8\r\n"
+      ])
+  }
+}
