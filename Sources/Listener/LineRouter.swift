@@ -95,7 +95,8 @@ struct RoutedLine: Sendable, Equatable {
 ///   the addressee (canonical: `CALL-0` as `CALL`). When the addressee itself is served here, its own copy and
 ///   its own ACK policy stand and the collected copy never earns an ACK (never two ACKs); otherwise the copy
 ///   earns one only for an SSID in `ackSsids` (and then the collecting station's ACK policy decides, in
-///   ``settle(_:settings:canTransmit:)``), from the addressee as the message named it.
+///   ``settle(_:settings:canTransmit:)``), from the addressee as the message named it; of several stations
+///   collecting the same SSID only the first in address order that asked for its ACKs.
 /// - With outgoing tracking, a message sent BY a served station is stored for that station as sent, peer = the
 ///   addressee (its key is distinct from the received copy's, so a message between two served stations is kept
 ///   by both). Never ACKed.
@@ -196,13 +197,15 @@ struct LineRouter: Sendable {
     let collectors = stations.collectors(of: message.addressee)
     guard !collectors.isEmpty else { return }
     let to = StationAddress.canonical(message.addressee)
-    // The addressee registered here answers for itself (its own ACK policy): never a second ACK.
-    let exactServed = stations.serves(message.addressee)
+    // The addressee registered here answers for itself (its own ACK policy), and of several stations collecting
+    // it only the first (in address order) that asked for its ACKs may: never a second ACK.
+    var answered = stations.serves(message.addressee)
     // The station's own message to another SSID of its call is not news to it.
     for collector in collectors where collector.station != message.sender {
       let earned =
-        exactServed || !collector.acks
+        answered || !collector.acks
         ? nil : OutgoingLine.ack(for: message, toCall: toCall).map { PlannedAck(key: key.digest, line: $0) }
+      if earned != nil { answered = true }
       routed.messages.append(
         PlannedMessage(
           incoming: IncomingMessage(

@@ -88,6 +88,15 @@ import Testing
     #expect(routed.messages[1].ack == nil && routed.messages[1].earnedAck == nil, "never a second ACK")
   }
 
+  @Test func twoStationsCollectingOneSSIDGetACopyEachAndOneAck() {
+    let routed = route(
+      "OH7AA-1>APRS::N0CALL-9 :two collectors{6",
+      stations(
+        ["N0CALL-5", "N0CALL-7"], collecting: [all("N0CALL-7", acks: [9]), all("N0CALL-5", acks: [9])]))
+    #expect(routed.messages.map(\.incoming.station) == ["N0CALL-5", "N0CALL-7"])
+    #expect(routed.messages.map { $0.earnedAck != nil } == [true, false])
+  }
+
   @Test func theStationsOwnMessageToAnotherSSIDIsNotCollected() {
     let routed = route("N0CALL-7>APRS::N0CALL-9 :note to self{3", stations(collecting: [all()]))
     #expect(routed.messages.isEmpty && routed.skip == .notForUs)
