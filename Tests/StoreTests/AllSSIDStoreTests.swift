@@ -130,6 +130,34 @@ import Testing
     #expect(try database.devices(of: "N0CALL-7").isEmpty && database.devices(of: "KJ7ABC").isEmpty)
   }
 
+  @Test func theMigrationKeepsEveryDeviceAndMessageAsTheyWere() throws {
+    let directory = try TempDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.database)
+    defer { database.close() }
+    try database.migrate(upTo: 12)
+    try database.execute(
+      """
+      INSERT INTO stations (address, base, ssid, platform, ack_messages, registered_at, heartbeat_at)
+        VALUES ('N0CALL-7', 'N0CALL', 7, 'android', 0, 1000, 1000);
+      INSERT INTO devices (id, token, station, platform, registered_at, refreshed_at, keyed)
+        VALUES (5, 'tok', 'N0CALL-7', 'android', 1000, 2000, 1);
+      INSERT INTO station_settings (station, blocked, updated_at) VALUES ('N0CALL-7', 'KJ7ABC', 1000);
+      INSERT INTO messages (station, direction, peer, text, msgno, timestamp)
+        VALUES ('N0CALL-7', 'received', 'OH7AA-1', 'before', '1', 1500);
+      UPDATE meta SET value = '1500' WHERE key = 'last_message_ts';
+      """)
+    try database.migrate()
+    let device = try #require(try database.devices(of: "N0CALL-7").first)
+    #expect(device.token == "tok" && device.keyed && device.refreshedAt == 2_000 && device.wants == [])
+    #expect(try database.scalarText("SELECT id FROM devices") == "5")
+    let settings = try #require(try database.stationSettings("N0CALL-7"))
+    #expect(settings.blocked.calls == ["KJ7ABC"] && settings.ssids == .exact && settings.ackSsids == .empty)
+    let synced = try database.sync(station: "N0CALL-7", since: 0, now: 3_000, otherSSIDs: true)
+    #expect(synced.messages.map(\.text) == ["before"] && synced.messages.first?.to == nil)
+    #expect(try database.scalarText("PRAGMA foreign_key_check") == nil)
+  }
+
   @Test func wantNamesParseForwardCompatibly() {
     #expect(Wants(name: "ssids") == .ssids)
     #expect(Wants(name: "subscriptions") == nil && Wants(name: "SSIDS") == nil)
