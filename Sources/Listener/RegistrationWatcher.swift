@@ -119,6 +119,7 @@ final class RegistrationWatcher: @unchecked Sendable {
         "stations": String(registry.count), "before": String(before),
         "filterBytes": String(planned.byteCount),
         "filterEntries": String(planned.entryCount), "filterExactStations": String(planned.exactStationCount),
+        "allSSIDStations": String(registry.collectingCount),
       ])
     return planned
   }

@@ -32,6 +32,9 @@ struct SSIDCoverage: Sendable, Equatable {
   /// Whether no station collects other SSIDs.
   var isEmpty: Bool { byBase.isEmpty }
 
+  /// The number of stations that collect other SSIDs.
+  var stationCount: Int { byBase.values.reduce(0) { $0 + $1.count } }
+
   /// The stations that collect `addressee` (upper case; `CALL-0` read as `CALL`) as another SSID of their
   /// call; never the station `addressee` itself.
   func collectors(of addressee: String) -> [SSIDCollector] {

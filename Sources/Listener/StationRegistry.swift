@@ -71,6 +71,9 @@ final class StationRegistry: Sendable, ServedStations {
     }
   }
 
+  /// The stations that collect other SSIDs of their call (setting `ssids`), for the log.
+  var collectingCount: Int { coverage.withLock { $0.stationCount } }
+
   func collectors(of address: String) -> [SSIDCollector] {
     coverage.withLock { $0.collectors(of: address) }
   }
