@@ -206,3 +206,34 @@ extension AllSSIDRoutingTests {
       ])
   }
 }
+
+extension AllSSIDRoutingTests {
+  /// A reply-ack (`{MM}AA`) in a message to another SSID acknowledges that SSID's message `AA`, never one of the
+  /// collecting station's own sends.
+  @Test func aReplyAckToAnotherSSIDDoesNotAnswerTheStationsOwnSend() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("N0CALL-7", ackMessages: true)
+    try test.database.updateStationSettings("N0CALL-7", StationSettingsUpdate(ssids: .all), now: Self.t0)
+    guard
+      case .created(let sent, _) = try test.database.createSend(
+        NewSend(station: "N0CALL-7", addressee: "OH7AA-1", text: "are you there", clientId: nil),
+        limits: SendLimits(),
+        now: Self.t0)
+    else {
+      Issue.record("not created")
+      return
+    }
+    let msgno = try #require(sent.msgno)
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let other = try writer.process(
+      [bytes("OH7AA-1>APRS::N0CALL-9 :yes nine{5}\(msgno)")], stations: try test.stations(),
+      canTransmit: true,
+      now: Self.t0 + 1_000)
+    #expect(other.stored == 1 && other.sendsAnswered.isEmpty)
+    let own = try writer.process(
+      [bytes("OH7AA-1>APRS::N0CALL-7 :yes seven{6}\(msgno)")], stations: try test.stations(),
+      canTransmit: true, now: Self.t0 + 2_000)
+    #expect(own.sendsAnswered.map(\.station) == ["N0CALL-7"])
+  }
+}
