@@ -17,15 +17,17 @@ extension APIHandler {
     let ackMessages = try body.bool("ackMessages")
     let wantHistory = try body.bool("wantHistory") ?? false
     let since = try body.int("since", in: 0...Int64.max) ?? 0
+    let wants = try body.wants()
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(
       station, device: device, ackMessages: ackMessages, isRegistration: true, avatar: avatar, access: access,
-      client: client, now: now)
+      client: client, now: now, wants: wants)
     let history: SyncResult? =
       wantHistory
       ? try store { () throws(StoreError) in
         try database.sync(
-          station: station.description, since: since, now: now, countsAsPull: access != .guest)
+          station: station.description, since: since, now: now, countsAsPull: access != .guest,
+          otherSSIDs: wants.contains(.ssids))
       } : nil
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
@@ -78,10 +80,11 @@ extension APIHandler {
   ///    device on a station whose owner set `keylessDevices:"deny"` is a 403);
   /// 4. the avatar update within `avatarBytesTotal`, the station's `avatarUploadsPerHour` and the
   ///    address's `avatarUploadsPerAddressPerHour`: past any of them only the avatar is refused.
-  /// A refused request writes nothing but its hit counter (`/metrics`).
+  /// A refused request writes nothing but its hit counter (`/metrics`). `wants` (register's `want`) is stored with
+  /// the device; nil (a heartbeat) keeps what the device's last register opted in to.
   func refresh(
     _ station: StationAddress, device: DeviceFields, ackMessages: Bool?, isRegistration: Bool,
-    avatar: AvatarUpdate, access: StationAccess, client: ClientAddress, now: Int64
+    avatar: AvatarUpdate, access: StationAccess, client: ClientAddress, now: Int64, wants: Wants? = nil
   ) throws(APIError) -> AvatarResult {
     let address = station.description
     // `deny` refuses new keyless tokens only: a device registered before (the app that was there when a claim
@@ -100,7 +103,7 @@ extension APIHandler {
       address: address, base: station.base, ssid: station.ssid, platform: device.platform,
       pushToken: device.pushToken, ackMessages: access == .guest ? nil : ackMessages,
       isRegistration: isRegistration, webPushKeys: device.webPushKeys, keyed: access.isOwner,
-      client: client.key)
+      client: client.key, wants: wants)
     let devicePool: (keep: Int, keyed: Bool?) =
       switch access {
       case .unclaimed: (config.devicesPerStation, nil)

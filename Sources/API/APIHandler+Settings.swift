@@ -28,7 +28,8 @@ extension APIHandler {
   }
 
   /// The settings' keys, each present: `blocked` ([] when none), `mutedUntil` (0 when not muted), `quietHours`
-  /// (null when none), `quietBypass`, `ackPolicy`, `keylessDevices`.
+  /// (null when none), `quietBypass`, `ackPolicy`, `keylessDevices`, `ssids` (`"exact"`, `"all"` or the sorted
+  /// list of SSIDs), `ackSsids` (sorted, [] when none).
   static func writeSettings(_ settings: StationSettings, to writer: inout JSONWriter) {
     writer.key("blocked")
     writer.beginArray()
@@ -57,5 +58,18 @@ extension APIHandler {
     writer.string(settings.ackPolicy.rawValue)
     writer.key("keylessDevices")
     writer.string(settings.keylessDevices.rawValue)
+    writer.key("ssids")
+    switch settings.ssids {
+    case .exact: writer.string("exact")
+    case .all: writer.string("all")
+    case .list(let set):
+      writer.beginArray()
+      for ssid in set.ssids { writer.int(Int64(ssid)) }
+      writer.endArray()
+    }
+    writer.key("ackSsids")
+    writer.beginArray()
+    for ssid in settings.ackSsids.ssids { writer.int(Int64(ssid)) }
+    writer.endArray()
   }
 }

@@ -15,21 +15,27 @@ extension APIHandler {
   /// `wait` (0–300 s) and nothing to show, the shell is told to hold the request (`SyncPark`,
   /// with `client`, the address it counts against, and whether it is the owner's: keyless long polls
   /// of a claimed station never answer the owner's early). A keyless sync of a claimed station reads only: it
-  /// marks nothing pulled (so earns no `device`-policy ACK) and leaves the cursor pushes count from.
+  /// marks nothing pulled (so earns no `device`-policy ACK) and leaves the cursor pushes count from. With
+  /// `want:["ssids"]` the answer also holds the entries for other SSIDs of the call, each with `to`; without it
+  /// the answer is exactly what it was before they existed.
   func sync(
     _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIAnswer {
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
+    let wants = try body.wants()
     let pull = access != .guest
     let result = try store { () throws(StoreError) in
-      try database.sync(station: station.description, since: since, now: now, countsAsPull: pull)
+      try database.sync(
+        station: station.description, since: since, now: now, countsAsPull: pull,
+        otherSSIDs: wants.contains(.ssids))
     }
     if wait > 0 && !hasVisibleMessages(result) {
       return .park(
         SyncPark(
           station: station.description, since: since, seen: result.newestTimestamp,
-          deadline: now + wait * 1000, client: client.key, owner: access.isOwner, countsAsPull: pull))
+          deadline: now + wait * 1000, client: client.key, owner: access.isOwner, countsAsPull: pull,
+          wants: wants))
     }
     return .response(syncResponse(result, station: station.description))
   }
@@ -43,7 +49,9 @@ extension APIHandler {
     let result: SyncResult
     do throws(APIError) {
       result = try store { () throws(StoreError) in
-        try database.sync(station: park.station, since: park.since, now: now, countsAsPull: park.countsAsPull)
+        try database.sync(
+          station: park.station, since: park.since, now: now, countsAsPull: park.countsAsPull,
+          otherSSIDs: park.wants.contains(.ssids))
       }
     } catch {
       return .response(.error(error, station: park.station))
@@ -65,7 +73,8 @@ extension APIHandler {
     do throws(APIError) {
       result = try store { () throws(StoreError) in
         try database.sync(
-          station: park.station, since: park.since, now: clock(), countsAsPull: park.countsAsPull)
+          station: park.station, since: park.since, now: clock(), countsAsPull: park.countsAsPull,
+          otherSSIDs: park.wants.contains(.ssids))
       }
     } catch {
       return .error(error, station: park.station)
@@ -106,7 +115,8 @@ extension APIHandler {
   }
 
   /// One `messages` entry. A message sent through `/v1/send` also carries `state` and, when given, `clientId`
-  /// (PROTOCOL.md "Sending messages"); received entries never do.
+  /// (PROTOCOL.md "Sending messages"); received entries never do. An entry for another SSID of the call carries
+  /// `to` (its addressee); only requests with `want:["ssids"]` are given such entries.
   func writeMessage(_ message: StoredMessage, to writer: inout JSONWriter) {
     writer.beginObject()
     writer.key("direction")
@@ -121,6 +131,10 @@ extension APIHandler {
     writer.int(message.timestamp)
     writer.key("seqId")
     writer.stringOrNull(message.msgno)
+    if let to = message.to {
+      writer.key("to")
+      writer.string(to)
+    }
     if message.direction == .sent, let state = message.state {
       writer.key("state")
       writer.string(state.rawValue)

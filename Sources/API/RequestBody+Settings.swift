@@ -39,7 +39,52 @@ extension RequestBody {
       }
       update.keylessDevices = choice
     }
+    if let value = self["ssids"] {
+      update.ssids = try Self.ssidSelection(value)
+    }
+    if let value = self["ackSsids"] {
+      let numbers = try Self.ssidNumbers(value, field: "ackSsids")
+      update.ackSsids = try Self.validated { () throws(SettingsError) in
+        try SSIDSet(validating: numbers, field: "ackSsids")
+      }
+    }
     return update
+  }
+
+  /// `ssids`: `"exact"`, `"all"`, or an array of SSIDs 0–15 (repeats dropped, sorted; the station's own SSID is
+  /// added by the store).
+  private static func ssidSelection(_ value: JSONValue) throws(APIError) -> SSIDSelection {
+    if case .string(let text) = value {
+      switch text {
+      case "exact": return .exact
+      case "all": return .all
+      default:
+        throw .badRequest(#"ssids must be "exact", "all" or an array of SSIDs from 0 to 15"#)
+      }
+    }
+    let numbers = try ssidNumbers(value, field: "ssids")
+    let set = try validated { () throws(SettingsError) in try SSIDSet(validating: numbers, field: "ssids") }
+    return set.isEmpty ? .exact : .list(set)
+  }
+
+  /// An array of integers (`ssids`, `ackSsids`); their range is checked by ``SSIDSet``.
+  private static func ssidNumbers(_ value: JSONValue, field: String) throws(APIError) -> [Int64] {
+    guard case .array(let elements) = value else {
+      let choices = field == "ssids" ? #""exact", "all" or an array of SSIDs"# : "an array of SSIDs"
+      throw .badRequest("\(field) must be \(choices) from 0 to 15, not \(value.typeName)")
+    }
+    guard elements.count <= SSIDSet.maximum + 1 else {
+      throw .badRequest("\(field) holds \(elements.count) SSIDs; at most \(SSIDSet.maximum + 1) (0-15)")
+    }
+    var numbers: [Int64] = []
+    for (index, element) in elements.enumerated() {
+      guard case .number(let number) = element, let integer = number.int64 else {
+        throw .badRequest(
+          "\(field)[\(index)] must be an SSID from 0 to 15 (an integer), not \(element.typeName)")
+      }
+      numbers.append(integer)
+    }
+    return numbers
   }
 
   /// `quietHours`: `null` (off) or `{"start":…,"end":…,"utcOffsetMinutes":…}`, each an integer.

@@ -1,3 +1,5 @@
+import Store
+
 /// What the API leaves to the shell for a `/v1/sync` with `wait` that found nothing yet
 /// (PROTOCOL.md, "Long poll"): hold the request until the station has a message newer than
 /// `since`, or until `deadline`, then call `APIHandler.resumeSync` (which reads again).
@@ -22,14 +24,17 @@ public struct SyncPark: Sendable, Equatable {
   /// Whether its reads count as the station's pull (marking `device`-policy messages pulled, moving the cursor the
   /// push `count` is taken from): false for a keyless long poll of a claimed station.
   public var countsAsPull: Bool
+  /// What the request opted in to (`want`): its answer, when it comes, holds what it asked for.
+  public var wants: Wants
 
   /// The lane the shell parks it in: 1 for the owner's, 0 for the rest.
   public var lane: Int { owner ? 1 : 0 }
 
   public init(
     station: String, since: Int64, seen: Int64, deadline: Int64, client: String = ClientAddress.unknown,
-    owner: Bool = false, countsAsPull: Bool = true
+    owner: Bool = false, countsAsPull: Bool = true, wants: Wants = []
   ) {
+    self.wants = wants
     self.owner = owner
     self.countsAsPull = countsAsPull
     self.station = station

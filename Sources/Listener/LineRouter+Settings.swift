@@ -29,6 +29,8 @@ extension LineRouter {
   ///   every SSID) is dropped and counted.
   /// - Its ACK follows the addressee's ``AckPolicy``: `server` keeps the router's ACK (planned only when the
   ///   connection may transmit); `device` keeps the earned ACK aside for the pull; `never` drops both.
+  /// - A collected copy (``IncomingMessage/to`` set: another SSID of the call) is dropped when the station no
+  ///   longer collects that SSID, and keeps an ACK only for an SSID in its `ackSsids`, then as its policy says.
   /// - A message for a station without settings here (not registered at the commit) and a sent copy pass
   ///   unchanged, without ACKs (the store refuses the first; the second never earns one).
   /// `canTransmit`: ACKs may be sent now (for the router's plan, and for copies of pulled messages).
@@ -46,6 +48,16 @@ extension LineRouter {
       if station.blocks(incoming.peer) {
         batch.blocked += 1
         continue
+      }
+      if let to = incoming.to {
+        // A collected copy: only while the station still collects that SSID, ACKed only for `ackSsids`.
+        let (_, ssid) = SSIDCoverage.split(to)
+        let own = SSIDCoverage.split(incoming.station).ssid ?? 0
+        guard let ssid, station.ssids.others(own: own).contains(ssid) else { continue }
+        if !station.ackSsids.contains(ssid) {
+          batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: nil))
+          continue
+        }
       }
       switch station.ackPolicy {
       case .server:

@@ -6,12 +6,15 @@ import Store
 struct LiveStationSet: Sendable, Equatable {
   /// `ackMessages` by upper-case station address (`CALL` or `CALL-SSID`).
   let ackMessages: [String: Bool]
+  /// The stations that collect other SSIDs of their call.
+  var coverage: SSIDCoverage
 
-  init(_ stations: [LiveStation]) {
+  init(_ stations: [LiveStation], collecting: [OtherSSIDStation] = []) {
     var map: [String: Bool] = [:]
     map.reserveCapacity(stations.count)
     for station in stations { map[station.address.uppercased()] = station.ackMessages }
     ackMessages = map
+    coverage = SSIDCoverage(collecting)
   }
 
   /// No stations.
@@ -87,6 +90,13 @@ struct RoutedLine: Sendable, Equatable {
 ///   is numbered, the station may want ACKs (``ServedStations/mayAck(_:)``: `ackMessages`), and the connection may
 ///   transmit (verified, not receive-only): source the addressee as sent, the echo everything after `{`
 ///   (reply-ack `ackMM}AA`).
+/// - A message to another SSID of the call of a served station that collects it (setting `ssids`:
+///   ``ServedStations/collectors(of:)``) is also stored for that station as received, with ``IncomingMessage/to``
+///   the addressee (canonical: `CALL-0` as `CALL`). When the addressee itself is served here, its own copy and
+///   its own ACK policy stand and the collected copy never earns an ACK (never two ACKs); otherwise the copy
+///   earns one only for an SSID in `ackSsids` (and then the collecting station's ACK policy decides, in
+///   ``settle(_:settings:canTransmit:)``), from the addressee as the message named it; of several stations
+///   collecting the same SSID only the first in address order that asked for its ACKs.
 /// - With outgoing tracking, a message sent BY a served station is stored for that station as sent, peer = the
 ///   addressee (its key is distinct from the received copy's, so a message between two served stations is kept
 ///   by both). Never ACKed. Not for a line this listener transmitted (``LineOrigin/transmitted``): a `/v1/send`
@@ -112,6 +122,8 @@ struct LineRouter: Sendable {
 
   /// The prefix of a sent copy's dedup key (keeps it apart from the received copy's key).
   static let sentKeyPrefix = "sent" + String(DedupKey.separator)
+  /// The prefix of a collected copy's dedup key (a message to another SSID of the call, setting `ssids`).
+  static let collectedKeyPrefix = "ssid" + String(DedupKey.separator)
 
   /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
   /// `origin`: where the line came from (a line this listener transmitted is never stored as a sent copy: its
@@ -171,6 +183,8 @@ struct LineRouter: Sendable {
             msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
           ack: ack, earnedAck: earned))
     }
+    collect(
+      message, key: key, windowMs: windowMs, stations: stations, canTransmit: canTransmit, into: &routed)
     if trackOutgoing, origin == .aprsis, stations.serves(sender) {
       routed.messages.append(
         PlannedMessage(
@@ -182,5 +196,33 @@ struct LineRouter: Sendable {
     }
     if routed.messages.isEmpty { routed.skip = .notForUs }
     return routed
+  }
+
+  /// The copies of `message` for the served stations that collect its addressee as another SSID of their call.
+  private func collect(
+    _ message: AddressedPacket, key: DedupKey, windowMs: Int64, stations: some ServedStations,
+    canTransmit: Bool, into routed: inout RoutedLine
+  ) {
+    // Asked with the addressee as parsed: nothing is allocated while no station collects other SSIDs.
+    let collectors = stations.collectors(of: message.addressee)
+    guard !collectors.isEmpty else { return }
+    let to = StationAddress.canonical(message.addressee)
+    // The addressee registered here answers for itself (its own ACK policy), and of several stations collecting
+    // it only the first (in address order) that asked for its ACKs may: never a second ACK.
+    var answered = stations.serves(message.addressee)
+    // The station's own message to another SSID of its call is not news to it.
+    for collector in collectors where collector.station != message.sender {
+      let earned =
+        answered || !collector.acks
+        ? nil : OutgoingLine.ack(for: message, toCall: toCall).map { PlannedAck(key: key.digest, line: $0) }
+      if earned != nil { answered = true }
+      routed.messages.append(
+        PlannedMessage(
+          incoming: IncomingMessage(
+            station: collector.station, direction: .received, peer: message.sender, text: message.text,
+            msgno: message.seqId, dedupKey: Self.collectedKeyPrefix + key.digest, dedupWindowMs: windowMs,
+            to: to),
+          ack: canTransmit ? earned : nil, earnedAck: earned))
+    }
   }
 }

@@ -15,6 +15,8 @@ import Store
 ///   between the previous expiry boundary and the new one are removed, one index range.
 /// - Rows it read are deleted now and then. If rows it never read are gone (the log keeps its newest 100,000
 ///   rows by itself) or the log went back (a restored backup), it reads the whole set again, once.
+/// - The few stations that collect other SSIDs of their call (setting `ssids`) are read on each check (a partial
+///   index), for routing and the filter's extra `g/` entries.
 /// - Only when the planned line differs from the last one does it hand it to the connection.
 final class RegistrationWatcher: @unchecked Sendable {
   /// At least this often the expiry boundary moves even when the database did not change (ms).
@@ -91,6 +93,7 @@ final class RegistrationWatcher: @unchecked Sendable {
             ["readThrough": String(cursor), "newest": String(log.newest)])
         }
         try loadEverything(cutoff: boundary, log: log)
+        try loadCoverage(heardSince: boundary)
         return true
       }
       var changed = try expire(until: boundary)
@@ -102,6 +105,7 @@ final class RegistrationWatcher: @unchecked Sendable {
         cursor = rows[rows.count - 1].seq
         if rows.count < Self.changeBatch { break }
       }
+      if try loadCoverage(heardSince: cutoff) { changed = true }
       return changed
     }
     pruneIfDue(now: now)
@@ -115,6 +119,7 @@ final class RegistrationWatcher: @unchecked Sendable {
         "stations": String(registry.count), "before": String(before),
         "filterBytes": String(planned.byteCount),
         "filterEntries": String(planned.entryCount), "filterExactStations": String(planned.exactStationCount),
+        "allSSIDStations": String(registry.collectingCount),
       ])
     return planned
   }
@@ -150,6 +155,14 @@ final class RegistrationWatcher: @unchecked Sendable {
     cursor = log.newest
     cutoff = boundary
     loaded = true
+  }
+
+  /// Reads the live stations that collect other SSIDs of their call (setting `ssids`; a few rows through a
+  /// partial index) into the registry; true when that changed them.
+  @discardableResult
+  private func loadCoverage(heardSince boundary: Int64) throws(StoreError) -> Bool {
+    let coverage = SSIDCoverage(try database.stationsCollectingOtherSSIDs(heardSince: boundary))
+    return registry.replaceCoverage(with: coverage)
   }
 
   /// Moves the expiry boundary to `boundary`, removing the stations last heard before it and at or after the

@@ -13,7 +13,8 @@ extension SendAnswer {
   /// message `AA`), nil when it carries none (no `}`, or `{MM}` with nothing after it). `message.msgno` holds
   /// everything after `{` (``APRS/AddressedPacket/seqId``).
   init?(replyAckIn message: IncomingMessage) {
-    guard message.direction == .received, let seqId = message.msgno,
+    // A copy for another SSID of the call (`to` set) answers that SSID's message, not one of the station's.
+    guard message.direction == .received, message.to == nil, let seqId = message.msgno,
       let brace = seqId.firstIndex(of: "}")
     else { return nil }
     let acked = seqId[seqId.index(after: brace)...]

@@ -9,11 +9,15 @@ protocol ServedStations {
   /// when it does, or when the caller confirms it later (``MessageWriter`` looks the ACK policy up in its write
   /// transaction).
   func mayAck(_ address: String) -> Bool
+  /// The served stations that collect messages to `address` (upper case, as parsed; `CALL-0` is `CALL`) as
+  /// another SSID of their call (setting `ssids`); empty for nearly every address, without allocating.
+  func collectors(of address: String) -> [SSIDCollector]
 }
 
 extension LiveStationSet: ServedStations {
   func serves(_ address: String) -> Bool { contains(address) }
   func mayAck(_ address: String) -> Bool { ackMessages[address] == true }
+  func collectors(of address: String) -> [SSIDCollector] { coverage.collectors(of: address) }
 }
 
 /// The live registered stations the listener serves, shared by the registration watcher (the only thread that
@@ -25,6 +29,8 @@ extension LiveStationSet: ServedStations {
 /// the database for the few stations of each batch.
 final class StationRegistry: Sendable, ServedStations {
   private let planner: Mutex<FilterPlanner>
+  /// The stations that collect other SSIDs of their call (few), apart from the tries.
+  private let coverage = Mutex(SSIDCoverage.empty)
 
   /// A registry holding what `planner` holds.
   init(_ planner: FilterPlanner = FilterPlanner()) {
@@ -44,9 +50,32 @@ final class StationRegistry: Sendable, ServedStations {
   /// The `#filter` line for the stations now, at most ``FilterPlanner/answerableLineLength`` (504) bytes with
   /// CR LF: its `# filter … active` answer must fit the 512 bytes the connection reads per line. Planned on a copy
   /// outside the lock (the copy shares the stations' storage until the next change), so the writer never waits.
+  /// The `g/` entries for the SSIDs stations collect besides their own (``SSIDCoverage/filterEntries(budget:)``)
+  /// come first, within ``FilterPlanner/maximumExtraBytes(maximumLineLength:)``.
   func plan() -> FilterLine {
     let snapshot = planner.withLock { $0 }
-    return snapshot.plan(maximumLineLength: FilterPlanner.answerableLineLength)
+    let length = FilterPlanner.answerableLineLength
+    let extra = coverage.withLock {
+      $0.filterEntries(budget: FilterPlanner.maximumExtraBytes(maximumLineLength: length))
+    }
+    return snapshot.plan(maximumLineLength: length, extraAddressees: extra)
+  }
+
+  /// Replaces the stations that collect other SSIDs; true when that changed anything.
+  @discardableResult
+  func replaceCoverage(with new: SSIDCoverage) -> Bool {
+    coverage.withLock { current in
+      guard current != new else { return false }
+      current = new
+      return true
+    }
+  }
+
+  /// The stations that collect other SSIDs of their call (setting `ssids`), for the log.
+  var collectingCount: Int { coverage.withLock { $0.stationCount } }
+
+  func collectors(of address: String) -> [SSIDCollector] {
+    coverage.withLock { $0.collectors(of: address) }
   }
 
   /// The stations served (the `g/` part).

@@ -3,8 +3,12 @@ import Store
 /// What one push says: the newest message of a station's burst, how many are waiting, and the
 /// sender's avatar. Both providers' payloads are built from it (see `PushPayload`).
 public struct PushContent: Sendable, Equatable {
-  /// The station address the messages were sent to (data key `to`).
+  /// The registered station the push is for (its collapse id and thread; data key `to` unless ``to`` is set).
   public var station: String
+  /// The addressee of the newest message when it was another SSID of the station's call (setting `ssids`), for
+  /// devices registered with `want:["ssids"]` only: the data key `to` names it instead of ``station``. Nil
+  /// otherwise, so every other push is exactly as before.
+  public var to: String?
   /// The sender of the newest message (data key `fromCall`).
   public var fromCall: String
   /// The newest message's number, nil when it had none (data key `seqId`, `""` then).
@@ -23,9 +27,10 @@ public struct PushContent: Sendable, Equatable {
 
   public init(
     station: String, fromCall: String, seqId: String?, text: String, count: Int, senders: [String] = [],
-    avatar: PushAvatar = .none, kind: PushKind = .messages
+    avatar: PushAvatar = .none, kind: PushKind = .messages, to: String? = nil
   ) {
     self.station = station
+    self.to = to
     self.fromCall = fromCall
     self.seqId = seqId
     self.text = text
@@ -34,6 +39,9 @@ public struct PushContent: Sendable, Equatable {
     self.avatar = avatar
     self.kind = kind
   }
+
+  /// The station address the newest message was sent to: ``to`` when set, else ``station`` (data key `to`).
+  public var addressee: String { to ?? station }
 
   /// The notice that the station's message `seqId` to `to` ended `state` (`rejected` or `expired`).
   public static func sendFailed(station: String, to: String, seqId: String?, text: String, state: SendState)

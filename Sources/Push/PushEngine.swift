@@ -283,27 +283,22 @@ final class PushEngine {
     nextBatchID += 1
     var state = BatchState(batch: batch, attempts: batch.entries.map(\.attempts).max() ?? 0)
     let newest = batch.newest
+    // Entries for other SSIDs of the call (`to` set) go only to devices registered with `want:["ssids"]`;
+    // every other device gets the push of the station's own entries, exactly as before (or none).
+    let own = batch.entries.filter { $0.message.to == nil }
     let devices: [DeviceRecord]
-    let content: PushContent
+    let content: PushContent?
+    let everything: PushContent?
     do throws(StoreError) {
       // One snapshot for the devices and the content, so the count, the senders and the avatar agree.
-      (devices, content) = try database.readSnapshot { () throws(StoreError) in
+      (devices, content, everything) = try database.readSnapshot { () throws(StoreError) in
         let devices = try database.devices(of: batch.station, refreshedSince: now - options.stationExpiryMs)
-        let unpulled = devices.isEmpty ? 0 : try database.unpulledCount(station: batch.station)
-        let senders = devices.isEmpty ? [] : try database.unpulledSenders(station: batch.station)
-        let avatar = devices.isEmpty ? .none : try database.pushAvatar(of: newest.message.peer)
-        // `count` never under-counts the banner it replaces: at least this burst, even when
-        // another device of the station synced it already.
-        var content = PushContent(
-          station: batch.station, fromCall: newest.message.peer, seqId: newest.message.msgno,
-          text: newest.message.text, count: max(unpulled, batch.entries.count), senders: senders,
-          avatar: avatar)
-        if newest.message.direction == .sent {  // a message the station sent ended rejected or expired
-          content = .sendFailed(
-            station: batch.station, to: newest.message.peer, seqId: newest.message.msgno,
-            text: newest.message.text, state: newest.message.state ?? .expired)
-        }
-        return (devices, content)
+        guard !devices.isEmpty else { return (devices, nil, nil) }
+        let content = try own.isEmpty ? nil : pushContent(batch.station, own, otherSSIDs: false)
+        let everything =
+          try own.count == batch.entries.count || !devices.contains(where: { $0.wants.contains(.ssids) })
+          ? content : pushContent(batch.station, batch.entries, otherSSIDs: true)
+        return (devices, content, everything)
       }
     } catch {
       logger.error("push: cannot read the station", ["station": batch.station, "error": error.description])
@@ -314,6 +309,8 @@ final class PushEngine {
     let ttlSeconds = max(1, (expiresAt - now) / 1000)
     for device in devices {
       let platform = device.platform
+      // Nothing in this batch for a device that did not ask for other SSIDs' entries.
+      guard let content = device.wants.contains(.ssids) ? everything : content else { continue }
       guard let client = clients[platform], client.state == .ok else {
         state.skipped += 1
         continue
@@ -359,6 +356,29 @@ final class PushEngine {
     }
     batches[id] = state
     if state.pending == 0 { finish(id, now: now) }
+  }
+
+  /// What a push of `entries` (one station's, oldest first) says, read inside the caller's snapshot: the newest
+  /// message, the count of what the station has not pulled (`otherSSIDs`: counting other-SSID entries too, for
+  /// devices that take them) and never less than this burst, the senders, the newest sender's avatar; for a sent
+  /// message, its `sendFailed` notice.
+  private func pushContent(_ station: String, _ entries: [OutboxEntry], otherSSIDs: Bool) throws(StoreError)
+    -> PushContent
+  {
+    let newest = PushBatch(station: station, entries: entries).newest
+    if newest.message.direction == .sent {  // a message the station sent ended rejected or expired
+      return .sendFailed(
+        station: station, to: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
+        state: newest.message.state ?? .expired)
+    }
+    let unpulled = try database.unpulledCount(station: station, otherSSIDs: otherSSIDs)
+    let senders = try database.unpulledSenders(station: station, otherSSIDs: otherSSIDs)
+    let avatar = try database.pushAvatar(of: newest.message.peer)
+    // `count` never under-counts the banner it replaces: at least this burst, even when another device of the
+    // station synced it already.
+    return PushContent(
+      station: station, fromCall: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
+      count: max(unpulled, entries.count), senders: senders, avatar: avatar, to: newest.message.to)
   }
 
   /// Applies one device's decision to its batch.

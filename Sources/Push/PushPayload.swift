@@ -72,7 +72,7 @@ public enum PushPayload {
       ]
     }
     var pairs: [(key: String, value: String)] = [
-      ("fromCall", content.fromCall), ("to", content.station), ("seqId", content.seqId ?? ""),
+      ("fromCall", content.fromCall), ("to", content.addressee), ("seqId", content.seqId ?? ""),
       ("count", String(content.count)),
     ]
     switch content.avatar {

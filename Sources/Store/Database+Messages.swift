@@ -11,7 +11,9 @@ extension Database {
   /// its window is a duplicate; otherwise the message is inserted with timestamp `max(now, last + 1)` (so
   /// timestamps strictly increase in commit order across the database), its dedup key is
   /// recorded, a push is queued in the outbox (received messages only) and the station's ring
-  /// is trimmed to `options.ringSize`. Nothing is stored if any step fails.
+  /// is trimmed to `options.ringSize`. Nothing is stored if any step fails. A message with ``IncomingMessage/to``
+  /// (another SSID of the station's call) has a ring of its own, of the same size: such entries never push out
+  /// what clients that did not ask for them see.
   ///
   /// Dedup rows belong to their station: they are keyed `STATION␟KEY` (U+001F between), and
   /// deleting or expiring a station deletes them (`deleteDedupRows(station:)`). So a duplicate is
@@ -45,7 +47,7 @@ extension Database {
         if message.direction == .received {
           try queuePush(station: station, messageID: id, now: now)
         }
-        try trimRing(station)
+        try trimRing(station, otherSSIDs: message.to != nil)
         outcomes.append(.stored(messageID: id, timestamp: timestamp))
       }
       if last != initialLast {
@@ -121,8 +123,8 @@ extension Database {
   ) throws(StoreError) -> Int64 {
     let statement = try prepared(
       """
-      INSERT INTO messages (station, direction, peer, text, msgno, timestamp)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+      INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -131,6 +133,7 @@ extension Database {
     try statement.bind(4, message.text)
     try statement.bind(5, message.msgno)
     try statement.bind(6, timestamp)
+    try statement.bind(7, message.to?.canonicalAddress)
     try statement.run()
     return lastInsertRowID
   }
@@ -149,17 +152,20 @@ extension Database {
   }
 
   /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade), except its sends
-  /// still in flight: those stay until they end (and then, re-stamped, are among the newest).
-  func trimRing(_ station: String) throws(StoreError) {
+  /// still in flight: those stay until they end (and then, re-stamped, are among the newest). Entries for other
+  /// SSIDs of the call (`messages.addressee` set) are a ring of their own: `otherSSIDs` picks which one.
+  func trimRing(_ station: String, otherSSIDs: Bool = false) throws(StoreError) {
     let statement = try prepared(
       """
-      DELETE FROM messages WHERE station = ?1 AND timestamp < (
-        SELECT timestamp FROM messages WHERE station = ?1 ORDER BY timestamp DESC LIMIT 1 OFFSET ?2)
+      DELETE FROM messages WHERE station = ?1 AND (addressee IS NOT NULL) = ?3 AND timestamp < (
+        SELECT timestamp FROM messages WHERE station = ?1 AND (addressee IS NOT NULL) = ?3
+        ORDER BY timestamp DESC LIMIT 1 OFFSET ?2)
         AND NOT EXISTS (SELECT 1 FROM sends WHERE sends.message_id = messages.id AND sends.state = 'pending')
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
     try statement.bind(2, options.ringSize - 1)
+    try statement.bind(3, otherSSIDs)
     try statement.run()
   }
 
@@ -178,14 +184,18 @@ extension Database {
   /// included, so every path that answers with messages (sync, long poll, register with history)
   /// earns their ACKs. With `countsAsPull` false (a keyless read of a claimed station: not the owner's device)
   /// it is a read only: nothing is marked pulled and the cursor stays where the owner's devices left it.
+  ///
+  /// Entries for other SSIDs of the call (``StoredMessage/to`` set) are part of the answer only with
+  /// `otherSSIDs` (the request's `want:["ssids"]`); without it the answer is exactly what it was before they
+  /// existed, and they are not marked pulled.
   public func sync(
-    station: String, since: Int64, now: Int64, countsAsPull: Bool = true
+    station: String, since: Int64, now: Int64, countsAsPull: Bool = true, otherSSIDs: Bool = false
   ) throws(StoreError) -> SyncResult {
     let address = station.canonicalAddress
     if countsAsPull, batchDepth == 0, try syncMarksPulls(address) {
       return try writeBatch { () throws(StoreError) in
-        let result = try sync(station: address, since: since, now: now)
-        try markPulled(address, since: since, now: now)
+        let result = try sync(station: address, since: since, now: now, otherSSIDs: otherSSIDs)
+        try markPulled(address, since: since, now: now, otherSSIDs: otherSSIDs)
         return result
       }
     }
@@ -193,15 +203,17 @@ extension Database {
       let select = try prepared(
         """
         SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
-               sends.state, sends.client_id
+               sends.state, sends.client_id, messages.addressee
         FROM messages LEFT JOIN sends ON sends.message_id = messages.id
-        WHERE messages.station = ?1 AND messages.timestamp > ?2 ORDER BY messages.timestamp
+        WHERE messages.station = ?1 AND messages.timestamp > ?2 AND (?3 OR messages.addressee IS NULL)
+        ORDER BY messages.timestamp
         """)
       var messages: [StoredMessage] = []
       do {
         defer { select.reset() }
         try select.bind(1, address)
         try select.bind(2, since)
+        try select.bind(3, otherSSIDs)
         while try select.step() { messages.append(try Self.storedMessage(select)) }
       }
       afterSyncMessagesRead?()
@@ -285,33 +297,38 @@ extension Database {
   }
 
   /// How many of the station's received messages are newer than its last sync cursor (the
-  /// `count` a push carries; sent messages, re-stamped as their state changes, are not news).
-  public func unpulledCount(station: String) throws(StoreError) -> Int {
+  /// `count` a push carries; sent messages, re-stamped as their state changes, are not news). Entries for other
+  /// SSIDs of the call count only with `otherSSIDs` (a device registered with `want:["ssids"]`).
+  public func unpulledCount(station: String, otherSSIDs: Bool = false) throws(StoreError) -> Int {
     let statement = try prepared(
       """
       SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received'
+        AND messages.direction = 'received' AND (?2 OR messages.addressee IS NULL)
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
+    try statement.bind(2, otherSSIDs)
     return try statement.step() ? statement.int(0) : 0
   }
 
   /// The distinct senders of the station's messages newer than its last sync cursor (the ones a
-  /// push's `count` counts), newest first, at most `limit`.
-  public func unpulledSenders(station: String, limit: Int = 5) throws(StoreError) -> [String] {
+  /// push's `count` counts), newest first, at most `limit`; other-SSID entries only with `otherSSIDs`.
+  public func unpulledSenders(station: String, limit: Int = 5, otherSSIDs: Bool = false) throws(StoreError)
+    -> [String]
+  {
     let statement = try prepared(
       """
       SELECT messages.peer, max(messages.timestamp) AS newest
       FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received'
+        AND messages.direction = 'received' AND (?3 OR messages.addressee IS NULL)
       GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
     try statement.bind(2, limit)
+    try statement.bind(3, otherSSIDs)
     var senders: [String] = []
     while try statement.step() { senders.append(statement.text(0)) }
     return senders
@@ -324,9 +341,9 @@ extension Database {
     let statement = try prepared(
       """
       SELECT recent.direction, recent.peer, recent.text, recent.msgno, recent.timestamp, sends.state,
-             sends.client_id
+             sends.client_id, recent.addressee
       FROM (
-        SELECT id, direction, peer, text, msgno, timestamp FROM messages
+        SELECT id, direction, peer, text, msgno, timestamp, addressee FROM messages
         WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2) AS recent
       LEFT JOIN sends ON sends.message_id = recent.id
       ORDER BY recent.timestamp
@@ -339,12 +356,14 @@ extension Database {
     return messages
   }
 
-  /// A message from a row of `direction, peer, text, msgno, timestamp, sends.state, sends.client_id`.
+  /// A message from a row of `direction, peer, text, msgno, timestamp, sends.state, sends.client_id` and,
+  /// when the row has it, `messages.addressee`.
   static func storedMessage(_ row: Statement) throws(StoreError) -> StoredMessage {
     var state: SendState?
     if !row.isNull(5) { state = try row.value(5) }
     return StoredMessage(
       direction: try row.value(0), peer: row.text(1), text: row.text(2), msgno: row.optionalText(3),
-      timestamp: row.int64(4), state: state, clientId: row.optionalText(6))
+      timestamp: row.int64(4), state: state, clientId: row.optionalText(6),
+      to: row.columnCount > 7 ? row.optionalText(7) : nil)
   }
 }

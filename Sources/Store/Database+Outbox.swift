@@ -8,7 +8,7 @@ extension Database {
       """
       SELECT outbox.id, outbox.station, outbox.message_id, outbox.created_at, outbox.attempts,
              outbox.next_attempt_at, messages.direction, messages.peer, messages.text,
-             messages.msgno, messages.timestamp, sends.state
+             messages.msgno, messages.timestamp, sends.state, messages.addressee
       FROM outbox JOIN messages ON messages.id = outbox.message_id
       LEFT JOIN sends ON sends.message_id = outbox.message_id
       WHERE outbox.state = 'pending' AND outbox.next_attempt_at <= ?1
@@ -26,7 +26,8 @@ extension Database {
           id: statement.int64(0), station: statement.text(1), messageID: statement.int64(2),
           message: StoredMessage(
             direction: try statement.value(6), peer: statement.text(7), text: statement.text(8),
-            msgno: statement.optionalText(9), timestamp: statement.int64(10), state: state),
+            msgno: statement.optionalText(9), timestamp: statement.int64(10), state: state,
+            to: statement.optionalText(12)),
           createdAt: statement.int64(3), attempts: statement.int(4), nextAttemptAt: statement.int64(5)))
     }
     return entries

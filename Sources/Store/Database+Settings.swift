@@ -37,20 +37,23 @@ extension Database {
     return try writeBatch { () throws(StoreError) in
       guard let current = try readSettings(station) else { return nil }
       guard !update.isEmpty else { return current }
-      let merged = current.applying(update)
+      var merged = current.applying(update)
+      // A list of SSIDs always holds the station's own one.
+      merged.ssids = merged.ssids.includingOwn(Self.ownSSID(of: station))
       if update.blocked != nil || update.mutedUntil != nil || update.quietHours != nil
-        || update.quietBypass != nil || update.keylessDevices != nil
+        || update.quietBypass != nil || update.keylessDevices != nil || update.ssids != nil
+        || update.ackSsids != nil
       {
         let statement = try prepared(
           """
           INSERT INTO station_settings (station, blocked, muted_until, quiet_start, quiet_end, quiet_utc_offset,
-            quiet_bypass, updated_at, keyless_devices)
-          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            quiet_bypass, updated_at, keyless_devices, ssids, ack_ssids)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
           ON CONFLICT (station) DO UPDATE SET
             blocked = excluded.blocked, muted_until = excluded.muted_until, quiet_start = excluded.quiet_start,
             quiet_end = excluded.quiet_end, quiet_utc_offset = excluded.quiet_utc_offset,
             quiet_bypass = excluded.quiet_bypass, updated_at = excluded.updated_at,
-            keyless_devices = excluded.keyless_devices
+            keyless_devices = excluded.keyless_devices, ssids = excluded.ssids, ack_ssids = excluded.ack_ssids
           """)
         defer { statement.reset() }
         try statement.bind(1, station)
@@ -62,6 +65,8 @@ extension Database {
         try statement.bind(7, merged.quietBypass.storedText)
         try statement.bind(8, now)
         try statement.bind(9, merged.keylessDevices)
+        try statement.bind(10, merged.ssids.storedText)
+        try statement.bind(11, merged.ackSsids.storedText)
         try statement.run()
       }
       if merged.ackPolicy != current.ackPolicy {
@@ -89,7 +94,8 @@ extension Database {
     let statement = try prepared(
       """
       SELECT stations.ack_policy, settings.blocked, settings.muted_until, settings.quiet_start,
-             settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass, settings.keyless_devices
+             settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass, settings.keyless_devices,
+             settings.ssids, settings.ack_ssids
       FROM stations LEFT JOIN station_settings AS settings ON settings.station = stations.address
       WHERE stations.address = ?1
       """)
@@ -106,6 +112,56 @@ extension Database {
     }
     settings.quietBypass = CallList(stored: statement.text(6))
     settings.keylessDevices = statement.optionalValue(7) ?? .allow
+    settings.ssids = SSIDSelection(stored: statement.text(8))
+    settings.ackSsids = SSIDSet(stored: statement.text(9))
     return settings
+  }
+
+  /// The SSID of a canonical station address (`CALL-7` → 7, `CALL` → 0).
+  static func ownSSID(of address: String) -> Int {
+    guard let dash = address.lastIndex(of: "-") else { return 0 }
+    return Int(address[address.index(after: dash)...]) ?? 0
+  }
+
+  /// The live stations (heard at or after `heardSince`, epoch ms) that collect other SSIDs of their call
+  /// (setting `ssids` not `exact`), each with its choice: what the listener's filter and routing add. One look
+  /// at a partial index; these are few (claimed stations that opted in).
+  public func stationsCollectingOtherSSIDs(heardSince: Int64) throws(StoreError) -> [OtherSSIDStation] {
+    let statement = try prepared(
+      """
+      SELECT settings.station, settings.ssids, settings.ack_ssids
+      FROM station_settings AS settings JOIN stations ON stations.address = settings.station
+      WHERE settings.ssids <> 'exact' AND stations.heartbeat_at >= ?1
+      ORDER BY settings.station
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, heardSince)
+    var found: [OtherSSIDStation] = []
+    while try statement.step() {
+      let address = statement.text(0)
+      let own = Self.ownSSID(of: address)
+      let others = SSIDSelection(stored: statement.text(1)).others(own: own)
+      guard !others.isEmpty else { continue }
+      found.append(
+        OtherSSIDStation(address: address, ssids: others, ackSsids: SSIDSet(stored: statement.text(2))))
+    }
+    return found
+  }
+}
+
+/// A station that collects other SSIDs of its call (``Database/stationsCollectingOtherSSIDs(heardSince:)``).
+public struct OtherSSIDStation: Sendable, Equatable {
+  /// Its canonical address (`N0CALL-7`).
+  public var address: String
+  /// The other SSIDs it collects (never its own).
+  public var ssids: SSIDSet
+  /// The SSIDs it wants ACKed (``StationSettings/ackSsids``).
+  public var ackSsids: SSIDSet
+
+  /// A station; see the properties.
+  public init(address: String, ssids: SSIDSet, ackSsids: SSIDSet) {
+    self.address = address
+    self.ssids = ssids
+    self.ackSsids = ackSsids
   }
 }

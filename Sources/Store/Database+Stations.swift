@@ -11,9 +11,11 @@ extension Database {
   /// launches; a policy it changes is recorded in the audit trail under `upsert.client`. Nil keeps all of it.
   /// `keyed` (the request proved the station key) refreshes the claim and makes the device the owner's
   /// (a keyed device stays keyed). A nil `platform` keeps the stored
-  /// one. A non-empty `pushToken` upserts its device row: a token already held by another
-  /// station moves to this one, a known token only has its refresh time (and its Web Push keys)
-  /// updated. An iOS token is stored lower case (`DeviceToken.stored`), so every spelling of it is
+  /// one. A non-empty `pushToken` upserts its device row (one per station and token): a known token only has its
+  /// refresh time (and its Web Push keys, and with `upsert.wants` what it opted in to) updated. A token may be
+  /// registered for several stations while each of its registrations carries `want:["ssids"]` (``Wants/ssids``;
+  /// a heartbeat carries what the device's last register did); otherwise it moves to this station as it always
+  /// did: its rows for other stations that do not want `ssids`, or all of them when this one does not, go. An iOS token is stored lower case (`DeviceToken.stored`), so every spelling of it is
   /// one row.
   public func upsertStation(_ upsert: StationUpsert, now: Int64) throws(StoreError) -> StationRecord {
     let address = upsert.address.canonicalAddress
@@ -66,21 +68,32 @@ extension Database {
       }
 
       if let token, let platform = upsert.platform {
+        var wants = upsert.wants ?? []
+        if upsert.wants == nil, let stored = try deviceWants(token: token, station: address) {
+          wants = stored
+        }
+        let move = try prepared(
+          "DELETE FROM devices WHERE token = ?1 AND station <> ?2 AND (NOT ?3 OR wants & ?4 = 0)")
+        do {
+          defer { move.reset() }
+          try move.bind(1, token)
+          try move.bind(2, address)
+          try move.bind(3, wants.contains(.ssids))
+          try move.bind(4, Wants.ssids.rawValue)
+          try move.run()
+        }
         let device = try prepared(
           """
           INSERT INTO devices
-            (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth, keyed)
-          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)
-          ON CONFLICT (token) DO UPDATE SET
-            registered_at = CASE WHEN devices.station = excluded.station
-              THEN devices.registered_at ELSE excluded.registered_at END,
-            keyed = CASE WHEN devices.station = excluded.station
-              THEN max(devices.keyed, excluded.keyed) ELSE excluded.keyed END,
-            station = excluded.station,
+            (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth, keyed, wants)
+          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)
+          ON CONFLICT (station, token) DO UPDATE SET
+            keyed = max(devices.keyed, excluded.keyed),
             platform = excluded.platform,
             refreshed_at = excluded.refreshed_at,
             push_p256dh = excluded.push_p256dh,
-            push_auth = excluded.push_auth
+            push_auth = excluded.push_auth,
+            wants = excluded.wants
           """)
         defer { device.reset() }
         let keys = platform.isWebPush ? upsert.webPushKeys : nil
@@ -91,6 +104,7 @@ extension Database {
         try device.bind(5, keys?.p256dhText)
         try device.bind(6, keys?.authText)
         try device.bind(7, upsert.keyed)
+        try device.bind(8, wants.rawValue)
         try device.run()
       }
       guard let record = try station(address) else {
@@ -98,6 +112,15 @@ extension Database {
       }
       return record
     }
+  }
+
+  /// What the device `token` of `station` (canonical) opted in to, nil when it is not registered there.
+  private func deviceWants(token: String, station: String) throws(StoreError) -> Wants? {
+    let statement = try prepared("SELECT wants FROM devices WHERE token = ?1 AND station = ?2")
+    defer { statement.reset() }
+    try statement.bind(1, token)
+    try statement.bind(2, station)
+    return try statement.step() ? Wants(rawValue: statement.int(0)) : nil
   }
 
   /// The SQL condition under which register's `ackMessages` (`?5`) changes the stored ACK policy inside the
@@ -262,7 +285,8 @@ extension Database {
   public func devices(of address: String, refreshedSince: Int64 = .min) throws(StoreError) -> [DeviceRecord] {
     let statement = try prepared(
       """
-      SELECT token, station, platform, registered_at, refreshed_at, apns_environment, push_p256dh, push_auth, keyed
+      SELECT token, station, platform, registered_at, refreshed_at, apns_environment, push_p256dh, push_auth, keyed,
+             wants
       FROM devices WHERE station = ?1 AND refreshed_at >= ?2 ORDER BY refreshed_at DESC, id DESC
       """)
     defer { statement.reset() }
@@ -278,7 +302,7 @@ extension Database {
           apnsEnvironment: platform == .ios ? statement.optionalValue(5) : nil,
           webPushKeys: platform.isWebPush
             ? webPushKeys(statement.optionalText(6), statement.optionalText(7)) : nil,
-          keyed: statement.bool(8)))
+          keyed: statement.bool(8), wants: Wants(rawValue: statement.int(9))))
     }
     return devices
   }

@@ -25,12 +25,16 @@ public struct StoredMessage: Sendable, Equatable {
   public var state: SendState?
   /// For a message sent through `/v1/send`: the caller's `clientId`, if it gave one.
   public var clientId: String?
+  /// For a message to another SSID of the station's call (setting `ssids`): its addressee (upper case, `CALL-0`
+  /// as `CALL`), shown as `to`. Nil for every message addressed to the station itself.
+  public var to: String?
 
   /// A stored message; see the properties.
   public init(
     direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64,
-    state: SendState? = nil, clientId: String? = nil
+    state: SendState? = nil, clientId: String? = nil, to: String? = nil
   ) {
+    self.to = to
     self.direction = direction
     self.peer = peer
     self.text = text
@@ -87,12 +91,17 @@ public struct IncomingMessage: Sendable, Equatable {
   public var dedupKey: String
   /// How long this key suppresses copies, in ms (about 1 h with a msgno, 30 min without).
   public var dedupWindowMs: Int64
+  /// For a message to another SSID of the station's call (setting `ssids`): that addressee (upper case, `CALL-0`
+  /// as `CALL`); such entries are kept in a ring of their own and shown only to clients that asked for them.
+  /// Nil for a message to the station itself.
+  public var to: String?
 
   /// An incoming message; see the properties.
   public init(
     station: String, direction: MessageDirection = .received, peer: String, text: String, msgno: String?,
-    dedupKey: String, dedupWindowMs: Int64
+    dedupKey: String, dedupWindowMs: Int64, to: String? = nil
   ) {
+    self.to = to
     self.station = station
     self.direction = direction
     self.peer = peer

@@ -118,6 +118,11 @@ import CSQLite
 
   // MARK: Columns (0-based, as SQLite numbers result columns)
 
+  /// The number of columns a row of this statement has.
+  var columnCount: Int32 {
+    unsafe sqlite3_column_count(handle)
+  }
+
   /// Whether the column holds NULL.
   func isNull(_ column: Int32) -> Bool {
     unsafe sqlite3_column_type(handle, column) == SQLITE_NULL

@@ -25,7 +25,7 @@ public enum PushHold: String, Sendable, Equatable {
 /// Stored beside the station: `ackPolicy` in `stations.ack_policy` (with `stations.ack_messages` kept equal to
 /// "policy is server"), the rest in its `station_settings` row (sql/008_station_settings.sql): `blocked`
 /// (``CallList`` as text), `muted_until`, `quiet_start` / `quiet_end` / `quiet_utc_offset` (all NULL without quiet
-/// hours), `quiet_bypass`, `keyless_devices`. Deleted with the station.
+/// hours), `quiet_bypass`, `keyless_devices`, `ssids`, `ack_ssids` (sql/013_all_ssids.sql). Deleted with the station.
 public struct StationSettings: Sendable, Equatable {
   /// The largest `mutedUntil` (2^53 − 1: the largest integer every JSON client reads exactly), epoch ms.
   public static let maximumMutedUntil: Int64 = 9_007_199_254_740_991
@@ -42,13 +42,22 @@ public struct StationSettings: Sendable, Equatable {
   public var ackPolicy: AckPolicy
   /// Whether a claimed station takes devices registered without its key (`keylessDevices`).
   public var keylessDevices: KeylessDevices
+  /// Which SSIDs of its call the station collects (`ssids`): ``SSIDSelection/exact`` by default.
+  public var ssids: SSIDSelection
+  /// The other SSIDs whose messages the server ACKs for the station (`ackSsids`, default none), when the
+  /// station collects them, its ``ackPolicy`` allows ACKs, and no station of that exact address is registered
+  /// here (its own policy decides then).
+  public var ackSsids: SSIDSet
 
   /// Settings; see the properties.
   public init(
     blocked: CallList = .empty, mutedUntil: Int64 = 0, quietHours: QuietHours? = nil,
-    quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never, keylessDevices: KeylessDevices = .allow
+    quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never, keylessDevices: KeylessDevices = .allow,
+    ssids: SSIDSelection = .exact, ackSsids: SSIDSet = .empty
   ) {
     self.keylessDevices = keylessDevices
+    self.ssids = ssids
+    self.ackSsids = ackSsids
     self.blocked = blocked
     self.mutedUntil = mutedUntil
     self.quietHours = quietHours
@@ -68,6 +77,8 @@ public struct StationSettings: Sendable, Equatable {
     if let quietBypass = update.quietBypass { result.quietBypass = quietBypass }
     if let ackPolicy = update.ackPolicy { result.ackPolicy = ackPolicy }
     if let keylessDevices = update.keylessDevices { result.keylessDevices = keylessDevices }
+    if let ssids = update.ssids { result.ssids = ssids }
+    if let ackSsids = update.ackSsids { result.ackSsids = ackSsids }
     return result
   }
 
@@ -81,6 +92,8 @@ public struct StationSettings: Sendable, Equatable {
     if quietBypass != other.quietBypass { fields.append("quietBypass") }
     if ackPolicy != other.ackPolicy { fields.append("ackPolicy") }
     if keylessDevices != other.keylessDevices { fields.append("keylessDevices") }
+    if ssids != other.ssids { fields.append("ssids") }
+    if ackSsids != other.ackSsids { fields.append("ackSsids") }
     return fields
   }
 
@@ -124,13 +137,20 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   public var ackPolicy: AckPolicy?
   /// New `keylessDevices`, or nil.
   public var keylessDevices: KeylessDevices?
+  /// New `ssids`, or nil.
+  public var ssids: SSIDSelection?
+  /// New `ackSsids`, or nil.
+  public var ackSsids: SSIDSet?
 
   /// An update; see the properties.
   public init(
     blocked: CallList? = nil, mutedUntil: Int64? = nil, quietHours: QuietHours?? = nil,
-    quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil, keylessDevices: KeylessDevices? = nil
+    quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil, keylessDevices: KeylessDevices? = nil,
+    ssids: SSIDSelection? = nil, ackSsids: SSIDSet? = nil
   ) {
     self.keylessDevices = keylessDevices
+    self.ssids = ssids
+    self.ackSsids = ackSsids
     self.blocked = blocked
     self.mutedUntil = mutedUntil
     self.quietHours = quietHours
@@ -141,6 +161,6 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   /// Whether it changes nothing (a read of the settings).
   public var isEmpty: Bool {
     blocked == nil && mutedUntil == nil && quietHours == nil && quietBypass == nil && ackPolicy == nil
-      && keylessDevices == nil
+      && keylessDevices == nil && ssids == nil && ackSsids == nil
   }
 }

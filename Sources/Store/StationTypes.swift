@@ -42,13 +42,16 @@ public struct StationUpsert: Sendable, Equatable {
   public var keyed: Bool
   /// The client as the limits key it, for the audit trail (an ACK policy register's `ackMessages` changed).
   public var client: String
+  /// What the request opted in to (`want`), stored with its device; nil (a heartbeat) keeps the device's.
+  public var wants: Wants?
 
   /// A station upsert; see the properties.
   public init(
     address: String, base: String, ssid: Int, platform: DevicePlatform?, pushToken: String?,
     ackMessages: Bool?, isRegistration: Bool, webPushKeys: WebPushKeys? = nil, keyed: Bool = false,
-    client: String = "unknown"
+    client: String = "unknown", wants: Wants? = nil
   ) {
+    self.wants = wants
     self.webPushKeys = webPushKeys
     self.keyed = keyed
     self.client = client
@@ -125,12 +128,17 @@ public struct DeviceRecord: Sendable, Equatable {
   public var webPushKeys: WebPushKeys?
   /// Whether it was registered or refreshed with the station key (`devices.keyed`): the owner's device.
   public var keyed: Bool
+  /// What its last register opted in to (`devices.wants`): with ``Wants/ssids`` it takes the pushes of
+  /// other-SSID entries.
+  public var wants: Wants
 
   /// A device; see the properties.
   public init(
     token: String, station: String, platform: DevicePlatform, registeredAt: Int64, refreshedAt: Int64,
-    apnsEnvironment: APNsEnvironment? = nil, webPushKeys: WebPushKeys? = nil, keyed: Bool = false
+    apnsEnvironment: APNsEnvironment? = nil, webPushKeys: WebPushKeys? = nil, keyed: Bool = false,
+    wants: Wants = []
   ) {
+    self.wants = wants
     self.webPushKeys = webPushKeys
     self.keyed = keyed
     self.token = token

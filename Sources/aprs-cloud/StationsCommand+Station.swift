@@ -24,7 +24,8 @@ extension StationsCommand {
       audit = try database.auditTrail(of: address)
       stationSettings = try database.stationSettings(address)
       devices = try database.devices(of: address)
-      messages = try database.recentMessages(station: address, limit: max(1, settings.ringSize)).count
+      // Both rings: the station's own messages and those for other SSIDs of its call (setting `ssids`).
+      messages = try database.recentMessages(station: address, limit: max(1, 2 * settings.ringSize)).count
     } catch {
       throw CommandFailure("\(settings.database): \(error)")
     }
@@ -104,6 +105,8 @@ extension StationsCommand {
       ["quiet hours", settings.quietHours.map(quietHours) ?? "none"],
       ["quiet bypass", calls(settings.quietBypass)],
       ["keyless", settings.keylessDevices == .allow ? "devices allowed" : "devices refused"],
+      ["ssids", settings.ssids.storedText],
+      ["ack ssids", settings.ackSsids.isEmpty ? "none" : settings.ackSsids.storedText],
     ]
     return Format.table(rows)
   }

@@ -190,7 +190,9 @@ enum MessagesCommand: Command {
     guard !messages.isEmpty else { return "\(Format.printable(station)): no messages stored\n" }
     var text = ""
     for message in messages {
-      let peer = (message.direction == .sent ? "to " : "from ") + Format.printable(message.peer)
+      var peer = (message.direction == .sent ? "to " : "from ") + Format.printable(message.peer)
+      // An entry for another SSID of the call (setting `ssids`) names its addressee.
+      if let to = message.to { peer += " to " + Format.printable(to) }
       let number = message.msgno.map { "  {" + Format.printable($0) + "}" } ?? ""
       let state = message.state.map { "  [" + $0.rawValue + "]" } ?? ""
       text +=

@@ -33,7 +33,10 @@ import Testing
     #expect(plain.stdout.contains("ack policy    never\n"))
     #expect(
       plain.stdout.contains("blocked       none\n") && plain.stdout.contains("muted until   not muted\n"))
-    #expect(plain.stdout.hasSuffix("quiet hours   none\nquiet bypass  none\nkeyless       devices allowed\n"))
+    #expect(
+      plain.stdout.hasSuffix(
+        "quiet hours   none\nquiet bypass  none\nkeyless       devices allowed\nssids         exact\nack ssids     none\n"
+      ))
     #expect(plain.stdout.contains("claim         unclaimed\n"))
 
     let unknown = try runCLI(["stations", "NOBODY", "--db", fixture.path])

@@ -136,7 +136,7 @@ import Testing
 
 /// nginx + responder, the push fake, the APRS-IS fake, N0CALL-7 registered (Android, `ackMessages:true`) and a
 /// listener logged in (verified) with its filter.
-private final class SettingsRig {
+final class SettingsRig {
   let stack: TestStack
   let push: PushProviderFake
   let aprsis: FakeAPRSIS

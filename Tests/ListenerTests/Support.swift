@@ -37,7 +37,9 @@ struct TestDatabase {
 
   /// The live stations as the listener sees them.
   func stations(now: Int64 = 2_000) throws -> LiveStationSet {
-    LiveStationSet(try database.liveStations(now: now, expiryMs: 7 * 86_400_000))
+    LiveStationSet(
+      try database.liveStations(now: now, expiryMs: 7 * 86_400_000),
+      collecting: try database.stationsCollectingOtherSSIDs(heardSince: now - 7 * 86_400_000))
   }
 
   func remove() {

@@ -68,6 +68,23 @@ import Testing
     #expect(try apnsData(stored) == expected)
   }
 
+  @Test func anOtherSSIDEntryNamesItsAddresseeAsToAndNothingElseChanges() throws {
+    var other = content()
+    other.to = "N0CALL-9"
+    let data = try fcmData(other)
+    #expect(data["to"] == "N0CALL-9")
+    #expect(try apnsData(other)["to"] == "N0CALL-9")
+    var plain = data
+    plain["to"] = "N0CALL-7"
+    #expect(try fcmData(content()) == plain, "the same keys and values as before but `to`")
+    // The collapse id and thread stay the station's: one banner per station.
+    #expect(other.collapseID == content().collapseID)
+    guard case .success(let web) = WebPushPayload.body(other, preview: true, encrypted: true) else {
+      throw TestFailure("did not fit")
+    }
+    #expect(try parseObject(web.bytes)["to"] == .string("N0CALL-9"))
+  }
+
   @Test func seqIdIsAnEmptyStringWithoutAMessageNumberAndCountIsDecimal() throws {
     var plain = content(count: 12)
     plain.seqId = nil

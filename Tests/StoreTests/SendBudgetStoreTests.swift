@@ -207,10 +207,17 @@ import Testing
       INSERT INTO stations (address, base, ssid, platform, ack_messages, registered_at, heartbeat_at)
         VALUES ('OH7LZB-9', 'OH7LZB', 9, NULL, 0, 1000, 1000)
       """)
-    _ = try send(database, "before", clientId: "k", limits: SendLimits(), now: 1_000)
-    // One copy recorded, as schema 9's listener recorded it.
+    // A send in flight with one copy recorded, as schema 9's responder and listener wrote it (this build's
+    // message writes use columns of later schemas).
     try database.execute(
-      "UPDATE sends SET transmissions = 1, last_sent_at = 1000, next_at = 32000, expires_at = 200000")
+      """
+      INSERT INTO messages (id, station, direction, peer, text, msgno, timestamp)
+        VALUES (1, 'OH7LZB-9', 'sent', 'KJ7ABC-7', 'before', '1', 1000);
+      INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, transmissions,
+                         last_sent_at, next_at, expires_at)
+        VALUES (1, 'OH7LZB-9', 'KJ7ABC-7', '1', 'k', 'pending', 1000, 1, 1000, 32000, 200000);
+      UPDATE meta SET value = '1000' WHERE key = 'last_message_ts';
+      """)
     // Upgraded with a send in flight: it is still there, as it was, and can be cancelled.
     try database.migrate()
     let row = try #require(try database.dueSends(now: 32_000, canTransmit: true).first)

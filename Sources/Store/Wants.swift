@@ -1,0 +1,26 @@
+/// What a client opted in to (PROTOCOL.md "Opt-in answers (`want`)"): the `want` array of `/v1/register` and
+/// `/v1/sync`, parsed once (the API's `RequestBody.wants()`), and kept with the device a register creates
+/// (`devices.wants`, this bit set) so the push sender knows what the device takes. Without a name, every answer
+/// and push is exactly what the shipping app gets.
+public struct Wants: OptionSet, Sendable, Hashable {
+  public let rawValue: Int
+
+  public init(rawValue: Int) { self.rawValue = rawValue }
+
+  /// `"ssids"`: entries for other SSIDs of the call (settings `ssids`, `ackSsids`), each with `to`, and their
+  /// pushes, naming `to`.
+  public static let ssids = Wants(rawValue: 1 << 0)
+
+  /// The names this build knows, as `want` spells them.
+  public static let names: [(name: String, wants: Wants)] = [("ssids", .ssids)]
+
+  /// The option `name` stands for; nil for a name this build does not know (ignored: clients may ask for what
+  /// a newer server offers).
+  public init?(name: some StringProtocol) {
+    guard let known = Self.names.first(where: { $0.name == name }) else { return nil }
+    self = known.wants
+  }
+
+  /// The names of the options set, in ``names`` order.
+  public var nameList: [String] { Self.names.filter { contains($0.wants) }.map(\.name) }
+}
