@@ -24,7 +24,7 @@ enum OperatingGuide {
 
   /// Every block name some test runs: these (CLITests.DocsOpsTests) and
   /// IntegrationTests.OpsDocsTests (health, metrics, logs).
-  static let testedHere: Set<String> = ["inspect", "backup", "restore", "upgrade", "import-config"]
+  static let testedHere: Set<String> = ["inspect", "backup", "restore", "upgrade", "import-config", "ban"]
   static let testedByIntegrationTests: Set<String> = ["health", "metrics", "logs"]
 
   /// The blocks, or a failure naming an untagged one.
@@ -219,6 +219,23 @@ final class GuideSandbox {
     #expect(result.stdout.contains("2 stations registered, 2 live"))
     #expect(result.stdout.contains("Z  from KJ7ABC  {1}  first\n"))
     #expect(result.stdout.hasSuffix("Z  from KJ7ABC  {3}  third\n"))
+  }
+
+  @Test func theBanCommandsRunAsDocumented() throws {
+    let sandbox = try GuideSandbox()
+    let database = try sandbox.makeDatabase()
+    defer { database.close() }
+    let result = try sandbox.run(try OperatingGuide.block("ban"))
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(
+      lines.first?.hasPrefix("banned call KJ7ABC until ") == true
+        && lines.first?.hasSuffix(": flooding") == true)
+    #expect(lines.contains("banned address 2001:db8:1:2::/64 until unbanned"), "\(lines)")
+    #expect(
+      lines.contains { $0.hasPrefix("KIND") } && lines.contains { $0.hasPrefix("address  2001:db8:1:2::/64") }
+    )
+    #expect(lines.last == "unbanned call KJ7ABC")
   }
 
   @Test func aBackupRestoresAsDocumented() throws {
