@@ -13,7 +13,13 @@ final class ListenerHealth: @unchecked Sendable {
     var droppedLines = 0
     var leaseFault: String?
     var databaseChange: DatabaseFileChange?
+    /// When the writer's current attempt began (monotonic ms), nil between attempts.
+    var attemptStartedAt: Int64?
   }
+
+  /// An attempt that has not returned after this long (ms) is reported as a fault before it fails: a held lock
+  /// keeps it in SQLite's busy wait for the whole `busyTimeout` (5 s by default).
+  static let stalledAttemptMs: Int64 = 2_000
 
   private let condition = Condition()
   private var state = State()
@@ -45,6 +51,21 @@ final class ListenerHealth: @unchecked Sendable {
       $0.storeFaultSince = nil
       $0.heldLines = heldLines
     }
+  }
+
+  /// The writer begins (`at`: monotonic ms) or ended (nil) an attempt to store a batch (no wake-up).
+  func attempt(startedAt: Int64?) {
+    condition.locked { state.attemptStartedAt = startedAt }
+  }
+
+  /// What `/health` says of storing at `monotonicNow`: the last failure, or an attempt that has waited longer
+  /// than ``stalledAttemptMs`` (then the cause is not known yet: the lock or the disk).
+  static func storeFault(_ state: State, monotonicNow: Int64) -> String? {
+    if let fault = state.storeFault { return fault }
+    guard let started = state.attemptStartedAt, monotonicNow - started >= stalledAttemptMs else { return nil }
+    return
+      "storing a batch has waited \((monotonicNow - started) / 1000) s for the database (its write lock is"
+      + " held by another process, or the disk stalls)"
   }
 
   /// Lines held for storing (no wake-up: the next beacon shows it).

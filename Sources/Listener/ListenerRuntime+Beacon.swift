@@ -54,9 +54,12 @@ extension ListenerRuntime {
   /// The beacon as of now.
   func beacon() -> ListenerBeacon {
     let state = health.snapshot
+    let now = monotonicMilliseconds()
+    let fault = ListenerHealth.storeFault(state, monotonicNow: now)
+    let stalledSince = state.attemptStartedAt.map { epochMilliseconds() - (now - $0) }
     return ListenerBeacon(
-      pid: getpid(), monotonicMs: monotonicMilliseconds(), epochMs: epochMilliseconds(),
-      storeFault: state.storeFault, storeFaultSince: state.storeFaultSince,
+      pid: getpid(), monotonicMs: now, epochMs: epochMilliseconds(),
+      storeFault: fault, storeFaultSince: state.storeFaultSince ?? (fault == nil ? nil : stalledSince),
       failedBatches: counters.storeErrors.load(ordering: .relaxed), heldLines: state.heldLines,
       droppedLines: state.droppedLines, leaseFault: state.leaseFault,
       databaseFile: state.databaseChange?.description)

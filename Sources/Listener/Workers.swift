@@ -119,6 +119,8 @@ final class WriterWorker: @unchecked Sendable {
         }
       }
       let batch = held.oldest(Self.batchLimit)
+      health.attempt(startedAt: monotonicMilliseconds())
+      defer { health.attempt(startedAt: nil) }
       do throws(StoreError) {
         try store(batch, writer, database)
         held.removeOldest(batch.count)

@@ -44,6 +44,12 @@ public final class DatabaseUsers {
     descriptor = fd
   }
 
+  private init(unlockedFor databasePath: String) {
+    self.databasePath = databasePath
+    path = Self.path(forDatabase: databasePath)
+    descriptor = -1
+  }
+
   deinit { close() }
 
   /// Closes the file, which ends this process's use. Safe to call twice.
@@ -94,8 +100,12 @@ public final class DatabaseUsers {
   }
 
   /// The users file of the database, locked exclusively: no daemon runs on the database while it is held (they
-  /// wait for it). Nil when a daemon uses the database now.
+  /// wait for it). Nil when a daemon uses the database now. Where there is no users file (no daemon ever ran on
+  /// the database) none is made: the answer holds nothing.
   public static func lockExclusive(databasePath: String) throws(FileLockError) -> DatabaseUsers? {
+    guard access(path(forDatabase: databasePath), F_OK) == 0 else {
+      return DatabaseUsers(unlockedFor: databasePath)
+    }
     let users = try DatabaseUsers(databasePath: databasePath)
     guard try users.tryLock(LOCK_EX) else {
       users.close()

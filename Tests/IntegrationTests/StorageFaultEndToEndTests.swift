@@ -123,6 +123,7 @@ import Testing
     let lockedAt = Date()
     var healthDuring: [String: Int] = [:]
     var namedAfter: Double?
+    var faultAfter: Double?
     var added = 0
     let interval = seconds * 0.8 / Double(messages)
     while lock.isHeld {
@@ -135,6 +136,10 @@ import Testing
       let health = healthOf(stack.baseURL)
       healthDuring["\(health.status) \(health.error ?? "ok")", default: 0] += 1
       if namedAfter == nil && health.error == Self.lockedCause { namedAfter = elapsed }
+      if faultAfter == nil && health.status == 503 && health.error?.hasPrefix("cannot store messages") == true
+      {
+        faultAfter = elapsed
+      }
       usleep(200_000)
     }
     let releasedAt = Date()
@@ -156,8 +161,9 @@ import Testing
     #expect(report.lost.isEmpty && report.duplicates == 0, "\(report.text)")
     #expect(report.stored.count == senders.messages.count && senders.allAcked, "\(report.text)")
     print(
-      "write lock held \(Int(seconds)) s: \(report.text); /health named the lock"
-        + " \(String(format: "%.1f", namedAfter ?? -1)) s after it was taken; all stored"
+      "write lock held \(Int(seconds)) s: \(report.text); /health 503 \"cannot store messages\""
+        + " \(String(format: "%.1f", faultAfter ?? -1)) s after the lock was taken, named the lock"
+        + " \(String(format: "%.1f", namedAfter ?? -1)) s after; all stored"
         + " \(String(format: "%.1f", storedSeconds)) s after its release; /health meanwhile: \(healthDuring)")
   }
 

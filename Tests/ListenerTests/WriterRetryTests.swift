@@ -58,4 +58,16 @@ import Testing
     queue.hold(lines: 0, bytes: 0)
     #expect(queue.push([0x42]))
   }
+
+  @Test func anAttemptThatWaitsIsReportedBeforeItFails() {
+    var state = ListenerHealth.State()
+    #expect(ListenerHealth.storeFault(state, monotonicNow: 10_000) == nil)
+    state.attemptStartedAt = 9_000
+    #expect(ListenerHealth.storeFault(state, monotonicNow: 10_000) == nil, "1 s is an ordinary commit")
+    let stalled = ListenerHealth.storeFault(state, monotonicNow: 12_500)
+    #expect(
+      stalled?.hasPrefix("storing a batch has waited 3 s for the database") == true, "\(stalled ?? "nil")")
+    state.storeFault = "database or disk is full"
+    #expect(ListenerHealth.storeFault(state, monotonicNow: 12_500) == "database or disk is full")
+  }
 }
