@@ -22,6 +22,9 @@ public struct ListenerBeacon: Sendable, Equatable {
   /// second).
   public static let freshMs: Int64 = 5_000
 
+  /// The listener's host (`gethostname`): its monotonic clock means nothing on another host, so a reader elsewhere
+  /// (two hosts sharing the data directory) ignores the record.
+  public var host: String
   /// The listener's process id.
   public var pid: Int32
   /// When the record was written: the host's monotonic clock (ms) and the wall clock (epoch ms).
@@ -45,10 +48,12 @@ public struct ListenerBeacon: Sendable, Equatable {
   public var databaseFile: String?
 
   public init(
-    pid: Int32, monotonicMs: Int64, epochMs: Int64, storeFault: String? = nil, storeFaultSince: Int64? = nil,
+    host: String = ListenerBeacon.thisHost, pid: Int32, monotonicMs: Int64, epochMs: Int64,
+    storeFault: String? = nil, storeFaultSince: Int64? = nil,
     failedBatches: Int = 0, heldLines: Int = 0, droppedLines: Int = 0, leaseFault: String? = nil,
     databaseFile: String? = nil
   ) {
+    self.host = host
     self.pid = pid
     self.monotonicMs = monotonicMs
     self.epochMs = epochMs
@@ -61,10 +66,18 @@ public struct ListenerBeacon: Sendable, Equatable {
     self.databaseFile = databaseFile
   }
 
-  /// Whether the record was written within ``freshMs`` before `monotonicNow`.
+  /// Whether the record was written on this host within ``freshMs`` before `monotonicNow`.
   public func isFresh(monotonicNow: Int64) -> Bool {
-    monotonicNow - monotonicMs <= Self.freshMs && monotonicMs <= monotonicNow + 1_000
+    host == Self.thisHost && monotonicNow - monotonicMs <= Self.freshMs && monotonicMs <= monotonicNow + 1_000
   }
+
+  /// This host's name (`gethostname`), `localhost` when it has none.
+  public static let thisHost: String = {
+    var name = [CChar](repeating: 0, count: 256)
+    gethostname(&name, name.count - 1)
+    let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return host.isEmpty ? "localhost" : host
+  }()
 
   // MARK: Encoding
 
@@ -79,7 +92,8 @@ public struct ListenerBeacon: Sendable, Equatable {
       return String(decoding: Array(flat.utf8.prefix(300)), as: UTF8.self)
     }
     let lines = [
-      Self.magic, "seq=\(sequence)", "pid=\(pid)", "monotonicMs=\(monotonicMs)", "epochMs=\(epochMs)",
+      Self.magic, "seq=\(sequence)", "host=\(clean(host))", "pid=\(pid)", "monotonicMs=\(monotonicMs)",
+      "epochMs=\(epochMs)",
       "storeFault=\(clean(storeFault))", "storeFaultSince=\(storeFaultSince.map { String($0) } ?? "")",
       "failedBatches=\(failedBatches)", "heldLines=\(heldLines)", "droppedLines=\(droppedLines)",
       "leaseFault=\(clean(leaseFault))", "databaseFile=\(clean(databaseFile))", "end=\(sequence)",
@@ -109,7 +123,8 @@ public struct ListenerBeacon: Sendable, Equatable {
     func text(_ key: Substring) -> String? { rows[key].flatMap { $0.isEmpty ? nil : String($0) } }
     func count(_ key: Substring) -> Int { rows[key].flatMap { Int($0) } ?? 0 }
     self.init(
-      pid: pid, monotonicMs: monotonic, epochMs: epoch, storeFault: text("storeFault"),
+      host: rows["host"].map(String.init) ?? "", pid: pid, monotonicMs: monotonic, epochMs: epoch,
+      storeFault: text("storeFault"),
       storeFaultSince: rows["storeFaultSince"].flatMap { Int64($0) }, failedBatches: count("failedBatches"),
       heldLines: count("heldLines"), droppedLines: count("droppedLines"), leaseFault: text("leaseFault"),
       databaseFile: text("databaseFile"))

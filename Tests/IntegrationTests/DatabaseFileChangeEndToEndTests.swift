@@ -102,7 +102,7 @@ import Testing
   func aDeletedDatabaseIsPutBackAndLosesNothing() throws {
     let running = try Running()
     defer { running.stop() }
-    let senders = RetransmittingSenders(fake: running.fake, station: Self.station)
+    let senders = RetransmittingSenders(fake: running.fake, stations: [Self.station])
     senders.add(5)
     try #require(try senders.pump(timeout: 20) { senders.allAcked }, "\(running.log)")
     let listener = try #require(running.pids("aprs-listener").first)
@@ -138,7 +138,7 @@ import Testing
   func aReplacedDatabaseIsUsedAsItIsAndTheOldOneKept() throws {
     let running = try Running()
     defer { running.stop() }
-    let senders = RetransmittingSenders(fake: running.fake, station: Self.station)
+    let senders = RetransmittingSenders(fake: running.fake, stations: [Self.station])
     senders.add(3)
     try #require(try senders.pump(timeout: 20) { senders.allAcked }, "\(running.log)")
     let backup = running.directory + "/backup.sqlite"

@@ -14,6 +14,8 @@ import Testing
 /// stored or ACKed, and every retransmission is stored once.
 @Suite struct StorageFaultEndToEndTests {
   static let station = "OH7LZB"
+  /// The registered stations: 60 messages do not fit one station's ring (50).
+  static let stations = ["OH7LZB", "KJ7ABC-7"]
   static let lockedCause =
     "cannot store messages: the database is locked (another process holds its write lock)"
 
@@ -21,7 +23,7 @@ import Testing
   private func start(database: String) throws -> (TestStack, FakeAPRSIS, ListenerProcess) {
     let migrated = try runProcess(try TestPaths.executable("aprs-cloud"), ["migrate", "--db", database])
     try #require(migrated.status == 0, "\(migrated.stderrText)")
-    try SQLiteFile(path: database).register([Self.station], ackMessages: true)
+    try SQLiteFile(path: database).register(Self.stations, ackMessages: true)
     let stack = try TestStack(.real(), databasePath: database)
     let fake = try FakeAPRSIS()
     try fake.command(["cmd": "set", "dup_window": 0.5])
@@ -29,7 +31,10 @@ import Testing
       database: database, config: ListenerProcess.config(fake: fake, extraListener: "ackInterval = 300ms\n"))
     try #require(try fake.wait("login", count: 1, timeout: 20), "no login:\n\(listener.log)")
     try #require(
-      try waitUntil(timeout: 10) { try fake.currentFilter()?.contains(Self.station) == true },
+      try waitUntil(timeout: 10) {
+        let filter = try fake.currentFilter() ?? ""
+        return Self.stations.allSatisfy { filter.contains($0) }
+      },
       "\(listener.log)")
     return (stack, fake, listener)
   }
@@ -46,7 +51,7 @@ import Testing
       stack.stop()
     }
     let database = SQLiteFile(path: path)
-    let senders = RetransmittingSenders(fake: fake, station: Self.station)
+    let senders = RetransmittingSenders(fake: fake, stations: [Self.station])
     senders.add(5)
     try #require(try senders.pump(timeout: 20) { senders.allAcked }, "\(listener.log)")
     let before = senders.acked
@@ -80,7 +85,7 @@ import Testing
     let sync = try stack.post("/v1/sync", json: syncBody(Self.station))
     #expect(sync.status == 200, "\(sync.text)")
     #expect(sync.jsonObject?.objects("messages").count == 5)
-    let register = try stack.post("/v1/register", json: registerBody("KJ7ABC-7"))
+    let register = try stack.post("/v1/register", json: registerBody("N0CALL-7"))
     #expect(
       register.status == 503 && register.header("retry-after") != nil, "\(register.status) \(register.text)")
 
@@ -113,7 +118,7 @@ import Testing
     }
     let database = SQLiteFile(path: path)
     let senders = RetransmittingSenders(
-      fake: fake, station: Self.station, retryInterval: retryInterval, copies: copies)
+      fake: fake, stations: Self.stations, retryInterval: retryInterval, copies: copies)
     senders.add(3)
     try #require(try senders.pump(timeout: 20) { senders.allAcked }, "\(listener.log)")
     let before = senders.acked

@@ -79,7 +79,8 @@ final class HeldWriteLock {
 }
 
 /// Senders on APRS-IS that retransmit as real ones do: each message again every `retryInterval` seconds while no
-/// ACK came back, at most `copies` times in all. Counts what was sent and ACKed.
+/// ACK came back, at most `copies` times in all. Counts what was sent and ACKed. The messages go to `stations` in
+/// turn (a station keeps only its ring's last 50 messages: give it several for more).
 final class RetransmittingSenders {
   struct Message {
     let msgno: String
@@ -89,7 +90,7 @@ final class RetransmittingSenders {
   }
 
   let fake: FakeAPRSIS
-  let station: String
+  let stations: [String]
   let retryInterval: Double
   let copies: Int
   private(set) var messages: [Message] = []
@@ -97,9 +98,9 @@ final class RetransmittingSenders {
   private(set) var ackedAt: [String: Date] = [:]
   private(set) var copiesSent = 0
 
-  init(fake: FakeAPRSIS, station: String, retryInterval: Double = 1, copies: Int = .max) {
+  init(fake: FakeAPRSIS, stations: [String], retryInterval: Double = 1, copies: Int = .max) {
     self.fake = fake
-    self.station = station
+    self.stations = stations
     self.retryInterval = retryInterval
     self.copies = copies
   }
@@ -112,7 +113,8 @@ final class RetransmittingSenders {
         Message(
           msgno: String(number),
           line: messageLine(
-            from: "W\(number % 7)FLT-\(number % 3 + 1)", to: station, text: "fault \(number)",
+            from: "W\(number % 7)FLT-\(number % 3 + 1)", to: stations[number % stations.count],
+            text: "fault \(number)",
             msgno: String(number))))
     }
   }
@@ -156,7 +158,8 @@ final class RetransmittingSenders {
     stored: Set<String>, duplicates: Int, lost: Set<String>, text: String
   ) {
     let rows = try database.run(
-      "SELECT msgno FROM messages WHERE station = '\(station)' AND direction = 'received';")
+      "SELECT msgno FROM messages WHERE station IN ('\(stations.joined(separator: "','"))')"
+        + " AND direction = 'received';")
     let stored = Set(rows.split(separator: "\n").map(String.init))
     let duplicates = try database.int(
       "SELECT count(*) FROM (SELECT 1 FROM messages GROUP BY station, peer, msgno HAVING count(*) > 1)")

@@ -80,6 +80,9 @@ import Testing
     #expect(ListenerBeacon(encoded: Array("garbage".utf8)) == nil)
     #expect(beacon.isFresh(monotonicNow: 123_456 + ListenerBeacon.freshMs))
     #expect(!beacon.isFresh(monotonicNow: 123_457 + ListenerBeacon.freshMs))
+    var elsewhere = beacon
+    elsewhere.host = ListenerBeacon.thisHost + "-other"
+    #expect(!elsewhere.isFresh(monotonicNow: 123_456), "another host's monotonic clock means nothing here")
 
     let directory = try TempDirectory()
     defer { directory.remove() }
