@@ -22,7 +22,7 @@ extension ListenerRuntime {
     let beaconPath = ListenerBeaconFile.path(forDatabase: path)
     let file: ListenerBeaconFile?
     do {
-      file = try ListenerBeaconFile(path: beaconPath)
+      file = try ListenerBeaconFile(path: beaconPath, ownerOf: path)
     } catch {
       logger.warn(
         "cannot create the beacon file: /health cannot name storage faults while the disk is full",

@@ -28,4 +28,15 @@ extension DatabaseFile {
     }
     return path + suffix
   }
+
+  /// Run as root, gives the open file `fd` the owner and group of the database at `databasePath` (as SQLite does
+  /// with its `-wal` and `-shm`), so the service user can still use a companion file that root created. Does
+  /// nothing for other users or when the database cannot be read.
+  public static func adoptOwner(_ fd: Int32, of databasePath: String) {
+    guard geteuid() == 0, fd >= 0 else { return }
+    var model = stat()
+    var own = stat()
+    guard stat(databasePath, &model) == 0, fstat(fd, &own) == 0 else { return }
+    if own.st_uid != model.st_uid || own.st_gid != model.st_gid { _ = fchown(fd, model.st_uid, model.st_gid) }
+  }
 }

@@ -39,9 +39,12 @@ public final class DatabaseUsers {
   public init(databasePath: String) throws(FileLockError) {
     self.databasePath = databasePath
     path = Self.path(forDatabase: databasePath)
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
+    var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
+    // Another user's file (a daemon once run as root): a lock needs no write access, only the record does.
+    if fd < 0 && errno == EACCES { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
     guard fd >= 0 else { throw FileLockError(path: path, operation: "open", errno: errno) }
     descriptor = fd
+    DatabaseFile.adoptOwner(fd, of: databasePath)
   }
 
   private init(unlockedFor databasePath: String) {

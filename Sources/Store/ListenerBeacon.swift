@@ -149,13 +149,15 @@ public final class ListenerBeaconFile {
   private var sequence: UInt64 = 0
 
   /// Creates (mode 0666 less the umask, as the database) or opens the file and allocates its ``size`` bytes on
-  /// disk (written and synced), so that later writes need no free space. Throws the `errno` when that fails (the
-  /// disk is full already: the listener goes on without a beacon).
-  public init(path: String) throws(FileLockError) {
+  /// disk (written and synced), so that later writes need no free space; run as root, it gets the owner of the
+  /// database at `databasePath`. Throws the `errno` when that fails (the disk is full already: the listener goes
+  /// on without a beacon).
+  public init(path: String, ownerOf databasePath: String? = nil) throws(FileLockError) {
     self.path = path
     let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
     guard fd >= 0 else { throw FileLockError(path: path, operation: "open", errno: errno) }
     descriptor = fd
+    if let databasePath { DatabaseFile.adoptOwner(fd, of: databasePath) }
     let blank = [UInt8](repeating: 0x20, count: Self.size)
     let written = blank.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     guard written == Self.size, fsync(fd) == 0 else {

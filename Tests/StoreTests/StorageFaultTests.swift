@@ -132,4 +132,23 @@ import Testing
     let exclusive = try #require(try DatabaseUsers.lockExclusive(databasePath: path))
     exclusive.close()
   }
+
+  /// Run as root (the tests are), the users and beacon files get the database's owner, so the service user can
+  /// still lock and read them after a daemon was started as root once.
+  @Test func companionFilesCreatedByRootBelongToTheDatabasesOwner() throws {
+    guard geteuid() == 0 else { return }
+    let directory = try TempDirectory()
+    defer { directory.remove() }
+    let path = directory.database
+    #expect(FileManager.default.createFile(atPath: path, contents: nil))
+    #expect(chown(path, 65534, 65534) == 0)
+    let users = try DatabaseUsers(databasePath: path)
+    defer { users.close() }
+    let beacon = try ListenerBeaconFile(path: ListenerBeaconFile.path(forDatabase: path), ownerOf: path)
+    defer { beacon.close() }
+    for file in [users.path, beacon.path] {
+      var info = stat()
+      #expect(stat(file, &info) == 0 && info.st_uid == 65534 && info.st_gid == 65534, "\(file)")
+    }
+  }
 }
