@@ -29,6 +29,10 @@ public enum APIError: Error, Equatable, Sendable {
   case rateLimited(what: String, retryAfterSeconds: Int)
   /// 503: the database is busy or unavailable.
   case unavailable(String)
+  /// 503: a write the request needs cannot happen now for a fault of the storage (``Store/StorageFault``: the disk
+  /// full, the write lock held past the busy timeout, an I/O error, a read-only file); `Retry-After` says when to
+  /// try again. Nothing of the request was stored.
+  case cannotStore(String, retryAfterSeconds: Int)
   /// 503: this server does not offer the request's service now, and only its operator can change that
   /// (`[send] enabled = false`, an APRS-IS login that is receive-only or unverified); the message says which.
   /// `Retry-After` is an hour: retrying soon does not help.
@@ -50,7 +54,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .methodNotAllowed: 405
     case .payloadTooLarge: 413
     case .rateLimited: 429
-    case .unavailable, .notOffered, .full: 503
+    case .unavailable, .cannotStore, .notOffered, .full: 503
     case .internalError: 500
     }
   }
@@ -68,6 +72,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .payloadTooLarge(let limit): "request body is larger than \(limit) bytes"
     case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"
     case .unavailable(let reason): "storage is unavailable: \(reason)"
+    case .cannotStore(let reason, let seconds): "cannot store: \(reason); retry in \(seconds) s"
     case .notOffered(let reason), .full(let reason): reason
     case .wrongStationKey(let reason), .forbidden(let reason), .conflict(let reason): reason
     case .internalError(let reason): "internal error: \(reason)"
@@ -82,6 +87,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .wrongStationKey: [("WWW-Authenticate", #"Bearer realm="aprs-cloud", error="invalid_token""#)]
     case .rateLimited(_, let seconds): [("Retry-After", String(seconds))]
     case .unavailable: [("Retry-After", "1")]
+    case .cannotStore(_, let seconds): [("Retry-After", String(seconds))]
     case .notOffered, .full: [("Retry-After", "3600")]
     default: []
     }

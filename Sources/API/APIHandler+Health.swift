@@ -1,4 +1,5 @@
 import JSON
+import Platform
 import Store
 
 extension APIHandler {
@@ -26,6 +27,16 @@ extension APIHandler {
   /// `send`: `budgetFull`, true while a running listener's transmit budget (`[send] transmitBudgetPerMinute`) is
   /// spent and copies of sent messages wait their turn; a degraded reason too, but not a 503 (nothing is lost,
   /// the copies only go out later).
+  ///
+  /// What the running listener says through its beacon (``Store/ListenerBeacon``, a file that needs neither disk
+  /// space nor the write lock, written every second) comes first: while its batches cannot be stored, 503 with
+  /// `error` `cannot store messages: <cause>` (`database or disk is full`, `the database is locked …`, the I/O
+  /// error) from the first failed batch on; while the database file was deleted or replaced under it, 503 with that.
+  /// A fresh beacon also says that the listener runs when its lease lapsed because the lease itself cannot be
+  /// written (then a degraded reason names why): "not running" only when the listener really is not. `listener`
+  /// then has `alive` and `storage`: `ok`, `error` (null while storing works), `failingSinceSeconds`,
+  /// `failedBatches` (attempts that failed since it started), `heldLines` (read, not stored yet) and
+  /// `droppedLines` (dropped oldest first because the queue was full while storing failed).
   func health() -> APIResponse {
     let now = clock()
     do {
@@ -33,11 +44,20 @@ extension APIHandler {
       let lease = try database.lease()
       let listener = try database.listenerStatus()
       let push = try database.pushStatus()
-      let running = lease.map { $0.expiresAt > now } ?? false
+      let beacon = listenerBeacon()
+      let leaseHeld = lease.map { $0.expiresAt > now } ?? false
+      let running = leaseHeld || beacon != nil
       let listenerExpected = lease != nil || listener.state != nil
-      var degraded: [String] = []
-      if listenerExpected && !running {
-        degraded.append("the listener is not running (its lease lapsed)")
+      var problems: [String] = []
+      if let change = beacon?.databaseFile {
+        problems.append("\(change) under the running listener; it is restarting on the file the path names")
+      }
+      if let fault = beacon?.storeFault { problems.append("cannot store messages: \(fault)") }
+      if listenerExpected && !running { problems.append("the listener is not running (its lease lapsed)") }
+      var degraded = problems
+      if running && !leaseHeld {
+        degraded.append(
+          "the listener runs but cannot renew its lease" + (beacon?.leaseFault.map { ": \($0)" } ?? ""))
       } else if running && !listener.connected {
         degraded.append(
           "the listener is not connected to APRS-IS"
@@ -61,9 +81,10 @@ extension APIHandler {
       }
       var writer = JSONWriter(capacity: 512)
       writer.beginObject()
-      if listenerExpected && !running {
+      if let problem = problems.first {
         writer.key("error")
-        writer.string("the listener is not running")
+        writer.string(
+          problem.hasPrefix("the listener is not running") ? "the listener is not running" : problem)
       }
       writer.key("status")
       writer.string(degraded.isEmpty ? "ok" : "degraded")
@@ -81,6 +102,9 @@ extension APIHandler {
       writer.bool(running)
       writer.key("connected")
       writer.bool(running && listener.connected)
+      writer.key("alive")
+      writer.bool(beacon != nil)
+      if let beacon { writeStorage(beacon, now: now, to: &writer) }
       writer.key("lastLineAgeSeconds")
       if let lastLine = listener.lastLineAt {
         writer.int(max(0, now - lastLine) / 1000)
@@ -140,7 +164,7 @@ extension APIHandler {
       writer.endObject()
       writer.endObject()
       var response = APIResponse.ok(writer)
-      if listenerExpected && !running {
+      if !problems.isEmpty {
         response.status = 503
         response.headers = [("Retry-After", "10")]
       }
@@ -148,5 +172,32 @@ extension APIHandler {
     } catch {
       return .error(.unavailable("the database does not answer"))
     }
+  }
+
+  /// The running listener's beacon when it is fresh (``Store/ListenerBeacon/isFresh(monotonicNow:)``), else nil.
+  func listenerBeacon() -> ListenerBeacon? {
+    guard let beacon = ListenerBeaconFile.read(path: ListenerBeaconFile.path(forDatabase: database.path)),
+      beacon.isFresh(monotonicNow: monotonicMilliseconds())
+    else { return nil }
+    return beacon
+  }
+
+  /// `storage`: whether the running listener can store what it reads, from its beacon.
+  private func writeStorage(_ beacon: ListenerBeacon, now: Int64, to writer: inout JSONWriter) {
+    writer.key("storage")
+    writer.beginObject()
+    writer.key("ok")
+    writer.bool(beacon.storeFault == nil)
+    writer.key("error")
+    if let fault = beacon.storeFault { writer.string(fault) } else { writer.null() }
+    writer.key("failingSinceSeconds")
+    if let since = beacon.storeFaultSince { writer.int(max(0, now - since) / 1000) } else { writer.null() }
+    writer.key("failedBatches")
+    writer.int(beacon.failedBatches)
+    writer.key("heldLines")
+    writer.int(beacon.heldLines)
+    writer.key("droppedLines")
+    writer.int(beacon.droppedLines)
+    writer.endObject()
   }
 }

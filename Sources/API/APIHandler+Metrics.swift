@@ -1,4 +1,5 @@
 import APRS
+import Platform
 import Store
 
 extension APIHandler {
@@ -89,6 +90,7 @@ extension APIHandler {
       writeDatabaseMetrics(stats, maintenance: maintenance, now: now, to: &out)
       writeLimitMetrics(limits, to: &out)
       writeListenerMetrics(listener, lease: stats.lease, now: now, to: &out)
+      writeBeaconMetrics(listenerBeacon(), to: &out)
       writePushMetrics(push, to: &out)
       writeSendMetrics(sends, to: &out)
       out.family("aprs_cloud_bans", "gauge", "The operator's bans in force (aprs-cloud ban), by kind.")
@@ -424,5 +426,30 @@ extension APIHandler {
       "Messages per push since the push sender started (push_messages_total / push_notifications_total; 0"
         + " before the first push).",
       notifications > 0 ? PrometheusText.number(Double(messages) / Double(notifications)) : "0")
+  }
+
+  /// What the running listener's beacon says (``Store/ListenerBeacon``): written without the database, so these
+  /// hold while the disk is full or the write lock is held; zero when no fresh beacon is there.
+  private func writeBeaconMetrics(_ beacon: ListenerBeacon?, to out: inout PrometheusText) {
+    out.single(
+      "aprs_cloud_listener_alive", "gauge",
+      "1 while the listener process runs (its beacon is fresh), whatever its lease says.",
+      beacon == nil ? "0" : "1")
+    out.single(
+      "aprs_cloud_listener_storage_failing", "gauge",
+      "1 while the running listener cannot store what it reads (disk full, lock held, I/O error).",
+      beacon?.storeFault == nil ? "0" : "1")
+    out.single(
+      "aprs_cloud_listener_failed_batches_total", "counter",
+      "Batch transactions of the running listener that failed since it started (each is kept and retried).",
+      String(beacon?.failedBatches ?? 0))
+    out.single(
+      "aprs_cloud_listener_held_lines", "gauge",
+      "Lines the running listener read and holds for storing, not stored yet.", String(beacon?.heldLines ?? 0)
+    )
+    out.single(
+      "aprs_cloud_listener_storage_dropped_lines_total", "counter",
+      "Lines the running listener dropped, oldest first, because its queue was full while storing failed.",
+      String(beacon?.droppedLines ?? 0))
   }
 }

@@ -78,6 +78,11 @@ public final class APIHandler {
     guard let endpoint = Endpoint(rawValue: request.path) else {
       return .response(.error(.notFound(path: request.path)))
     }
+    // A deleted or replaced database file is never read or written (DESIGN.md "Faults"): the process is about to
+    // restart on the file the path names.
+    if let change = database.fileChange() {
+      return .response(.error(.cannotStore("\(change); the server is restarting", retryAfterSeconds: 5)))
+    }
     // /metrics and /status exist only on the private listener: the public server and CGI never show them.
     if (endpoint == .metrics || endpoint == .status) && !request.viaMetricsListener {
       return .response(.error(.notFound(path: request.path)))
@@ -143,7 +148,8 @@ public final class APIHandler {
     }
   }
 
-  /// Runs a store operation, turning its failures into HTTP errors (busy → 503, others → 500).
+  /// Runs a store operation, turning its failures into HTTP errors (``apiError(for:)``: a fault of the storage →
+  /// 503 with `Retry-After`, others → 500).
   @discardableResult
   func store<T>(_ operation: () throws(StoreError) -> T) throws(APIError) -> T {
     do {
@@ -153,10 +159,20 @@ public final class APIHandler {
     }
   }
 
-  static func apiError(for error: StoreError) -> APIError {
-    switch error {
-    case .busy: .unavailable("the database is busy; retry shortly")
-    default: .internalError("storage failed")
+  /// The one mapping of store failures to HTTP errors: a write that cannot happen for a fault of the storage
+  /// (``StoreError/storageFault``) is 503 `cannotStore` with `Retry-After` (``retryAfterSeconds(for:)``), never
+  /// 500; anything else is a 500 (`storage failed`).
+  public static func apiError(for error: StoreError) -> APIError {
+    guard let fault = error.storageFault else { return .internalError("storage failed") }
+    return .cannotStore(fault.description, retryAfterSeconds: retryAfterSeconds(for: fault))
+  }
+
+  /// How long a client is told to wait after a fault of the storage, seconds: a held lock passes soon (1 s);
+  /// a full disk, an I/O error or a read-only file wait for the operator (30 s).
+  static func retryAfterSeconds(for fault: StorageFault) -> Int {
+    switch fault {
+    case .locked: 1
+    case .full, .ioError, .readOnly: 30
     }
   }
 

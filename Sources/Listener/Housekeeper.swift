@@ -25,6 +25,8 @@ final class Housekeeper: @unchecked Sendable {
   /// Who checkpoints the write-ahead log: the hourly maintenance (`.truncate`), or Litestream when
   /// `[replication]` is on (`.leaveToReplication`).
   let checkpointPolicy: CheckpointPolicy
+  /// Where a lease that cannot be renewed is reported (the beacon), nil for none.
+  let health: ListenerHealth?
   private let condition = Condition()
   private var publishRequested = false
   private var stopRequested = false
@@ -36,7 +38,7 @@ final class Housekeeper: @unchecked Sendable {
   init(
     database: Database, holder: String, leaseTtlMs: Int64, publishIntervalMs: Int64, login: String,
     counters: ListenerCounters, shared: SharedState, logger: Logger, startedAt: Int64, stationExpiryMs: Int64,
-    checkpointPolicy: CheckpointPolicy = .truncate
+    checkpointPolicy: CheckpointPolicy = .truncate, health: ListenerHealth? = nil
   ) {
     self.database = database
     self.holder = holder
@@ -49,6 +51,7 @@ final class Housekeeper: @unchecked Sendable {
     self.startedAt = startedAt
     self.stationExpiryMs = stationExpiryMs
     self.checkpointPolicy = checkpointPolicy
+    self.health = health
   }
 
   /// Asks for a publish soon (a status change).
@@ -95,8 +98,10 @@ final class Housekeeper: @unchecked Sendable {
             lost = true
             break
           }
+          if leaseFailing { health?.lease(nil) }
           leaseFailing = false
         } catch {
+          health?.lease(error.storageFault?.description ?? error.description)
           if !leaseFailing {
             logger.warn("cannot renew the listener lease; retrying", ["error": error.description])
           }

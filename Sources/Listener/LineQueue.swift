@@ -19,6 +19,8 @@ final class LineQueue: @unchecked Sendable {
   private var head = 0
   private var bytes = 0
   private var closed = false
+  /// Lines and bytes the writer holds outside the queue (``hold(lines:bytes:)``).
+  private var held = (lines: 0, bytes: 0)
 
   init(capacity: Int, byteCapacity: Int = .max) {
     self.capacity = max(1, capacity)
@@ -32,13 +34,23 @@ final class LineQueue: @unchecked Sendable {
   func push(_ line: [UInt8], origin: LineOrigin = .aprsis) -> Bool {
     let cost = Self.cost(line)
     return condition.locked {
-      guard !closed, lines.count - head < capacity, bytes + cost <= byteCapacity else { return false }
+      guard !closed, lines.count - head + held.lines < capacity, bytes + held.bytes + cost <= byteCapacity
+      else {
+        return false
+      }
       let wasEmpty = lines.count == head
       lines.append(QueuedLine(line, origin: origin))
       bytes += cost
       if wasEmpty { condition.broadcast() }
       return true
     }
+  }
+
+  /// Lines (and their memory, bytes, each line counted as in ``cost(_:)``) that the writer took and keeps outside
+  /// the queue until it can store them: they count against ``capacity`` and ``byteCapacity`` as if still queued,
+  /// so a batch kept for retrying costs no more memory than the bound allows. Replaces the previous figures.
+  func hold(lines: Int, bytes: Int) {
+    condition.locked { held = (max(0, lines), max(0, bytes)) }
   }
 
   /// Lines waiting.

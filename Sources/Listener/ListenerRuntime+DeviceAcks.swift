@@ -13,11 +13,16 @@ extension ListenerRuntime {
       database: database, pollMs: min(250, config.registrationPollMs), ackIntervalMs: config.ackIntervalMs,
       counters: counters, logger: logger)
     let box = UncheckedBox(worker)
+    let health = health
     return try startThread(
       name: "device-acks",
       {
         box.value.run(
-          stopped: stopped, canTransmit: { connection.acceptsAcks }, deliver: { connection.submit(acks: $0) })
+          stopped: stopped, canTransmit: { connection.acceptsAcks && !health.databaseFileChanged },
+          deliver: { acks in
+            // Nothing is ACKed once the database file was deleted or replaced.
+            if !health.databaseFileChanged { connection.submit(acks: acks) }
+          })
         box.value.database.close()
       })
   }

@@ -49,6 +49,8 @@ public final class ListenerRuntime: Sendable {
   /// The counters (shared by every thread; tests and benchmarks read them).
   let counters = ListenerCounters()
   let stopRequested = Latch()
+  /// What is wrong right now (storage, lease, the database file), for the beacon and the ACK gate.
+  let health = ListenerHealth()
   private let exitStatus = Atomic<Int32>(0)
 
   public init(options: Options, logger: Logger, notifier: (any OutboxNotifier)? = nil) {
@@ -69,6 +71,25 @@ public final class ListenerRuntime: Sendable {
     let config = options.config
     let storeOptions = StoreOptions(
       busyTimeoutMs: Int32(clamping: config.server.busyTimeoutMs), ringSize: config.server.ringSize)
+    // Never beside processes still using another file at this path (DESIGN.md "Faults"): held until the end.
+    let users: DatabaseUsers
+    do throws(FileLockError) {
+      users = try DatabaseUsers(databasePath: config.server.database)
+      guard
+        let moved = try users.join(
+          shouldStop: { stopRequested.value },
+          waiting: { logger.warn($0, ["database": config.server.database]) })
+      else { return exitStatus.load(ordering: .relaxed) }
+      if !moved.isEmpty {
+        logger.warn(
+          "the database file was replaced or deleted since its last users ran; their write-ahead log is kept"
+            + " aside, not applied to this file", ["moved": moved.joined(separator: ",")])
+      }
+    } catch {
+      logger.error("cannot use the database's users file", ["error": error.description])
+      return 1
+    }
+    defer { users.close() }
     let database: Database
     do {
       database = try Database(path: config.server.database, options: storeOptions)
@@ -129,7 +150,7 @@ public final class ListenerRuntime: Sendable {
       database: housekeeperDatabase, holder: options.holder, leaseTtlMs: config.leaseTtlMs,
       publishIntervalMs: config.publishIntervalMs, login: options.login, counters: counters, shared: shared,
       logger: logger, startedAt: startedAt, stationExpiryMs: config.server.stationExpiryMs,
-      checkpointPolicy: config.checkpointPolicy)
+      checkpointPolicy: config.checkpointPolicy, health: health)
     let connection = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
       connectTimeoutMs: config.connectTimeoutMs, ackIntervalMs: config.ackIntervalMs, wake: wake,
@@ -141,7 +162,8 @@ public final class ListenerRuntime: Sendable {
       databasePath: config.server.database, storeOptions: writerOptions,
       router: LineRouter(trackOutgoing: config.trackOutgoing), ackIntervalMs: config.ackIntervalMs,
       queue: queue,
-      counters: counters, shared: shared, connection: connection, notifier: notifier, logger: logger)
+      counters: counters, shared: shared, connection: connection, notifier: notifier, logger: logger,
+      health: health, databaseChanged: { [self] change in databaseFileChanged(change) })
 
     logger.info(
       "aprs-listener started",
@@ -158,6 +180,10 @@ public final class ListenerRuntime: Sendable {
         ["login": options.login])
     }
 
+    let beaconStopped = Latch()
+    guard let beaconDone = try? startBeacon(opened: database.openedIdentity, stopped: beaconStopped) else {
+      return failStart(database, "beacon")
+    }
     let housekeeperBox = UncheckedBox(housekeeperDatabase)
     guard
       let housekeeperDone = try? startThread(
@@ -215,6 +241,10 @@ public final class ListenerRuntime: Sendable {
     deviceAcksDone.wait(timeoutMs: 10_000)
     housekeeper.stop()
     housekeeperDone.wait(timeoutMs: 15_000)
+    rescueChangedFile(database)
+    beaconStopped.set()
+    health.wake()
+    beaconDone.wait(timeoutMs: 5_000)
     let status = exitStatus.load(ordering: .sequentiallyConsistent)
     logger.info(
       "aprs-listener stopped",

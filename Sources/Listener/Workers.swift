@@ -5,11 +5,24 @@ import Store
 import Synchronization
 
 /// The writer thread: takes what the reader queued, in batches, and stores it (``MessageWriter``), then hands the
-/// ACK lines to the connection and tells the push sender. A batch whose transaction fails is retried a few times
-/// (nothing of it was ACKed, and storing is idempotent thanks to the dedup keys), then dropped: the senders retry.
+/// ACK lines to the connection and tells the push sender.
+///
+/// A batch whose transaction fails (a full disk, a lock held past the busy timeout, an I/O error) is kept, in
+/// order, and tried again with a backoff (``WriterRetry``: 100 ms doubling to 5 s) for as long as storing fails;
+/// nothing of it was ACKed, and storing it later is idempotent (the dedup keys). The lines arriving meanwhile are
+/// taken from the queue and kept behind it (``HeldLines``), counted against the queue's bounds
+/// (``LineQueue/hold(lines:bytes:)``): the writer keeps at most three quarters of them, so the newest lines always
+/// find room, and when that is full the oldest are dropped, counted (`drops`) and logged. Once storing works the
+/// backlog is stored in order and ACKed as the 30 s rule allows at that time. Each failure is published at once
+/// (``ListenerHealth``, the beacon `/health` reads).
+///
+/// After each commit the writer checks that the database file is still the one its path names
+/// (``Store/Database/fileChange()``): when it was deleted or replaced, the batch's ACKs are not sent and
+/// `databaseChanged` is called (the listener stops).
 final class WriterWorker: @unchecked Sendable {
   static let batchLimit = 500
-  static let attempts = 4
+  /// After the stop, how long a failing writer keeps trying before it gives the held lines up (ms).
+  static let retryAfterStopMs: Int64 = 10_000
 
   let databasePath: String
   let storeOptions: StoreOptions
@@ -21,13 +34,16 @@ final class WriterWorker: @unchecked Sendable {
   let connection: ConnectionDriver
   let notifier: (any OutboxNotifier)?
   let logger: Logger
+  let health: ListenerHealth
+  let databaseChanged: @Sendable (DatabaseFileChange) -> Void
 
   init(
     databasePath: String, storeOptions: StoreOptions, router: LineRouter, ackIntervalMs: Int64,
     queue: LineQueue,
     counters: ListenerCounters, shared: SharedState, connection: ConnectionDriver,
     notifier: (any OutboxNotifier)?,
-    logger: Logger
+    logger: Logger, health: ListenerHealth = ListenerHealth(),
+    databaseChanged: @escaping @Sendable (DatabaseFileChange) -> Void = { _ in }
   ) {
     self.databasePath = databasePath
     self.storeOptions = storeOptions
@@ -39,6 +55,8 @@ final class WriterWorker: @unchecked Sendable {
     self.connection = connection
     self.notifier = notifier
     self.logger = logger
+    self.health = health
+    self.databaseChanged = databaseChanged
   }
 
   /// Runs until the queue is closed and empty. Returns false when the database could not be opened.
@@ -52,37 +70,107 @@ final class WriterWorker: @unchecked Sendable {
     }
     defer { database.close() }
     let writer = MessageWriter(database: database, router: router, ackIntervalMs: ackIntervalMs)
+    let maximumLines = max(1, queue.capacity - queue.capacity / 4)
+    let maximumBytes = max(1, queue.byteCapacity - queue.byteCapacity / 4)
+    var held = HeldLines()
+    var retry = WriterRetry()
+    var droppedInRun = 0
+    var closedAt: Int64?
     while true {
-      let (lines, closed) = queue.popBatch(maximum: Self.batchLimit, until: monotonicMilliseconds() + 1000)
-      if !lines.isEmpty { process(lines, writer) }
-      if lines.isEmpty && closed { return true }
-    }
-  }
-
-  private func process(_ lines: [QueuedLine], _ writer: MessageWriter) {
-    var lastError: StoreError?
-    for attempt in 1...Self.attempts {
+      let now = monotonicMilliseconds()
+      // Wait for lines while nothing is held; while failing, take what arrives until the next attempt is due.
+      let deadline = held.isEmpty ? now + 1000 : (retry.isFailing ? retry.nextAttemptAt : now)
+      let (lines, closed) = queue.popBatch(
+        maximum: held.isEmpty ? Self.batchLimit : Int.max, until: deadline)
+      if !lines.isEmpty {
+        held.append(lines)
+        let dropped = held.trim(toLines: maximumLines, bytes: maximumBytes)
+        if dropped > 0 {
+          counters.add(counters.drops, dropped)
+          health.dropped(dropped)
+          if droppedInRun == 0 {
+            logger.error(
+              "writer: the queue is full while storing fails; dropping the oldest lines (nothing of them was ACKed)",
+              ["dropped": String(dropped), "held": String(held.count)])
+          }
+          droppedInRun += dropped
+        }
+      }
+      queue.hold(lines: held.count, bytes: held.bytes)
+      if held.isEmpty {
+        if closed { return true }
+        continue
+      }
+      if closed && closedAt == nil { closedAt = monotonicMilliseconds() }
+      if retry.isFailing {
+        if let closedAt, monotonicMilliseconds() - closedAt >= Self.retryAfterStopMs {
+          logger.error(
+            "writer: stopping while storing still fails; the lines held are given up (none was ACKed; senders"
+              + " retry)", ["lines": String(held.count), "error": retry.lastError?.description ?? "?"])
+          counters.add(counters.drops, held.count)
+          queue.hold(lines: 0, bytes: 0)
+          return true
+        }
+        let wait = retry.nextAttemptAt - monotonicMilliseconds()
+        if wait > 0 {
+          // Closed: popBatch no longer waits.
+          if closed { Latch().wait(timeoutMs: wait) }
+          continue
+        }
+      }
+      let batch = held.oldest(Self.batchLimit)
+      health.attempt(startedAt: monotonicMilliseconds())
+      defer { health.attempt(startedAt: nil) }
       do throws(StoreError) {
-        let result = try writer.process(
-          lines, stations: shared.stations, canTransmit: connection.acceptsAcks, now: epochMilliseconds())
-        record(result)
-        connection.submit(acks: result.acks)
-        if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }
-        return
+        try store(batch, writer, database)
+        held.removeOldest(batch.count)
+        queue.hold(lines: held.count, bytes: held.bytes)
+        if let failedMs = retry.succeeded(now: monotonicMilliseconds()) {
+          logger.info(
+            "writer: storing works again; the held lines are being stored",
+            [
+              "failedForMs": String(failedMs), "held": String(held.count),
+              "droppedOldest": String(droppedInRun),
+            ])
+          droppedInRun = 0
+        }
+        if health.snapshot.storeFault != nil {
+          health.storeWorks(heldLines: held.count)
+        } else {
+          health.held(held.count)
+        }
       } catch {
-        lastError = error
-        if attempt < Self.attempts {
+        counters.add(counters.storeErrors, 1)
+        let fault = error.storageFault?.description ?? error.description
+        health.storeFailed(fault, now: epochMilliseconds(), heldLines: held.count)
+        if retry.failed(error, now: monotonicMilliseconds()) {
+          logger.error(
+            "writer: cannot store messages; keeping them and retrying until storing works (nothing is ACKed"
+              + " before it is stored)",
+            ["error": error.description, "lines": String(held.count)])
+        } else if retry.failures % 20 == 0 {
           logger.warn(
-            "writer: storing a batch failed; retrying",
-            ["error": error.description, "lines": String(lines.count)])
-          Latch().wait(timeoutMs: Int64(100 << attempt))
+            "writer: storing still fails",
+            ["error": error.description, "attempts": String(retry.failures), "held": String(held.count)])
         }
       }
     }
-    counters.add(counters.storeErrors, 1)
-    logger.error(
-      "writer: a batch could not be stored and is dropped (nothing of it was ACKed; senders retry)",
-      ["error": lastError?.description ?? "?", "lines": String(lines.count)])
+  }
+
+  /// Stores one batch and, when the database file is still the one its path names, hands its ACKs on.
+  private func store(_ lines: [QueuedLine], _ writer: MessageWriter, _ database: Database) throws(StoreError) {
+    let result = try writer.process(
+      lines, stations: shared.stations, canTransmit: connection.acceptsAcks && !health.databaseFileChanged,
+      now: epochMilliseconds())
+    record(result)
+    if let change = database.fileChange() {
+      // Committed to a file nobody will open again: no ACK may go out for it.
+      if health.databaseFile(change) { databaseChanged(change) }
+      return
+    }
+    guard !health.databaseFileChanged else { return }
+    connection.submit(acks: result.acks)
+    if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }
   }
 
   private func record(_ result: BatchResult) {

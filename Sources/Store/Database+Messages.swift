@@ -176,8 +176,9 @@ extension Database {
   /// committed after the snapshot gets a larger timestamp, so the next sync returns it: the
   /// cursor never skips. Afterwards the station's last sync cursor is advanced to
   /// `serverTime` (with `lastSyncAt = now`) when it grows; unknown stations get an empty
-  /// answer and no write. That bookkeeping write is best effort: if the database is busy it is
-  /// skipped and the answer still returned.
+  /// answer and no write. That bookkeeping write is best effort: when it cannot happen (a fault of the
+  /// storage, ``StoreError/storageFault``: busy, full, an I/O error, read-only) it is skipped and the answer still
+  /// returned; a `device` station's pull marks likewise (its messages are answered, not marked, not ACKed).
   ///
   /// A sync is a pull: for a station whose ACK policy is `device` it reads and marks what it read
   /// as pulled (`markPulled`, ``DeviceAckRule``) in ONE `BEGIN IMMEDIATE` transaction, cursor
@@ -193,10 +194,17 @@ extension Database {
   ) throws(StoreError) -> SyncResult {
     let address = station.canonicalAddress
     if countsAsPull, batchDepth == 0, try syncMarksPulls(address) {
-      return try writeBatch { () throws(StoreError) in
-        let result = try sync(station: address, since: since, now: now, otherSSIDs: otherSSIDs)
-        try markPulled(address, since: since, now: now, otherSSIDs: otherSSIDs)
-        return result
+      do throws(StoreError) {
+        return try writeBatch { () throws(StoreError) in
+          let result = try sync(station: address, since: since, now: now, otherSSIDs: otherSSIDs)
+          try markPulled(address, since: since, now: now, otherSSIDs: otherSSIDs)
+          return result
+        }
+      } catch {
+        // Reads work without space: the messages are answered, only the pull marks (and so their `device`
+        // ACKs: nothing is ACKed that was not marked) and the cursor are left as they were.
+        guard error.storageFault != nil else { throw error }
+        return try sync(station: address, since: since, now: now, countsAsPull: false, otherSSIDs: otherSSIDs)
       }
     }
     let (result, storedCursor) = try readTransaction { () throws(StoreError) in
@@ -230,7 +238,9 @@ extension Database {
       do throws(StoreError) {
         try advanceSyncCursor(address, to: result.serverTime, now: now)
       } catch {
-        guard error == .busy else { throw error }
+        // A cursor that cannot move (a held lock, a full disk, an I/O error) stays behind: pushes count a few
+        // messages the phone has already, and nothing is ever skipped; the answer goes out all the same.
+        guard error.storageFault != nil else { throw error }
       }
     }
     return result

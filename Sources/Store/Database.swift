@@ -27,6 +27,9 @@ import CSQLite
   /// The transactions this connection began, for tests that check how many a piece of work takes.
   private(set) var transactionCounts = TransactionCounts()
 
+  /// The identity (device, inode) of the file as it was opened, for ``fileChange()``; nil for special paths.
+  public private(set) var openedIdentity: DatabaseFileChange.Identity?
+
   /// Test hook: runs inside `sync`'s read transaction, after the messages were read and before
   /// the global last timestamp is, so a test can commit from another connection right there.
   var afterSyncMessagesRead: (() -> Void)?
@@ -54,6 +57,9 @@ import CSQLite
     unsafe connection = opened
     do throws(StoreError) {
       try configure()
+      if !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") {
+        openedIdentity = DatabaseFileChange.Identity.of(path: path)
+      }
     } catch {
       close()
       if case .sqlite(let code, let message) = error, code & 0xFF == SQLITE_CANTOPEN {
@@ -87,6 +93,9 @@ import CSQLite
     }
     unsafe connection = nil
   }
+
+  /// The raw connection, nil once closed (``fileChange()``).
+  var connectionForChecks: OpaquePointer? { unsafe connection }
 
   private func open() throws(StoreError) -> OpaquePointer {
     guard let connection = unsafe connection else { throw .closed }

@@ -24,6 +24,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
   case invalidArgument(String)
   /// The connection was used after `close()`.
   case closed
+  /// The database or the disk it is on is full (SQLITE_FULL): nothing more can be written until space is freed.
+  case full(String)
+  /// The operating system failed a read or write of the database files (SQLITE_IOERR, extended code kept).
+  case ioError(code: Int32, message: String)
   /// Any other SQLite failure: the (extended) result code and SQLite's message.
   case sqlite(code: Int32, message: String)
 
@@ -33,6 +37,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     case SQLITE_BUSY, SQLITE_LOCKED: self = .busy
     case SQLITE_CORRUPT, SQLITE_NOTADB: self = .corrupt(message)
     case SQLITE_READONLY: self = .readOnly(message)
+    case SQLITE_FULL: self = .full(message)
+    case SQLITE_IOERR: self = .ioError(code: code, message: message)
     default: self = .sqlite(code: code, message: message)
     }
   }
@@ -60,8 +66,48 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
       return "invalid argument to the store: \(reason)"
     case .closed:
       return "database connection is closed"
+    case .full(let message):
+      return "database or disk is full (\(message)); free space on the database's file system"
+    case .ioError(let code, let message):
+      return "disk I/O error \(code) on the database: \(message)"
     case .sqlite(let code, let message):
       return "SQLite error \(code): \(message)"
+    }
+  }
+
+  /// The storage's own fault behind this error, when it is one: a write that cannot happen now for reasons of the
+  /// machine (no space, a lock held past the busy timeout, an I/O error, a read-only file) and may succeed later
+  /// unchanged. Nil for everything else (a bad argument, a schema mismatch, a damaged file, ...).
+  public var storageFault: StorageFault? {
+    switch self {
+    case .busy: .locked
+    case .full: .full
+    case .ioError(let code, _): .ioError(code: code)
+    case .readOnly(let reason): .readOnly(reason)
+    default: nil
+    }
+  }
+}
+
+/// Why writes to the database cannot happen now (``StoreError/storageFault``), as `/health`, the log and the API's
+/// 503 answers name it. Retrying later helps once the operator (or the other process) fixed the cause.
+public enum StorageFault: Sendable, Equatable, CustomStringConvertible {
+  /// SQLITE_FULL: the file system holding the database (or its `-wal`) has no space left.
+  case full
+  /// SQLITE_BUSY / SQLITE_LOCKED past the busy timeout: another process holds the write lock.
+  case locked
+  /// SQLITE_IOERR (the extended code): the operating system failed a read or write.
+  case ioError(code: Int32)
+  /// SQLITE_READONLY: the file, its folder or its file system does not take writes.
+  case readOnly(String)
+
+  /// `database or disk is full`, `the database is locked`, `disk I/O error (code N)`, `the database is read-only`.
+  public var description: String {
+    switch self {
+    case .full: "database or disk is full"
+    case .locked: "the database is locked (another process holds its write lock)"
+    case .ioError(let code): "disk I/O error (SQLite code \(code))"
+    case .readOnly: "the database is read-only"
     }
   }
 }

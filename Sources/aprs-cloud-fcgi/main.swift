@@ -191,6 +191,20 @@ case .cgi:
   exit(0)
 
 case .socket, .inherited:
+  // Never beside processes still using another file at this path (DESIGN.md "Faults"): held until the end.
+  let users: DatabaseUsers
+  do {
+    users = try DatabaseUsers(databasePath: settings.database)
+    let moved = try users.join(shouldStop: { false }, waiting: { logger.warn($0) }) ?? []
+    if !moved.isEmpty {
+      logger.warn(
+        "the database file was replaced or deleted since its last users ran; their write-ahead log is kept aside,"
+          + " not applied to this file", ["moved": moved.joined(separator: ",")])
+    }
+  } catch {
+    logger.error("cannot use the database's users file", ["error": error.description])
+    exit(1)
+  }
   // Before any thread exists, so every thread inherits the mask and only the signal thread
   // receives them (a signal arriving during start-up waits for it).
   FastCGIServer.blockStopSignals()
@@ -229,6 +243,26 @@ case .socket, .inherited:
     logger.error("cannot open the database", ["database": settings.database, "error": error.description])
     socket.close()
     exit(1)
+  }
+  // The file watch: a database file deleted or replaced under the responder ends it within a second, without
+  // touching the file or its write-ahead log (every request checks it too and answers 503), so the supervisor
+  // starts it again on the file the path names.
+  if let opened = databases.first?.openedIdentity {
+    let path = settings.database
+    _ = try? startThread(name: "file-watch") {
+      while true {
+        var pause = timespec(tv_sec: 1, tv_nsec: 0)
+        nanosleep(&pause, nil)
+        if let change = DatabaseFileChange.classify(
+          opened: opened, current: DatabaseFileChange.Identity.of(path: path), sqliteSaysMoved: false)
+        {
+          logger.error(
+            "\(change) under the running responder; exiting so that the service restarts on the file the path"
+              + " names", ["database": path])
+          _exit(1)
+        }
+      }
+    }
   }
   logger.info(
     "aprs-cloud-fcgi started",

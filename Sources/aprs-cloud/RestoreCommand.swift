@@ -32,8 +32,10 @@ enum RestoreCommand: Command {
 
     Refuses (exit 1, touching nothing) when a database is already there,
     unless --force; with --force it replaces it (and its -wal, -shm and
-    Litestream state), but never while a listener holds its lease or an
-    `aprs-cloud up` runs on DIR. Exit status 0 when the database is in place.
+    Litestream state), but never while a listener or a FastCGI responder
+    runs on the database (even one whose lease lapsed: they hold
+    <database>.users), a listener holds its lease, or an `aprs-cloud up`
+    runs on DIR. Exit status 0 when the database is in place.
 
     options:
       --config FILE   the INI configuration (default: $APRS_CLOUD_CONFIG)
@@ -105,6 +107,9 @@ private struct Restore {
     try makeDirectory(directory)
     let upLock = try lockAgainstUp()
     defer { if let upLock { close(upLock) } }
+    // Held until the copy is in place: no daemon runs on the database meanwhile (they wait for it).
+    let users = try lockAgainstDaemons()
+    defer { users.close() }
     if !existing.isEmpty { try checkNoListener() }
 
     let pid = getpid()
@@ -210,6 +215,23 @@ private struct Restore {
       // An unreadable old database is what --force is for.
       return
     }
+  }
+
+  /// Holds the database's users file (``Store/DatabaseUsers``) exclusively; refuses while a listener or a FastCGI
+  /// responder runs on the database (they hold it shared for as long as they run, even one whose lease lapsed).
+  private func lockAgainstDaemons() throws(CommandFailure) -> DatabaseUsers {
+    let users: DatabaseUsers?
+    do throws(FileLockError) {
+      users = try DatabaseUsers.lockExclusive(databasePath: target)
+    } catch {
+      throw CommandFailure("cannot lock \(error.path): \(error.description)")
+    }
+    guard let users else {
+      throw CommandFailure(
+        "aprs-listener or aprs-cloud-fcgi runs on \(target) (they hold \(DatabaseUsers.path(forDatabase: target))):"
+          + " stop the server first; nothing was changed")
+    }
+    return users
   }
 
   /// Holds `up.lock` of the directory when it exists, so no `aprs-cloud up` starts on it meanwhile;

@@ -41,7 +41,8 @@ import Testing
   }
 
   /// `restore` refuses to replace a database (exit 1, nothing touched) unless --force, and never while a
-  /// listener holds its lease; without a replica configured it says so.
+  /// listener holds its lease or a daemon runs on it (holds its users file); without a replica configured it says
+  /// so.
   @Test func restoreTouchesNoExistingDatabase() throws {
     let directory = try makeTemporaryDirectory("restore-refused")
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -70,6 +71,27 @@ import Testing
     #expect(forcedWhileHeld.stderrText.contains("holds the lease"), "\(forcedWhileHeld.stderrText)")
     #expect(try Data(contentsOf: URL(fileURLWithPath: database.path)) == before)
     #expect(try database.int("SELECT count(*) FROM listener_lease") == 1)
+    // Nor while a daemon runs on it, even one whose lease lapsed (it holds the users file).
+    try database.run("DELETE FROM listener_lease;")
+    let users = data + "/aprs-cloud.sqlite.users"
+    let holder = try TestStack.launch(
+      "/usr/bin/env",
+      [
+        "python3", "-c",
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_SH)\nprint('held', flush=True)"
+          + "\ntime.sleep(60)", users,
+      ], output: directory + "/holder.out")
+    defer { TestStack.terminate(holder) }
+    #expect(
+      waitUntil(timeout: 10) {
+        ((try? String(contentsOfFile: directory + "/holder.out", encoding: .utf8)) ?? "").contains("held")
+      })
+    let forcedWhileRunning = try runCLI(["restore", "--config", config, "--data", data, "--force"])
+    #expect(forcedWhileRunning.status == 1)
+    #expect(
+      forcedWhileRunning.stderrText.contains("aprs-listener or aprs-cloud-fcgi runs on"),
+      "\(forcedWhileRunning.stderrText)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: database.path)).count == before.count)
 
     // Nothing replicated yet: Litestream finds no backup, and nothing is left behind.
     let empty = directory + "/empty"

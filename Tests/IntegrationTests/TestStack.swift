@@ -39,11 +39,12 @@ final class TestStack: @unchecked Sendable {
   private var stopped = false
 
   /// Starts the stack and waits until nginx answers `/health` (200 from a real responder; any
-  /// answer otherwise). `readTimeout` is nginx's wait for the responder before a 504.
-  init(_ responderKind: Responder = .real(), readTimeout: Int = 60) throws {
+  /// answer otherwise). `readTimeout` is nginx's wait for the responder before a 504; `databasePath` puts the
+  /// database elsewhere than the stack's folder (a small file system of its own).
+  init(_ responderKind: Responder = .real(), readTimeout: Int = 60, databasePath: String? = nil) throws {
     directory = try makeTemporaryDirectory("stack")
     socketPath = directory + "/fcgi.sock"
-    databasePath = directory + "/aprs-cloud.sqlite"
+    self.databasePath = databasePath ?? directory + "/aprs-cloud.sqlite"
     var lastError: Error?
     var started = false
     // A port found free can be taken by someone else before nginx binds it: try a few.
