@@ -158,7 +158,8 @@ final class WriterWorker: @unchecked Sendable {
   }
 
   /// Stores one batch and, when the database file is still the one its path names, hands its ACKs on.
-  private func store(_ lines: [QueuedLine], _ writer: MessageWriter, _ database: Database) throws(StoreError) {
+  private func store(_ lines: [QueuedLine], _ writer: MessageWriter, _ database: Database) throws(StoreError)
+  {
     let result = try writer.process(
       lines, stations: shared.stations, canTransmit: connection.acceptsAcks && !health.databaseFileChanged,
       now: epochMilliseconds())
