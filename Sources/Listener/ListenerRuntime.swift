@@ -106,7 +106,9 @@ public final class ListenerRuntime: Sendable {
     var settings = ConnectionSettings(
       servers: config.servers, login: options.login,
       passcode: config.isReceiveOnly ? -1 : (config.passcode ?? -1), watchdogMs: config.watchdogMs,
-      backoff: Backoff(initialMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs))
+      outageBackoff: OutageBackoff(
+        firstAtMostMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs),
+      refusalBackoff: Backoff(initialMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs))
     settings.loginTimeoutMs = min(30_000, max(2_000, config.watchdogMs / 2))
     var machine = ConnectionStateMachine(settings: settings, jitter: { Double.random(in: 0..<1) })
     do throws(StoreError) {

@@ -57,6 +57,8 @@ public struct PushServiceOptions: Sendable {
 struct ProviderSetup {
   var clients: [DevicePlatform: any ProviderClient] = [:]
   var states: [DevicePlatform: ProviderState] = [:]
+  /// Warnings of providers left off by a missing setting (published for `/health` at start).
+  var warnings: [DevicePlatform: String] = [:]
 
   /// Loads the credentials of each configured provider; a bad file stops that provider alone.
   /// With `apnsTokenFile`, the APNs provider token is kept in that file between processes.
@@ -173,6 +175,7 @@ final class PushEngine {
       vapidKeyFile: options.vapidKeyFile)
     clients = setup.clients
     states = setup.states
+    warnings = setup.warnings
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
     for platform in DevicePlatform.allCases {
       failureWatches[platform] = FailureWatch(windowMs: options.stopAfterUniformFailuresMs)

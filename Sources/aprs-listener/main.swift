@@ -74,6 +74,10 @@ do {
   logger.error(error.description)
   exit(2)
 }
+// A feature left off by a setting it lacks (an upgrade's config): the service starts, the log and /health say it.
+for warning in pushConfig.warnings {
+  logger.warn("configuration", ["warning": warning])
+}
 PushService.globalInit()
 let push = PushService(
   options: PushServiceOptions(
