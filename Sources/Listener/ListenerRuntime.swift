@@ -86,6 +86,13 @@ public final class ListenerRuntime: Sendable {
     }
     defer { hostLock.close() }
     guard acquireLease(database) else { return stopRequested.value ? exitStatus.load(ordering: .relaxed) : 1 }
+    // The dedup windows and ACK times go on from the newest the database holds (a backward step of the wall
+    // clock while the listener was down cannot put them in its future): see `steadyEpochMilliseconds()`.
+    do throws(StoreError) {
+      raiseSteadyClock(toAtLeast: try database.steadyClockFloor())
+    } catch {
+      logger.warn("cannot read the steady clock's floor", ["error": error.description])
+    }
     let startedAt = epochMilliseconds()
     let lifecycle = notifier as? any OutboxNotifierLifecycle
     lifecycle?.listenerStarted()
@@ -253,7 +260,7 @@ public final class ListenerRuntime: Sendable {
       budgetChanged: { full in
         shared.sendBudgetFull.store(full, ordering: .relaxed)
         housekeeper.requestPublish()
-      })
+      }, followsClockSteps: true)
     sender.run(stopped: stopped)
   }
 

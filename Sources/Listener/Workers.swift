@@ -64,7 +64,9 @@ final class WriterWorker: @unchecked Sendable {
     for attempt in 1...Self.attempts {
       do throws(StoreError) {
         let result = try writer.process(
-          lines, stations: shared.stations, canTransmit: connection.acceptsAcks, now: epochMilliseconds())
+          lines, stations: shared.stations, canTransmit: connection.acceptsAcks,
+          now: steadyEpochMilliseconds(),
+          stampedAt: epochMilliseconds())
         record(result)
         connection.submit(acks: result.acks)
         if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }

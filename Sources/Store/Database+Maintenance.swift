@@ -19,18 +19,24 @@ extension Database {
   /// Deletes bookkeeping that no longer matters: dedup keys whose window ended, ACK send
   /// times older than `ackRetentionMs`, and ended rate-limit windows. The listener calls it
   /// now and then; correctness never depends on it (expired rows are ignored anyway).
+  ///
+  /// Dedup rows and ACK send times are on the listener's steady clock (`Database.storeMessages`), which a
+  /// wall-clock step does not move: `now` (the caller's wall clock) never deletes past the newest of them
+  /// (`first_seen`, `last_sent_at`: the listener's clock at its last store), so a wall clock an hour ahead of the
+  /// listener's prunes no window that is still open on it.
   @discardableResult
   public func pruneExpired(now: Int64, ackRetentionMs: Int64 = 3_600_000) throws(StoreError) -> PruneResult {
     try writeTransaction { () throws(StoreError) in
       var counts: [Int] = []
       for sql in [
-        "DELETE FROM dedup WHERE expires_at <= ?1",
-        "DELETE FROM ack_state WHERE last_sent_at < ?1",
+        "DELETE FROM dedup WHERE expires_at <= min(?1, (SELECT max(first_seen) FROM dedup))",
+        "DELETE FROM ack_state WHERE last_sent_at < min(?1, (SELECT max(last_sent_at) FROM ack_state)) - ?2",
         "DELETE FROM rate_limits WHERE expires_at <= ?1",
       ] {
         let statement = try prepared(sql)
         defer { statement.reset() }
-        try statement.bind(1, sql.contains("ack_state") ? now - ackRetentionMs : now)
+        try statement.bind(1, now)
+        if sql.contains("ack_state") { try statement.bind(2, ackRetentionMs) }
         try statement.run()
         counts.append(changes)
       }
