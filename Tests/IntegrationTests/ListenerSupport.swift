@@ -233,7 +233,7 @@ final class ListenerProcess: @unchecked Sendable {
   }
 
   /// The listener's INI for a fake server (tests' short timings). `webPush` is the body of `[messaging.webpush]`:
-  /// off unless a test pushes through it (Web Push is on by default and then needs its `subject`).
+  /// off unless a test pushes through it (on by default, Web Push without its `subject` is off with a warning).
   static func config(
     fake: FakeAPRSIS, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
     extraListener: String = "", webPush: String = "enabled = false\n"

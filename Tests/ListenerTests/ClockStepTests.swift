@@ -43,8 +43,11 @@ import Testing
     #expect(sync.messages.first?.timestamp == Self.t0, "the wall clock stamps")
     #expect(try test.database.dueOutbox(now: Self.t0 + 3 * Self.hour).count == 1, "pushed once")
 
-    // Maintenance on the stepped wall clock prunes no open window: the next copy is still a duplicate.
-    try test.database.pruneExpired(now: Self.t0 + step + 40_000)
+    // Maintenance on the stepped wall clock prunes no open window, in the listener (its steady clock) and in
+    // `aprs-cloud maintenance` (never past the newest stored window): the next copy is still a duplicate.
+    let wall = Self.t0 + step + 40_000
+    try test.database.pruneExpired(now: wall, windowsNow: steady.now(monotonicMs: 5_000 + 40_000))
+    try test.database.pruneExpired(now: wall, windowsNow: min(wall, try test.database.steadyClockFloor()))
     let later = try writer.process(
       [bytes(Self.message)], stations: stations, canTransmit: true,
       now: steady.now(monotonicMs: 5_000 + 62_000), stampedAt: Self.t0 + step + 62_000)
