@@ -6,7 +6,7 @@
 /// sender (``PushConfig``). A part stops at its first error, as its program would, and the other parts are still
 /// read, so one run lists an error per part. Warnings: keys and sections no program knows, keys set twice,
 /// retired keys (``ConfigFile/warnings(for:)``), and features left off by a setting they lack
-/// (``PushConfig/warnings``). The caller adds what needs other modules (the passcode check).
+/// (``PushConfig/warnings``). The caller adds what needs other modules (the passcode check, `allowedOrigins`).
 public struct ConfigCheck: Sendable, Equatable {
   /// One sentence each; any of them stops a program from starting (it exits 2).
   public var errors: [String] = []
@@ -14,6 +14,9 @@ public struct ConfigCheck: Sendable, Equatable {
   public var warnings: [String] = []
   /// The listener's settings when they read without error (for checks that need them).
   public var listener: ListenerConfig?
+  /// The responder's settings when they read without error (for checks that need other modules: the
+  /// `allowedOrigins` syntax is the API module's).
+  public var server: ServerConfig?
 
   /// The exit status of `check-config`: 0 nothing to say, 1 warnings only (everything starts), 2 errors (the
   /// status the daemons exit with on a bad configuration; systemd's `RestartPreventExitStatus=2` keeps them
@@ -27,7 +30,7 @@ public struct ConfigCheck: Sendable, Equatable {
     func failed(_ error: ConfigError) {
       if !errors.contains(error.description) { errors.append(error.description) }
     }
-    do throws(ConfigError) { _ = try ServerConfig(config) } catch { failed(error) }
+    do throws(ConfigError) { server = try ServerConfig(config) } catch { failed(error) }
     do throws(ConfigError) {
       let listener = try ListenerConfig(config)
       self.listener = listener

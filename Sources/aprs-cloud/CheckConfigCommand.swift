@@ -1,3 +1,4 @@
+import API
 import APRS
 import Config
 
@@ -53,6 +54,11 @@ enum CheckConfigCommand: Command {
         "[aprsis] passcode does not match [aprsis] login \(login): APRS-IS will answer unverified and nothing"
           + " will be ACKed (aprs-cloud passcode \(login))")
     }
+    // As the responder checks them at start (aprs-cloud-fcgi exits 2 on a bad one).
+    for origin in check.server?.allowedOrigins ?? [] where APIConfig.normalisedOrigin(origin) == nil {
+      check.errors.append(
+        "[server] allowedOrigins: \(origin) is not an origin (http:// or https://, a host, an optional port)")
+    }
     for error in check.errors { print("error: \(error)") }
     for warning in check.warnings { print("warning: \(warning)") }
     let errors = check.errors.count
@@ -64,6 +70,6 @@ enum CheckConfigCommand: Command {
         "\(path): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
           + (errors > 0 ? ": the programs would not start" : ": the programs start"))
     }
-    return ExitStatus(rawValue: check.exitStatus) ?? .usage
+    return ExitStatus(rawValue: errors > 0 ? 2 : check.exitStatus) ?? .usage
   }
 }

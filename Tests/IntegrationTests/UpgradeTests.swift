@@ -106,6 +106,12 @@ import Testing
     #expect(wrongPasscode.status == 1)
     #expect(wrongPasscode.stdoutText.contains("[aprsis] passcode does not match [aprsis] login N0CALL-10"))
 
+    let origin = try checkConfig(
+      previous.replacingOccurrences(of: "workers = 4", with: "workers = 4\nallowedOrigins = ftp://x")
+        + "[messaging.webpush]\nenabled = false\n", in: directory)
+    #expect(origin.status == 2, "\(origin.stdoutText)")
+    #expect(origin.stdoutText.contains("error: [server] allowedOrigins: ftp://x is not an origin"))
+
     let missing = try checkConfig(nil, in: directory)
     #expect(missing.status == 2)
     #expect(missing.stdoutText.hasPrefix("error: cannot read config file \(directory)/missing.ini"))
