@@ -15,7 +15,7 @@ DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 # Debian's Chromium and its WebDriver run the web client's browser tests (headless, never a downloaded browser);
 # libevent and libcap build the real APRS-IS server, aprsc, from the shared source ($(APRSC_BUILD)), that the
 # listener's integration tests run against.
-DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make
+DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make faketime
 # aprsc 2.1.21's source and build script live beside the project (../shared/aprsc); the binary is cached in
 # .build/aprsc (rebuilt only when the source is newer). The tests build it themselves when it is missing.
 APRSC_BUILD  := ../shared/aprsc/build.sh

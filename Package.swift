@@ -71,7 +71,8 @@ let package = Package(
     .executableTarget(
       name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Logging", "Platform", "Store", "FastCGI"]),
     .executableTarget(
-      name: "aprs-cloud", dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push"]),
+      name: "aprs-cloud",
+      dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API"]),
     .executableTarget(
       name: "aprs-cloud-bench",
       dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API", "TestSupport"]),

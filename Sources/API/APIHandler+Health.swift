@@ -12,8 +12,9 @@ extension APIHandler {
   /// `status` is `ok`, or `degraded` with the reasons in `degraded`: the listener is not running, it
   /// is not connected to APRS-IS, its login is unverified or receive-only (no ACKs), its transmit budget for sent
   /// messages is spent, a push provider
-  /// stopped on a configuration fault, or one that sends but published a warning (an APNs `production`
-  /// setting the devices' tokens contradict).
+  /// stopped on a configuration fault, or one that published a warning: one that sends (an APNs `production`
+  /// setting the devices' tokens contradict) or one left off by a missing setting (Web Push without `subject`:
+  /// the key and the fix).
   ///
   /// `listener`: `running` (its lease is held), `connected` (logged in to APRS-IS, as last published by a running
   /// listener), `lastLineAgeSeconds`, and, once a listener has published them: `state`, `verified`,
@@ -75,7 +76,7 @@ extension APIHandler {
       for platform in DevicePlatform.allCases {
         if case .stopped = push.state(of: platform) {
           degraded.append("push for \(platform.rawValue) is \(push.state(of: platform))")
-        } else if push.state(of: platform) == .ok, let warning = push.warnings[platform] {
+        } else if let warning = push.warnings[platform] {
           degraded.append("push for \(platform.rawValue): \(warning)")
         }
       }

@@ -54,7 +54,7 @@ public struct APRSISServer: Sendable, Hashable, CustomStringConvertible {
 /// ```
 ///
 /// Tuning keys with safe defaults, mainly for tests: `[aprsis] watchdog` (60s), `reconnectDelay` (5s, the first
-/// backoff step), `maxReconnectDelay` (5m), `connectTimeout` (10s); `[listener] queueSize` (10000 lines),
+/// step of the refused-login backoff), `maxReconnectDelay` (5m), `connectTimeout` (10s); `[listener] queueSize` (10000 lines),
 /// `queueBytes` (4 MiB: the same queue's bound in memory), `leaseTtl` (30s, renewed every third of it), `publishInterval` (5s), `registrationPoll` (1s),
 /// `ackInterval` (30s: APRS-IS drops an identical packet repeated within 30 s, so only tests lower it).
 public struct ListenerConfig: Sendable, Equatable {
@@ -70,9 +70,10 @@ public struct ListenerConfig: Sendable, Equatable {
   public var trackOutgoing = false
   /// No line for this long: the link is dead, reconnect (ms).
   public var watchdogMs: Int64 = 60_000
-  /// The first reconnect delay; it doubles up to ``maxReconnectDelayMs`` (ms).
+  /// The first delay of the long backoff after a refused login; it doubles up to ``maxReconnectDelayMs`` (ms).
+  /// Retries after an outage start at the smaller of 1 s and this (the listener's `OutageBackoff`).
   public var reconnectDelayMs: Int64 = 5_000
-  /// The longest reconnect delay (ms).
+  /// The longest reconnect delay, of both backoffs (ms).
   public var maxReconnectDelayMs: Int64 = 300_000
   /// How long one TCP connect may take (ms).
   public var connectTimeoutMs: Int64 = 10_000

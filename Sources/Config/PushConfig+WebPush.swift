@@ -16,12 +16,18 @@
 /// ;allowPrivateEndpoints = false          ; true: endpoints on loopback/private addresses (tests)
 /// ```
 ///
-/// Unlike FCM and APNs, which need credentials from an account, `enabled` defaults to true (issue 13: "it
-/// needs no account anywhere"). On without `subject` is a startup error (`ConfigError.missingValue`) that names
-/// the configuration file, the key and both ways out: set `subject`, or `enabled = false`. Everything that
-/// reads the listener's push settings throws it alike (the listener, `push-test`, `push-worker`, `up`,
-/// `import-config`'s check; the responder logs it and leaves Web Push out of `/v1/info`). One switch covers
-/// both `webpush` and `unifiedpush` devices: the same sender and key.
+/// Unlike FCM and APNs, which need credentials from an account, `enabled` defaults to true ("it needs no account
+/// anywhere"). The rule for a missing `subject` keeps an upgrade from turning the service off: a config written
+/// before Web Push existed has no `[messaging.webpush]`, and the release that reads it must start.
+/// - `enabled` not set (the default, on) and no `subject`: Web Push and UnifiedPush start **off**, with a
+///   warning (``missingSubjectWarning(_:)``) that names the file, the key and both fixes: set `subject`, or
+///   `enabled = false` to silence it. The listener logs it and publishes it for `/health` and `aprs-cloud
+///   status`; `aprs-cloud check-config` prints it; the responder leaves Web Push out of `/v1/info`.
+/// - `enabled = true` written by hand without `subject`: a startup error (`ConfigError.missingValue`,
+///   ``missingSubject(_:)``) with the same fixes: someone asked for Web Push on this release and it cannot be.
+/// Everything that reads the listener's push settings applies the rule alike (the listener, `push-test`,
+/// `push-worker`, `up`, `import-config`'s check, the responder). One switch covers both `webpush` and
+/// `unifiedpush` devices: the same sender and key.
 extension PushConfig {
   /// Web Push / UnifiedPush settings.
   public struct WebPush: Sendable, Equatable {
@@ -68,17 +74,26 @@ extension PushConfig {
     return slash == database.startIndex ? "/vapid.pem" : String(database[..<slash]) + "/vapid.pem"
   }
 
-  /// Reads `[messaging.webpush]`: the settings when on, else why it is off (`disabled`: `enabled = false`).
-  /// Throws when a value is invalid (each error names its key), or when it is on without `subject`
-  /// (`missingSubject`).
-  public static func webPush(_ config: ConfigFile) throws(ConfigError) -> (settings: WebPush?, off: String?) {
+  /// Why Web Push is off when it is on by default but has no `subject` (``webPush(_:)``'s `off`).
+  public static let noSubjectOff = "not configured: [messaging.webpush] subject is not set"
+
+  /// Reads `[messaging.webpush]`: the settings when on, else why it is off (`disabled`: `enabled = false`;
+  /// ``noSubjectOff`` with a `warning` when on by default without `subject`). Throws when a value is invalid
+  /// (each error names its key), or when `enabled = true` is set without `subject` (``missingSubject(_:)``).
+  public static func webPush(_ config: ConfigFile) throws(ConfigError) -> (
+    settings: WebPush?, off: String?, warning: String?
+  ) {
     let section = webPushSection
     let subject = try config.string(section, "subject")
     let keyFile = try config.path(section, "vapidKeyFile")
     let caFile = try config.path(section, "caFile")
     let allowPrivate = try config.bool(section, "allowPrivateEndpoints", default: false)
-    guard try config.bool(section, "enabled", default: true) else { return (nil, "disabled") }
-    guard let subject else { throw missingSubject(config) }
+    let enabledByHand = config.value(section, "enabled") != nil
+    guard try config.bool(section, "enabled", default: true) else { return (nil, "disabled", nil) }
+    guard let subject else {
+      if enabledByHand { throw missingSubject(config) }
+      return (nil, noSubjectOff, missingSubjectWarning(config))
+    }
     guard isContact(subject) else {
       let value = config.value(section, "subject")
       throw .invalidValue(
@@ -94,8 +109,20 @@ extension PushConfig {
     }
     return (
       WebPush(subject: subject, vapidKeyFile: keyFile, caFile: caFile, allowPrivateEndpoints: allowPrivate),
-      nil
+      nil, nil
     )
+  }
+
+  /// The warning of Web Push left off because `subject` is missing (and `enabled` is not set): names the file,
+  /// the key, and both fixes. Short enough for one log value (`Logger.maxValueLength`, 300 characters) with a
+  /// file path of up to 85 characters.
+  public static func missingSubjectWarning(_ config: ConfigFile) -> String {
+    let section = webPushSection
+    let settings = "`subject = mailto:you@example.org` (or https://…) in [\(section)]"
+    let fix = config.hasFile ? "set " + settings : "give a config file with " + settings
+    return
+      "\(config.name): Web Push and UnifiedPush are off: \(section).subject is not set. To turn them on, "
+      + fix + "; `enabled = false` there silences this"
   }
 
   /// The error of Web Push on (the default) without a contact: names the file, the key, and both fixes (without

@@ -127,8 +127,15 @@ public struct PushConfig: Sendable, Equatable {
   /// Web Push / UnifiedPush settings, nil when off (see `webPushOff`).
   public var webPush: WebPush?
   /// Why Web Push and UnifiedPush are off, nil when they are on: `disabled` from a configuration
-  /// (`enabled = false`), `not configured` only for `init()` (no configuration read at all).
+  /// (`enabled = false`), ``PushConfig/noSubjectOff`` when on by default without `subject`, `not configured`
+  /// only for `init()` (no configuration read at all).
   public var webPushOff: String? = "not configured"
+  /// Why Web Push and UnifiedPush are off though the configuration did not turn them off (a setting they need
+  /// is missing: ``PushConfig/missingSubjectWarning(_:)``): logged at start and published for `/health`.
+  public var webPushWarning: String?
+
+  /// Every warning about these settings (to log, and for `aprs-cloud check-config`).
+  public var warnings: [String] { [webPushWarning].compactMap { $0 } }
 
   /// Everything off, default timings.
   public init() {}
@@ -190,7 +197,7 @@ public struct PushConfig: Sendable, Equatable {
     }
 
     // Web Push and UnifiedPush (PushConfig+WebPush.swift).
-    (webPush, webPushOff) = try PushConfig.webPush(config)
+    (webPush, webPushOff, webPushWarning) = try PushConfig.webPush(config)
   }
 
   /// The keys this struct reads.

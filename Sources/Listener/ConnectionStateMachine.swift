@@ -11,9 +11,21 @@ import Logging
 ///   is a refusal. Keepalives before the logresp are ignored.
 /// - Watchdog: no line at all for ``ConnectionSettings/watchdogMs`` → close and reconnect; no logresp within
 ///   ``ConnectionSettings/loginTimeoutMs`` of connecting → the same.
-/// - Reconnects back off: ``Backoff`` steps (5 s doubling to 5 min) with jitter from the injected source, reset
-///   when the connection that ended had been online for ``Backoff/stableMs`` (10 min). When several servers are
-///   configured, a failed connect tries the next one at once until each failed in this round.
+/// - Reconnects come promptly after an outage, slowly after a refusal (jitter from the injected source):
+///   - Outage: an established session ended (closed by the server ``ConnectionSettings/establishedMs`` or more
+///     after its logresp, the watchdog, a read or write error) or connects fail. The retries follow
+///     ``OutageBackoff``: 1, 2, 4 s, at most 4 s apart in the outage's first 3 minutes and 30 s apart until
+///     10 minutes, then up to 5 min. Every outage starts over at 1 s, however recently the last one ended (a
+///     logresp ends it), so the listener is on air within about 5 s of the server's return.
+///   - Refusal: a `#` line refusing the login, or a session the server closes within
+///     ``ConnectionSettings/establishedMs`` of its logresp (a duplicate login, a server that drops this client).
+///     The retries follow ``ConnectionSettings/refusalBackoff`` (5 s doubling to 5 min), reset only when a
+///     session stayed up for ``Backoff/stableMs`` (10 min). An unverified login is not a refusal: it stays up,
+///     receive-only.
+/// - Several servers: a fast rotation, so whichever answers first wins. Each attempt goes to the next server; a
+///   failed connect, a server silent for ``ConnectionSettings/bannerTimeoutMs`` after connecting, or one without a
+///   logresp within ``ConnectionSettings/loginTimeoutMs`` moves on to the next server at once, and only when each
+///   failed in this round does the machine wait for the next outage delay.
 /// - Filter: ``FilterManager`` decides; the login line carries the wanted filter, and every change of it on an
 ///   open connection is one `#filter` line (its answer checked), never a reconnect: the line is at most 510 bytes
 ///   at any number of stations. Only a `#filter` line APRS-IS lost (no answer within
@@ -23,7 +35,10 @@ struct ConnectionStateMachine: Sendable {
   let settings: ConnectionSettings
   private(set) var state: ConnectionState = .idle
   private(set) var filter: FilterManager
-  private(set) var backoff: Backoff
+  /// Retry delays of the outage under way (if any).
+  private(set) var outage: OutageBackoff
+  /// Retry delays after refused logins.
+  private(set) var refusals: Backoff
   /// The current status (also sent in ``ConnectionAction/report(_:)`` when it changes).
   private(set) var status = ConnectionStatus()
 
@@ -40,7 +55,8 @@ struct ConnectionStateMachine: Sendable {
   init(settings: ConnectionSettings, jitter: @escaping @Sendable () -> Double) {
     self.settings = settings
     self.jitter = jitter
-    self.backoff = settings.backoff
+    self.outage = settings.outageBackoff
+    self.refusals = settings.refusalBackoff
     self.filter = FilterManager(login: settings.login)
     status.receiveOnly = settings.isReceiveOnly
     updateFilterStatus()
@@ -51,6 +67,10 @@ struct ConnectionStateMachine: Sendable {
     switch state {
     case .idle, .stopped, .connecting: return nil
     case .backingOff(let until): return until
+    case .awaitingBanner where settings.servers.count > 1:
+      return min(
+        lastLineAt + settings.watchdogMs, connectedAt + settings.loginTimeoutMs,
+        connectedAt + settings.bannerTimeoutMs)
     case .awaitingBanner, .awaitingLogresp:
       return min(lastLineAt + settings.watchdogMs, connectedAt + settings.loginTimeoutMs)
     case .online:
@@ -73,7 +93,6 @@ struct ConnectionStateMachine: Sendable {
       state = .awaitingBanner
       connectedAt = now
       lastLineAt = now
-      failuresThisRound = 0
       status.address = address
       log(&actions, .info, "connected", ("server", currentServer?.description ?? "?"), ("address", address))
     case .connectFailed(let now, let reason):
@@ -82,14 +101,8 @@ struct ConnectionStateMachine: Sendable {
       log(
         &actions, .warn, "cannot connect to APRS-IS", ("server", currentServer?.description ?? "?"),
         ("error", reason))
-      failuresThisRound += 1
       advanceServer()
-      if failuresThisRound < settings.servers.count {
-        connect(now: now, &actions)
-      } else {
-        failuresThisRound = 0
-        backOff(now: now, &actions)
-      }
+      attemptFailed(now: now, &actions)
     case .lineReceived(let now):
       lastLineAt = now
       if state == .awaitingBanner { sendLogin(now: now, &actions) }
@@ -100,8 +113,21 @@ struct ConnectionStateMachine: Sendable {
       tick(now: now, &actions)
     case .closed(let now, let reason):
       guard isConnected else { break }
-      endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
-      backOff(now: now, &actions)
+      if case .online = state, let since = onlineSince, now - since < settings.establishedMs {
+        endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
+        log(
+          &actions, .warn,
+          "the server closed the session right after its logresp: treated as a refused login",
+          ("onlineMs", String(now - since)), ("establishedMs", String(settings.establishedMs)))
+        retryLater(now: now, after: .refusal, &actions)
+      } else if case .online = state {
+        endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
+        outage.begin(now: now)
+        retryLater(now: now, after: .outage, &actions)
+      } else {
+        endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
+        attemptFailed(now: now, &actions)
+      }
     case .filterChanged(let line, let now):
       guard filter.setDesired(line) else { break }
       updateFilterStatus()
@@ -138,7 +164,7 @@ struct ConnectionStateMachine: Sendable {
     let list = settings.servers
     guard !list.isEmpty else {
       log(&actions, .error, "no APRS-IS server configured")
-      state = .backingOff(until: now + settings.backoff.maximumMs)
+      state = .backingOff(until: now + settings.refusalBackoff.maximumMs)
       return
     }
     let server = list[serverIndex % list.count]
@@ -171,6 +197,8 @@ struct ConnectionStateMachine: Sendable {
       case .logresp(let login, let verified, let server):
         state = .online(verified: verified)
         onlineSince = now
+        outage.end()
+        failuresThisRound = 0
         filter.loggedIn()
         status.connected = true
         status.verified = verified
@@ -191,7 +219,8 @@ struct ConnectionStateMachine: Sendable {
         reconcileFilter(now: now, &actions)
       case .refusal(let text):
         endConnection(now: now, reason: "login refused: \(text)", level: .error, &actions, closeSocket: true)
-        backOff(now: now, &actions)
+        failuresThisRound = 0
+        retryLater(now: now, after: .refusal, &actions)
       case .filterActive, .other:
         break
       }
@@ -222,14 +251,20 @@ struct ConnectionStateMachine: Sendable {
     case .backingOff(let until) where now >= until:
       connect(now: now, &actions)
     case .awaitingBanner, .awaitingLogresp:
+      let reason: String
       if now - connectedAt >= settings.loginTimeoutMs {
-        endConnection(
-          now: now, reason: "no logresp within \(settings.loginTimeoutMs / 1000) s", level: .warn, &actions,
-          closeSocket: true)
-        backOff(now: now, &actions)
+        reason = "no logresp within \(settings.loginTimeoutMs) ms"
       } else if now - lastLineAt >= settings.watchdogMs {
-        watchdog(now: now, &actions)
+        reason = "no line for \(settings.watchdogMs) ms"
+      } else if state == .awaitingBanner, settings.servers.count > 1,
+        now - connectedAt >= settings.bannerTimeoutMs
+      {
+        reason = "no banner within \(settings.bannerTimeoutMs) ms; trying the next server"
+      } else {
+        break
       }
+      endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: true)
+      attemptFailed(now: now, &actions)
     case .online:
       if now - lastLineAt >= settings.watchdogMs {
         watchdog(now: now, &actions)
@@ -244,11 +279,27 @@ struct ConnectionStateMachine: Sendable {
     }
   }
 
+  /// The session went silent: an outage (the server froze or the path broke); the first retry comes promptly.
   private mutating func watchdog(now: Int64, _ actions: inout [ConnectionAction]) {
     endConnection(
       now: now, reason: "no line for \(settings.watchdogMs / 1000) s", level: .warn, &actions,
       closeSocket: true)
-    backOff(now: now, &actions)
+    outage.begin(now: now)
+    retryLater(now: now, after: .outage, &actions)
+  }
+
+  /// An attempt that never reached a logresp failed (connect, banner, login timeout, closed early; the server
+  /// index has moved on): the next server at once while some in this round have not been tried, else the next
+  /// outage delay.
+  private mutating func attemptFailed(now: Int64, _ actions: inout [ConnectionAction]) {
+    outage.begin(now: now)
+    failuresThisRound += 1
+    if failuresThisRound < settings.servers.count {
+      connect(now: now, &actions)
+    } else {
+      failuresThisRound = 0
+      retryLater(now: now, after: .outage, &actions)
+    }
   }
 
   private mutating func reconcileFilter(now: Int64, _ actions: inout [ConnectionAction]) {
@@ -276,7 +327,7 @@ struct ConnectionStateMachine: Sendable {
     countsAsReconnect: Bool = true
   ) {
     if closeSocket { actions.append(.close(reason: reason)) }
-    if let since = onlineSince, now - since >= backoff.stableMs { backoff.reset() }
+    if let since = onlineSince, now - since >= refusals.stableMs { refusals.reset() }
     var fields = [LogField("reason", reason), LogField("server", currentServer?.description ?? "?")]
     if let since = onlineSince { fields.append(LogField("onlineSeconds", String((now - since) / 1000))) }
     actions.append(.log(LogEntry(level, "disconnected", fields)))
@@ -291,11 +342,25 @@ struct ConnectionStateMachine: Sendable {
     advanceServer()
   }
 
-  private mutating func backOff(now: Int64, _ actions: inout [ConnectionAction]) {
-    let delay = backoff.nextDelay(unit: jitter())
+  /// Why the machine waits before the next connect.
+  private enum RetryCause {
+    /// The servers are unreachable or went silent: ``outage``'s short delays.
+    case outage
+    /// A server refused the login: ``refusals``' long delays.
+    case refusal
+  }
+
+  private mutating func retryLater(now: Int64, after cause: RetryCause, _ actions: inout [ConnectionAction]) {
+    let delay: Int64
+    switch cause {
+    case .outage: delay = outage.nextDelay(now: now, unit: jitter())
+    case .refusal: delay = refusals.nextDelay(unit: jitter())
+    }
     state = .backingOff(until: now + delay)
     status.server = nil
-    log(&actions, .info, "reconnecting later", ("delayMs", String(delay)))
+    var fields = [("delayMs", String(delay)), ("cause", cause == .outage ? "outage" : "refused")]
+    if cause == .outage, let since = outage.since { fields.append(("outageMs", String(now - since))) }
+    actions.append(.log(LogEntry(.info, "reconnecting later", fields.map { LogField($0.0, $0.1) })))
   }
 
   private mutating func updateFilterStatus() {

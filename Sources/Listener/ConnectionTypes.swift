@@ -4,7 +4,7 @@ import Logging
 
 /// The connection's settings: servers, login, timings.
 struct ConnectionSettings: Sendable, Equatable {
-  /// User-filter port servers, tried in turn.
+  /// User-filter port servers, tried in turn (a fast rotation: see ``ConnectionStateMachine``).
   var servers: [APRSISServer]
   /// The login name: the operator's service call, or a generated receive-only name.
   var login: String
@@ -19,19 +19,28 @@ struct ConnectionSettings: Sendable, Equatable {
   var loginTimeoutMs: Int64 = 30_000
   /// A `#filter` line without its `active` answer after this long was lost (ms).
   var filterAnswerTimeoutMs: Int64 = 15_000
-  /// Reconnect delays.
-  var backoff = Backoff()
+  /// With several servers configured, one whose banner has not come this long after connecting is left for the
+  /// next one (ms); aprsc sends its banner at once. With one server, only ``loginTimeoutMs`` applies.
+  var bannerTimeoutMs: Int64 = 5_000
+  /// A session that the server closes sooner than this after its logresp counts as a refused login (the long
+  /// ``refusalBackoff``), not as an outage (ms). A watchdog close is always an outage.
+  var establishedMs: Int64 = 30_000
+  /// Retry delays while the servers are unreachable: 1, 2, 4 s … (see ``OutageBackoff``).
+  var outageBackoff = OutageBackoff()
+  /// Retry delays after a refused login or a session closed right after its logresp: 5 s doubling to 5 min.
+  var refusalBackoff = Backoff()
 
   /// Settings; see the properties.
   init(
     servers: [APRSISServer], login: String, passcode: Int, watchdogMs: Int64 = 60_000,
-    backoff: Backoff = Backoff()
+    outageBackoff: OutageBackoff = OutageBackoff(), refusalBackoff: Backoff = Backoff()
   ) {
     self.servers = servers
     self.login = login
     self.passcode = passcode
     self.watchdogMs = watchdogMs
-    self.backoff = backoff
+    self.outageBackoff = outageBackoff
+    self.refusalBackoff = refusalBackoff
   }
 
   /// Logged in with pass -1 by configuration: never transmits.

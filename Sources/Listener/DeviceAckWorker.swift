@@ -18,6 +18,8 @@ final class DeviceAckWorker: @unchecked Sendable {
   let counters: ListenerCounters
   let logger: Logger
   let clock: EpochClock
+  /// The 30 s rule's clock (the writer's: the listener passes `steadyEpochMilliseconds`); nil: ``clock``.
+  let ackClock: EpochClock?
   /// The `data_version` of the last take; nil before the first.
   private var version: Int64?
   /// The last take filled its limit: take again without waiting for a commit.
@@ -25,8 +27,9 @@ final class DeviceAckWorker: @unchecked Sendable {
 
   init(
     database: Database, pollMs: Int64, ackIntervalMs: Int64, counters: ListenerCounters, logger: Logger,
-    clock: @escaping EpochClock = epochMilliseconds
+    clock: @escaping EpochClock = epochMilliseconds, ackClock: EpochClock? = nil
   ) {
+    self.ackClock = ackClock
     self.database = database
     self.pollMs = pollMs
     self.ackIntervalMs = ackIntervalMs
@@ -41,7 +44,7 @@ final class DeviceAckWorker: @unchecked Sendable {
     let dataVersion = try database.dataVersion()
     guard canTransmit, more || dataVersion != version else { return [] }
     let taken = try database.takePulledDeviceAcks(
-      now: clock(), minIntervalMs: ackIntervalMs, limit: Self.batchLimit)
+      now: clock(), ackClockNow: ackClock?(), minIntervalMs: ackIntervalMs, limit: Self.batchLimit)
     version = dataVersion
     more = taken.lines.count + taken.suppressed + taken.stale == Self.batchLimit
     counters.add(counters.acksSuppressed, taken.suppressed)

@@ -185,7 +185,9 @@ final class Housekeeper: @unchecked Sendable {
       let plan = MaintenancePlan(
         stationExpiryMs: stationExpiryMs, receiptRetentionMs: Self.receiptRetentionMs,
         checkpoint: checkpointPolicy)
-      let report = try database.runMaintenance(plan, now: epochMilliseconds())
+      // The dedup and ACK windows are on the steady clock (a wall-clock step must not prune open ones).
+      let report = try database.runMaintenance(
+        plan, now: epochMilliseconds(), windowsNow: steadyEpochMilliseconds())
       logger.log(.info, "maintenance", fields: report.fields)
     } catch {
       logger.warn("pruning failed", ["error": error.description])

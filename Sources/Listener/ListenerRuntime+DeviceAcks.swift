@@ -11,7 +11,7 @@ extension ListenerRuntime {
     let database = try Database(path: config.server.database, options: storeOptions)
     let worker = DeviceAckWorker(
       database: database, pollMs: min(250, config.registrationPollMs), ackIntervalMs: config.ackIntervalMs,
-      counters: counters, logger: logger)
+      counters: counters, logger: logger, ackClock: steadyEpochMilliseconds)
     let box = UncheckedBox(worker)
     let health = health
     return try startThread(

@@ -107,6 +107,13 @@ public final class ListenerRuntime: Sendable {
     }
     defer { hostLock.close() }
     guard acquireLease(database) else { return stopRequested.value ? exitStatus.load(ordering: .relaxed) : 1 }
+    // The dedup windows and ACK times go on from the newest the database holds (a backward step of the wall
+    // clock while the listener was down cannot put them in its future): see `steadyEpochMilliseconds()`.
+    do throws(StoreError) {
+      raiseSteadyClock(toAtLeast: try database.steadyClockFloor())
+    } catch {
+      logger.warn("cannot read the steady clock's floor", ["error": error.description])
+    }
     let startedAt = epochMilliseconds()
     let lifecycle = notifier as? any OutboxNotifierLifecycle
     lifecycle?.listenerStarted()
@@ -127,7 +134,9 @@ public final class ListenerRuntime: Sendable {
     var settings = ConnectionSettings(
       servers: config.servers, login: options.login,
       passcode: config.isReceiveOnly ? -1 : (config.passcode ?? -1), watchdogMs: config.watchdogMs,
-      backoff: Backoff(initialMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs))
+      outageBackoff: OutageBackoff(
+        firstAtMostMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs),
+      refusalBackoff: Backoff(initialMs: config.reconnectDelayMs, maximumMs: config.maxReconnectDelayMs))
     settings.loginTimeoutMs = min(30_000, max(2_000, config.watchdogMs / 2))
     var machine = ConnectionStateMachine(settings: settings, jitter: { Double.random(in: 0..<1) })
     do throws(StoreError) {
@@ -281,7 +290,7 @@ public final class ListenerRuntime: Sendable {
       budgetChanged: { full in
         shared.sendBudgetFull.store(full, ordering: .relaxed)
         housekeeper.requestPublish()
-      })
+      }, followsClockSteps: true)
     sender.run(stopped: stopped)
   }
 

@@ -50,18 +50,23 @@ struct MessageWriter {
     self.ackIntervalMs = ackIntervalMs
   }
 
-  /// Processes `lines` read from APRS-IS (without line endings). `now`: epoch ms (the stored timestamp's floor
-  /// and the ACK clock).
+  /// Processes `lines` read from APRS-IS (without line endings). `now`: the durations' clock, epoch-like ms (the
+  /// dedup windows and the 30 s ACK rule; the listener passes `steadyEpochMilliseconds()`); `stampedAt`: the
+  /// wall clock (the stored timestamp's floor, receipts, answers, the outbox; default `now`). See
+  /// `Database.storeMessages`.
   func process(
-    _ lines: [[UInt8]], stations: some ServedStations, canTransmit: Bool, now: Int64
+    _ lines: [[UInt8]], stations: some ServedStations, canTransmit: Bool, now: Int64, stampedAt: Int64? = nil
   ) throws(StoreError) -> BatchResult {
-    try process(lines.map { QueuedLine($0) }, stations: stations, canTransmit: canTransmit, now: now)
+    try process(
+      lines.map { QueuedLine($0) }, stations: stations, canTransmit: canTransmit, now: now,
+      stampedAt: stampedAt)
   }
 
   /// Processes queued lines, each routed by its origin. Lines this listener transmitted that lead to nothing are
-  /// not counted as skipped (they were never APRS-IS traffic).
+  /// not counted as skipped (they were never APRS-IS traffic). The clocks as for the lines of APRS-IS.
   func process(
-    _ lines: [QueuedLine], stations: some ServedStations, canTransmit: Bool, now: Int64
+    _ lines: [QueuedLine], stations: some ServedStations, canTransmit: Bool, now: Int64,
+    stampedAt: Int64? = nil
   ) throws(StoreError) -> BatchResult {
     var result = BatchResult()
     var planned: [PlannedMessage] = []
@@ -72,21 +77,24 @@ struct MessageWriter {
       planned.append(contentsOf: routed.messages)
       if let receipt = routed.receipt { receipts.append(receipt) }
     }
-    return try commit(planned, receipts: receipts, now: now, into: result, canTransmit: canTransmit)
+    return try commit(
+      planned, receipts: receipts, now: now, stampedAt: stampedAt, into: result, canTransmit: canTransmit)
   }
 
   /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
   /// nothing to store). `canTransmit`: ACKs may be sent now.
   func commit(
-    _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64,
+    _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64, stampedAt: Int64? = nil,
     into partial: BatchResult = BatchResult(), canTransmit: Bool = true
   ) throws(StoreError) -> BatchResult {
     var result = partial
+    let stamp = stampedAt ?? now
     // Nothing to store (most batches of a full feed): no transaction, no write lock.
     guard !planned.isEmpty || !receipts.isEmpty else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
-      // The operator's bans first: a banned sender's messages are dropped before anything else sees them.
-      let bans = try database.activeBans(now: now)
+      // The operator's bans first (their ends are wall-clock times): a banned sender's messages are dropped before
+      // anything else sees them.
+      let bans = try database.activeBans(now: stamp)
       var planned = planned
       if !bans.isEmpty {
         let before = planned.count
@@ -99,7 +107,8 @@ struct MessageWriter {
       let settled = LineRouter.settle(
         planned, settings: try database.stationSettings(of: addressees), canTransmit: canTransmit)
       result.blocked += settled.blocked
-      let outcomes = try database.storeMessages(settled.messages.map(\.incoming), now: now)
+      let outcomes = try database.storeMessages(
+        settled.messages.map(\.incoming), now: now, stampedAt: stamp)
       var stations = Set<String>()
       var candidates: [PlannedAck] = []
       var kept: [PendingDeviceAck] = []
@@ -128,11 +137,11 @@ struct MessageWriter {
         if let ack = message.ack { candidates.append(ack) }
       }
       if !receipts.isEmpty {
-        result.receipts = try database.recordReceipts(receipts, now: now)
+        result.receipts = try database.recordReceipts(receipts, now: stamp)
       }
       // Acks, rejs and reply-acks stop the stations' sends in flight (`/v1/send`), in this same transaction.
       let answers = receipts.map(SendAnswer.init) + planned.compactMap { SendAnswer(replyAckIn: $0.incoming) }
-      result.sendsAnswered = try database.answerSends(answers, now: now)
+      result.sendsAnswered = try database.answerSends(answers, now: stamp)
       for send in result.sendsAnswered where send.state == .rejected && !stations.contains(send.station) {
         stations.insert(send.station)
         result.storedStations.append(send.station)

@@ -47,6 +47,11 @@ final class OutboundSender: @unchecked Sendable {
   private var nextEvent: Int64?
   /// Whether copies wait for the budget now (as last told through `budgetChanged`).
   private(set) var budgetFull = false
+  /// Steps of the wall clock (the schedule's times are wall-clock times): the sends in flight move with them; nil
+  /// follows none (tests that move ``clock`` by hand).
+  private var steps: WallClockSteps?
+  /// The newest send at the previous look (the sends there before a step found now).
+  private var newestSendID: Int64 = 0
 
   init(
     database: Database, scheduler: SendScheduler, pollMs: Int64, logger: Logger,
@@ -55,8 +60,9 @@ final class OutboundSender: @unchecked Sendable {
     budget: TransmitBudget = TransmitBudget(perMinute: 60),
     budgetChanged: @escaping @Sendable (Bool) -> Void = { _ in },
     clock: @escaping EpochClock = epochMilliseconds,
-    monotonic: @escaping @Sendable () -> Int64 = monotonicMilliseconds
+    monotonic: @escaping @Sendable () -> Int64 = monotonicMilliseconds, followsClockSteps: Bool = false
   ) {
+    steps = followsClockSteps ? WallClockSteps() : nil
     self.database = database
     self.scheduler = scheduler
     self.pollMs = pollMs
@@ -91,6 +97,7 @@ final class OutboundSender: @unchecked Sendable {
   /// changed, the next event is due) and handles what is due.
   func check() throws(StoreError) {
     if !seeded { try seedBudget() }
+    try followWallClockSteps()
     let now = clock()
     let transmitting = canTransmit()
     let dataVersion = try database.dataVersion()
@@ -108,6 +115,22 @@ final class OutboundSender: @unchecked Sendable {
       let room = after + budget.waitMs(now: monotonic())
       nextEvent = next.map { $0 > after ? min($0, room) : room } ?? room
     }
+  }
+
+  /// A step of the wall clock since the last look moves every send in flight by as much (their copies stay 31 s
+  /// apart, their expiry as far away: `Database.shiftPendingSends`). Sends made after the step were stamped by
+  /// it; those made between the previous look and the step (within `pollMs`) move wrongly, by the step.
+  private func followWallClockSteps() throws(StoreError) {
+    guard steps != nil else { return }
+    let step = steps!.observe(wallMs: clock(), monotonicMs: monotonic())
+    if step != 0 {
+      let moved = try database.shiftPendingSends(byMs: step, throughID: newestSendID)
+      logger.warn(
+        "the wall clock stepped: the sends in flight keep their schedule",
+        ["stepMs": String(step), "sends": String(moved)])
+      nextEvent = nextEvent.map { $0 + step }
+    }
+    newestSendID = try database.newestSendID()
   }
 
   /// Puts the copies recorded in the last minute (by a listener before this one) into the budget, each at its

@@ -162,7 +162,7 @@ final class WriterWorker: @unchecked Sendable {
   {
     let result = try writer.process(
       lines, stations: shared.stations, canTransmit: connection.acceptsAcks && !health.databaseFileChanged,
-      now: epochMilliseconds())
+      now: steadyEpochMilliseconds(), stampedAt: epochMilliseconds())
     record(result)
     if let change = database.fileChange() {
       // Committed to a file nobody will open again: no ACK may go out for it.

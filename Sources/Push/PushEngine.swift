@@ -20,6 +20,10 @@ public struct PushServiceOptions: Sendable {
   public var logger: Logger
   /// Epoch milliseconds.
   public var clock: EpochClock
+  /// Monotonic milliseconds, read beside ``clock`` to find steps of the wall clock (`WallClockSteps`) and move
+  /// the outbox's waits with them; nil (the default, and for a ``clock`` moved by hand in tests) follows none.
+  /// The listener and `push-worker` set `monotonicMilliseconds`.
+  public var monotonic: (@Sendable () -> Int64)?
   /// The file the APNs provider token is kept in between restarts (mode 0600, this user's; see
   /// `PrivateTokenFile`); nil keeps it in memory only. `apnsTokenFile(database:)` of the database
   /// given to `init`.
@@ -57,6 +61,8 @@ public struct PushServiceOptions: Sendable {
 struct ProviderSetup {
   var clients: [DevicePlatform: any ProviderClient] = [:]
   var states: [DevicePlatform: ProviderState] = [:]
+  /// Warnings of providers left off by a missing setting (published for `/health` at start).
+  var warnings: [DevicePlatform: String] = [:]
 
   /// Loads the credentials of each configured provider; a bad file stops that provider alone.
   /// With `apnsTokenFile`, the APNs provider token is kept in that file between processes.
@@ -145,6 +151,10 @@ final class PushEngine {
   private var wakeAt: Int64?
   private var backlog = false
   private var stopping = false
+  /// Steps of the wall clock (the outbox's times are wall-clock times): what waits moves with them.
+  private var steps = WallClockSteps()
+  /// The newest outbox row at the previous iteration (the rows there before a step found now).
+  private var newestOutboxID: Int64 = 0
   /// Called whenever a provider's state changes (the service mirrors it for other threads).
   var onStateChange: (([DevicePlatform: ProviderState]) -> Void)?
 
@@ -173,6 +183,7 @@ final class PushEngine {
       vapidKeyFile: options.vapidKeyFile)
     clients = setup.clients
     states = setup.states
+    warnings = setup.warnings
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
     for platform in DevicePlatform.allCases {
       failureWatches[platform] = FailureWatch(windowMs: options.stopAfterUniformFailuresMs)
@@ -197,6 +208,7 @@ final class PushEngine {
 
   /// Runs one iteration and returns how long the thread may wait for network activity, ms.
   func iterate(woken: Bool) -> Int {
+    followWallClockSteps()
     var now = options.clock()
     for (tag, response) in http.perform() {
       for client in clients.values {
@@ -234,6 +246,28 @@ final class PushEngine {
   }
 
   // MARK: Outbox
+
+  /// A step of the wall clock since the last iteration moves the outbox rows there before it and every wait kept
+  /// in memory by as much (`Database.shiftOutbox`): a coalescing window, a retry or a `Retry-After` lasts what it
+  /// said, and a forward step does not drop pushes as older than `maxAge`.
+  private func followWallClockSteps() {
+    guard let monotonic = options.monotonic else { return }
+    let step = steps.observe(wallMs: options.clock(), monotonicMs: monotonic())
+    do throws(StoreError) {
+      if step != 0 {
+        let moved = try database.shiftOutbox(byMs: step, throughID: newestOutboxID)
+        pollAt += step
+        wakeAt = wakeAt.map { $0 + step }
+        notBefore = notBefore.mapValues { $0 + step }
+        logger.warn(
+          "the wall clock stepped: pending pushes keep their waits",
+          ["stepMs": String(step), "rows": String(moved)])
+      }
+      newestOutboxID = try database.newestOutboxID()
+    } catch {
+      logger.error("push: cannot follow a step of the wall clock", ["error": error.description])
+    }
+  }
 
   private func pollOutbox(now: Int64) {
     pollAt = now + options.pollIntervalMs

@@ -199,6 +199,8 @@ extension ProviderSetup {
     let platforms: [DevicePlatform] = [.webpush, .unifiedpush]
     guard let settings = config.webPush, let keyFile else {
       for platform in platforms { states[platform] = .off(config.webPushOff ?? "not configured") }
+      // One warning for both (one switch, one fix): on the webpush line of /health.
+      if let warning = config.webPushWarning { warnings[.webpush] = warning }
       return
     }
     if let host = PushConfig.WebPush.localContactHost(settings.subject) {

@@ -91,9 +91,11 @@ extension Database {
   /// (`ackDue`, `minIntervalMs`) to those still worth sending (``DeviceAckRule/stillWorthSending(pulledAt:now:)``).
   /// Only the lines the rule lets through are returned in ``TakenDeviceAcks/lines``; send them after this commit.
   /// With none waiting (one look at a partial index, outside any transaction) nothing is locked or written.
-  public func takePulledDeviceAcks(now: Int64, minIntervalMs: Int64, limit: Int = 500) throws(StoreError)
-    -> TakenDeviceAcks
-  {
+  /// `ackClockNow` (default `now`): the time of the 30 s rule, the clock the listener's writer uses for it (its
+  /// steady clock, see `storeMessages`); `now` is the wall clock the responder stamped the pulls with.
+  public func takePulledDeviceAcks(
+    now: Int64, ackClockNow: Int64? = nil, minIntervalMs: Int64, limit: Int = 500
+  ) throws(StoreError) -> TakenDeviceAcks {
     guard try hasPulledDeviceAcks() else { return TakenDeviceAcks() }
     return try writeBatch { () throws(StoreError) in
       let select = try prepared(
@@ -120,7 +122,7 @@ extension Database {
       }
       let fresh = rows.filter { DeviceAckRule.stillWorthSending(pulledAt: $0.pulledAt, now: now) }
       taken.stale = rows.count - fresh.count
-      let due = try ackDue(keys: fresh.map(\.key), now: now, minIntervalMs: minIntervalMs)
+      let due = try ackDue(keys: fresh.map(\.key), now: ackClockNow ?? now, minIntervalMs: minIntervalMs)
       for (row, isDue) in zip(fresh, due) {
         if isDue { taken.lines.append(row.line) } else { taken.suppressed += 1 }
       }

@@ -19,19 +19,28 @@ extension Database {
   /// Deletes bookkeeping that no longer matters: dedup keys whose window ended, ACK send
   /// times older than `ackRetentionMs`, ended rate-limit windows and ended bans. The listener calls it
   /// now and then; correctness never depends on it (expired rows are ignored anyway).
+  ///
+  /// Dedup rows and ACK send times are on the listener's steady clock (`Database.storeMessages`), which a
+  /// wall-clock step does not move: `windowsNow` (default `now`) is the time they are judged by. The listener
+  /// passes its steady clock; a process without it (`aprs-cloud maintenance`) passes
+  /// `min(now, steadyClockFloor())`, which is never past the listener's clock, so a wall clock an hour ahead of
+  /// the listener's prunes no window still open on it. Rate-limit windows are the responder's, on `now`.
   @discardableResult
-  public func pruneExpired(now: Int64, ackRetentionMs: Int64 = 3_600_000) throws(StoreError) -> PruneResult {
-    try writeTransaction { () throws(StoreError) in
+  public func pruneExpired(
+    now: Int64, windowsNow: Int64? = nil, ackRetentionMs: Int64 = 3_600_000
+  ) throws(StoreError) -> PruneResult {
+    let windows = windowsNow ?? now
+    return try writeTransaction { () throws(StoreError) in
       var counts: [Int] = []
-      for sql in [
-        "DELETE FROM dedup WHERE expires_at <= ?1",
-        "DELETE FROM ack_state WHERE last_sent_at < ?1",
-        "DELETE FROM rate_limits WHERE expires_at <= ?1",
-        "DELETE FROM bans WHERE until IS NOT NULL AND until <= ?1",
+      for (sql, time) in [
+        ("DELETE FROM dedup WHERE expires_at <= ?1", windows),
+        ("DELETE FROM ack_state WHERE last_sent_at < ?1", windows - ackRetentionMs),
+        ("DELETE FROM rate_limits WHERE expires_at <= ?1", now),
+        ("DELETE FROM bans WHERE until IS NOT NULL AND until <= ?1", now),
       ] {
         let statement = try prepared(sql)
         defer { statement.reset() }
-        try statement.bind(1, sql.contains("ack_state") ? now - ackRetentionMs : now)
+        try statement.bind(1, time)
         try statement.run()
         counts.append(changes)
       }

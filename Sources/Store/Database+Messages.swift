@@ -8,19 +8,34 @@ extension Database {
   /// Stores a batch of messages in ONE write transaction and returns one outcome per message.
   ///
   /// For each message: an unknown station is skipped; a dedup key seen for that station within
-  /// its window is a duplicate; otherwise the message is inserted with timestamp `max(now, last + 1)` (so
+  /// its window is a duplicate; otherwise the message is inserted with timestamp `max(stampedAt, last + 1)` (so
   /// timestamps strictly increase in commit order across the database), its dedup key is
   /// recorded, a push is queued in the outbox (received messages only) and the station's ring
   /// is trimmed to `options.ringSize`. Nothing is stored if any step fails. A message with ``IncomingMessage/to``
   /// (another SSID of the station's call) has a ring of its own, of the same size: such entries never push out
   /// what clients that did not ask for them see.
   ///
+  /// Two clocks, so that a step of the wall clock neither stores a retransmission twice nor holds dedup back:
+  /// - `now` measures durations: the dedup windows (`first_seen`, `expires_at`) and the outbox's queue time
+  ///   (the push coalescing window) are on it. The listener passes its steady clock
+  ///   (`steadyEpochMilliseconds()`: the wall clock at its start, raised to the newest such value stored, then
+  ///   advanced by the monotonic clock), so a copy 31 s after the first is 31 s later on it whatever the wall
+  ///   clock did between them: a step of +1 h or +2 h does not expire the window early (no second store, no
+  ///   second push), a step of −1 h does not stretch it.
+  /// - `stampedAt` (default `now`) stamps: the wall clock, the message's `timestamp` floor shown to phones and
+  ///   ordering the sync cursor (the `max(…, last + 1)` rule keeps the cursor increasing across a backward step),
+  ///   and the outbox row's times, which the push sender compares with its wall clock (it measures the
+  ///   coalescing window on its own steady clock from the moment it first reads the row: `SteadyAges`).
+  ///
   /// Dedup rows belong to their station: they are keyed `STATION␟KEY` (U+001F between), and
   /// deleting or expiring a station deletes them (`deleteDedupRows(station:)`). So a duplicate is
   /// always a copy of a message stored for the station as registered now, and a station that was
   /// unregistered and registered again gets the sender's next copy stored anew. Rows written by
   /// builds before this scheme (the bare key) still count until they expire (1 h at most).
-  public func storeMessages(_ batch: [IncomingMessage], now: Int64) throws(StoreError) -> [StoreOutcome] {
+  public func storeMessages(
+    _ batch: [IncomingMessage], now: Int64, stampedAt: Int64? = nil
+  ) throws(StoreError) -> [StoreOutcome] {
+    let stamp = stampedAt ?? now
     for message in batch where message.dedupKey.isEmpty {
       throw .invalidArgument("empty dedup key")
     }
@@ -40,12 +55,12 @@ extension Database {
           outcomes.append(.duplicate)
           continue
         }
-        let timestamp = max(now, last + 1)
+        let timestamp = max(stamp, last + 1)
         last = timestamp
         let id = try insertMessage(message, station: station, timestamp: timestamp)
         try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
         if message.direction == .received {
-          try queuePush(station: station, messageID: id, now: now)
+          try queuePush(station: station, messageID: id, now: stamp)
         }
         try trimRing(station, otherSSIDs: message.to != nil)
         outcomes.append(.stored(messageID: id, timestamp: timestamp))

@@ -3,9 +3,12 @@
 extension Database {
   /// Prunes what expired (bookkeeping, old receipts, stations and tokens past `plan.stationExpiryMs`)
   /// and then checkpoints the write-ahead log as `plan.checkpoint` says. Each step is its own short
-  /// transaction, safe while the responder, the listener and Litestream run.
-  public func runMaintenance(_ plan: MaintenancePlan, now: Int64) throws(StoreError) -> MaintenanceReport {
-    let pruned = try pruneExpired(now: now)
+  /// transaction, safe while the responder, the listener and Litestream run. `windowsNow`: the time the dedup
+  /// and ACK windows are judged by (`pruneExpired(now:windowsNow:ackRetentionMs:)`).
+  public func runMaintenance(
+    _ plan: MaintenancePlan, now: Int64, windowsNow: Int64? = nil
+  ) throws(StoreError) -> MaintenanceReport {
+    let pruned = try pruneExpired(now: now, windowsNow: windowsNow)
     let receipts = try pruneReceipts(before: now - plan.receiptRetentionMs)
     let stations = try pruneStations(now: now, expiryMs: plan.stationExpiryMs)
     let claimsLapsed = try lapseClaims(now: now, expiryMs: plan.stationExpiryMs)

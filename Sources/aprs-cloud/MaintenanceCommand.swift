@@ -52,7 +52,10 @@ enum MaintenanceCommand: Command {
             busyTimeoutMs: Int32(clamping: settings.busyTimeoutMs), ringSize: settings.ringSize))
         defer { database.close() }
         try database.checkSchema()
-        report = try database.runMaintenance(plan, now: epochMilliseconds())
+        // Never past the listener's steady clock (its newest stored window): see Database.pruneExpired.
+        let now = epochMilliseconds()
+        report = try database.runMaintenance(
+          plan, now: now, windowsNow: min(now, try database.steadyClockFloor()))
       } catch {
         throw CommandFailure("\(settings.database): \(error)")
       }

@@ -173,10 +173,13 @@ struct PushCommandSettings {
     let server = try ServerConfig(config)
     FileModes.applyUmask(forFilesIn: FileModes.folder(of: server.database))
     let push = try PushConfig(config)
-    let options = PushServiceOptions(
+    var options = PushServiceOptions(
       databasePath: server.database,
       storeOptions: StoreOptions(busyTimeoutMs: Int32(server.busyTimeoutMs), ringSize: server.ringSize),
       push: push, stationExpiryMs: server.stationExpiryMs, logger: Logger(level: server.logLevel))
-    return PushCommandSettings(options: options, warnings: config.warnings(for: ConfigSchema.all))
+    // push-worker: the outbox's waits move with a step of the wall clock, as in the listener.
+    options.monotonic = monotonicMilliseconds
+    return PushCommandSettings(
+      options: options, warnings: config.warnings(for: ConfigSchema.all) + push.warnings)
   }
 }

@@ -89,7 +89,7 @@ enum StatusCommand: Command {
         if case .stopped = push.state(of: provider) {
           problems.append(
             "\(provider.rawValue) push \(Format.printable(push.state(of: provider).description))")
-        } else if push.state(of: provider) == .ok, let warning = push.warnings[provider] {
+        } else if let warning = push.warnings[provider] {
           problems.append("\(provider.rawValue) push: \(Format.printable(warning))")
         }
       }

@@ -74,13 +74,19 @@ do {
   logger.error(error.description)
   exit(2)
 }
+// A feature left off by a setting it lacks (an upgrade's config): the service starts, the log and /health say it.
+for warning in pushConfig.warnings {
+  logger.warn("configuration", ["warning": warning])
+}
 PushService.globalInit()
-let push = PushService(
-  options: PushServiceOptions(
-    databasePath: settings.server.database,
-    storeOptions: StoreOptions(
-      busyTimeoutMs: Int32(clamping: settings.server.busyTimeoutMs), ringSize: settings.server.ringSize),
-    push: pushConfig, stationExpiryMs: settings.server.stationExpiryMs, logger: logger))
+var pushOptions = PushServiceOptions(
+  databasePath: settings.server.database,
+  storeOptions: StoreOptions(
+    busyTimeoutMs: Int32(clamping: settings.server.busyTimeoutMs), ringSize: settings.server.ringSize),
+  push: pushConfig, stationExpiryMs: settings.server.stationExpiryMs, logger: logger)
+// The outbox's waits move with a step of the wall clock (PushServiceOptions.monotonic).
+pushOptions.monotonic = monotonicMilliseconds
+let push = PushService(options: pushOptions)
 
 /// Starts and stops the push sender with the listener, and wakes it after every commit that queued pushes.
 struct PushNotifier: OutboxNotifierLifecycle {

@@ -127,4 +127,22 @@ import Testing
     try api.database.publishPushState(.stopped(reason: "InvalidProviderToken"), for: .ios)
     #expect(degraded(health(api)) == ["push for ios is stopped: InvalidProviderToken"])
   }
+
+  /// An upgrade's config without `[messaging.webpush] subject`: Web Push is off, and `/health` says so with the
+  /// key and the fix (200, degraded), until the warning is cleared by a restart with the fix.
+  @Test func webPushLeftOffByAMissingSettingIsDegradedWithTheKeyAndTheFix() throws {
+    let api = try APIFixture()
+    try api.database.publishPushState(.off, for: .webpush)
+    let warning =
+      "/etc/aprs-cloud/aprs-cloud.ini: Web Push and UnifiedPush are off: messaging.webpush.subject is not set. "
+      + "To turn them on, set `subject = mailto:you@example.org` (or https://…) in [messaging.webpush]; "
+      + "`enabled = false` there silences this"
+    try api.database.publishPushWarning(warning, for: .webpush)
+    let reply = health(api)
+    #expect(reply.status == 200)
+    #expect(reply["status"] == .string("degraded"))
+    #expect(degraded(reply) == ["push for webpush: " + warning])
+    try api.database.publishPushWarning(nil, for: .webpush)
+    #expect(health(api)["status"] == .string("ok"))
+  }
 }

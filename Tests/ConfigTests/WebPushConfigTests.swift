@@ -1,8 +1,8 @@
 import Config
 import Testing
 
-/// `[messaging.webpush] enabled` defaults to true (issue 13: Web Push needs no account anywhere), and on without
-/// `subject` is a startup error that says what to do.
+/// `[messaging.webpush] enabled` defaults to true (Web Push needs no account anywhere); without `subject` it starts
+/// off with a warning that says what to do, and `enabled = true` by hand without it is a startup error.
 @Suite struct WebPushConfigTests {
   static let file = "/etc/aprs-cloud/aprs-cloud.ini"
 
@@ -20,35 +20,49 @@ import Testing
     }
   }
 
-  func noFileFailure() -> ConfigError? {
-    do throws(ConfigError) {
-      _ = try PushConfig(ConfigFile(environment: [:]))
-      return nil
-    } catch {
-      return error
-    }
-  }
-
   @Test func webPushIsOnByDefault() throws {
     // A subject alone, or with the section named only by the environment: on.
     let bare = try parse("[messaging.webpush]\nsubject = mailto:ops@example.org\n")
     #expect(bare.webPush?.subject == "mailto:ops@example.org" && bare.webPushOff == nil)
+    #expect(bare.warnings.isEmpty)
     let fromEnvironment = try parse(
       "[server]\nworkers = 2\n",
       environment: [
         ConfigFile.environmentName(section: "messaging.webpush", key: "subject"): "https://example.org"
       ])
     #expect(fromEnvironment.webPush?.subject == "https://example.org")
-    // No section at all: on, so the subject is missing.
-    #expect(failure("[server]\nworkers = 2\n") != nil)
-    #expect(failure("") != nil)
-    #expect(failure("[messaging.webpush]\nenabled = true\n") != nil)
-    // Other providers' keys do not change it.
-    #expect(failure("[messaging.android]\nenabled = false\n") != nil)
   }
 
-  @Test func onWithoutASubjectNamesTheFileTheKeyAndBothFixes() throws {
-    let error = try #require(failure("[server]\nworkers = 2\n"))
+  /// An upgrade never turns the service off: without `subject` (and without `enabled`) Web Push starts off with
+  /// a warning, whatever else the file says.
+  @Test(arguments: [
+    "[server]\nworkers = 2\n", "", "[aprsis]\nlogin = N0CALL\n[messaging.webpush]\n",
+    "[messaging.android]\nenabled = false\n",
+  ])
+  func withoutASubjectWebPushIsOffAndWarned(text: String) throws {
+    let config = try parse(text)
+    #expect(config.webPush == nil)
+    #expect(config.webPushOff == PushConfig.noSubjectOff)
+    #expect(config.warnings == [config.webPushWarning!])
+  }
+
+  @Test func theWarningNamesTheFileTheKeyAndBothFixes() throws {
+    let warning = try #require(try parse("[server]\nworkers = 2\n").webPushWarning)
+    #expect(
+      warning
+        == "/etc/aprs-cloud/aprs-cloud.ini: Web Push and UnifiedPush are off: messaging.webpush.subject is not set. "
+        + "To turn them on, set `subject = mailto:you@example.org` (or https://…) in [messaging.webpush]; "
+        + "`enabled = false` there silences this")
+    // The listener logs it as one value: nothing of it may be cut (Logger.maxValueLength).
+    #expect(warning.count <= 300 - 85 + Self.file.count)
+    let noFile = try #require(try PushConfig(ConfigFile(environment: [:])).webPushWarning)
+    #expect(noFile.hasPrefix("(no config file): "), "\(noFile)")
+    #expect(noFile.contains("give a config file with `subject = "), "\(noFile)")
+    #expect(noFile.count <= 300)
+  }
+
+  @Test func enabledTrueByHandWithoutASubjectNamesTheFileTheKeyAndBothFixes() throws {
+    let error = try #require(failure("[messaging.webpush]\nenabled = yes\n"))
     guard case .missingValue(let key, let source, _) = error else {
       Issue.record("expected missingValue, got \(error)")
       return
@@ -60,31 +74,20 @@ import Testing
         == "/etc/aprs-cloud/aprs-cloud.ini: messaging.webpush.subject is not set: Web Push is on by default and "
         + "needs a contact for the push services: set `subject = mailto:you@example.org` (or https://…) in "
         + "[messaging.webpush], or `enabled = false` there")
-    // The listener logs it as one value: nothing of it may be cut (Logger.maxValueLength).
     #expect(error.description.count <= 300 - 85 + Self.file.count)
-    // `enabled = true` by hand says the same.
-    #expect(failure("[messaging.webpush]\nenabled = yes\n") == error)
-  }
-
-  @Test func withoutAFileTheErrorSaysHowToGiveOne() throws {
-    let error = try #require(noFileFailure())
+    #expect(failure("[messaging.webpush]\nenabled = true\n") == error)
+    // From the environment alike.
     #expect(
-      error.description
-        == "(no config file): messaging.webpush.subject is not set: Web Push is on by default and needs a "
-        + "contact for the push services: give a config file (--config FILE or APRS_CLOUD_CONFIG) with "
-        + "`subject = mailto:you@example.org` (or https://…) in [messaging.webpush], or `enabled = false` there"
-    )
-    #expect(error.description.count <= 300)
-    // The environment's way out works too.
-    let off = try PushConfig(ConfigFile(environment: ["APRS_CLOUD_MESSAGING_WEBPUSH_ENABLED": "false"]))
-    #expect(off.webPush == nil && off.webPushOff == "disabled")
+      failure("", environment: ["APRS_CLOUD_MESSAGING_WEBPUSH_ENABLED": "true"])?.description.contains(
+        "messaging.webpush.subject is not set") == true)
   }
 
-  @Test func enabledFalseWithoutASubjectIsFine() throws {
+  @Test func enabledFalseWithoutASubjectIsFineAndQuiet() throws {
     let off = try parse("[aprsis]\nlogin = N0CALL\n[messaging.webpush]\nenabled = false\n")
-    #expect(off.webPush == nil && off.webPushOff == "disabled")
-    // The same file without the line is on, so it needs the subject.
-    #expect(failure("[aprsis]\nlogin = N0CALL\n[messaging.webpush]\n") != nil)
+    #expect(off.webPush == nil && off.webPushOff == "disabled" && off.warnings.isEmpty)
+    let fromEnvironment = try PushConfig(
+      ConfigFile(environment: ["APRS_CLOUD_MESSAGING_WEBPUSH_ENABLED": "false"]))
+    #expect(fromEnvironment.webPush == nil && fromEnvironment.webPushOff == "disabled")
     // Its other keys are still checked, so a typo shows before someone turns it on.
     #expect(failure("[messaging.webpush]\nenabled = false\nallowPrivateEndpoints = maybe\n") != nil)
   }

@@ -172,7 +172,11 @@ final class ListenerProcess: @unchecked Sendable {
   private let process: Process
 
   /// Starts `aprs-listener --db DATABASE --config CONFIG` (+ `arguments`); `config` is INI text.
-  init(database: String, config: String, arguments: [String] = [], label: String = "listener") throws {
+  /// `environment` (nil: the test's own) is the whole environment of the process.
+  init(
+    database: String, config: String, arguments: [String] = [], label: String = "listener",
+    environment: [String: String]? = nil
+  ) throws {
     directory = try makeTemporaryDirectory(label)
     self.database = database
     configPath = directory + "/listener.ini"
@@ -180,7 +184,7 @@ final class ListenerProcess: @unchecked Sendable {
     try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     process = try TestStack.launch(
       try TestPaths.executable("aprs-listener"), ["--db", database, "--config", configPath] + arguments,
-      output: logPath)
+      output: logPath, environment: environment)
   }
 
   deinit { stop() }
@@ -229,7 +233,7 @@ final class ListenerProcess: @unchecked Sendable {
   }
 
   /// The listener's INI for a fake server (tests' short timings). `webPush` is the body of `[messaging.webpush]`:
-  /// off unless a test pushes through it (Web Push is on by default and then needs its `subject`).
+  /// off unless a test pushes through it (on by default, Web Push without its `subject` is off with a warning).
   static func config(
     fake: FakeAPRSIS, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
     extraListener: String = "", webPush: String = "enabled = false\n"
@@ -240,14 +244,16 @@ final class ListenerProcess: @unchecked Sendable {
   }
 
   /// The listener's INI for an APRS-IS server on `127.0.0.1:aprsisPort` (the fake or the real aprsc).
+  /// `reconnect` sets the backoff keys (tests' short ones by default; "" for the production defaults).
   static func config(
     aprsisPort: Int, login: String? = "N0CALL-10", passcode: Int? = 13023, extraAPRSIS: String = "",
-    extraListener: String = "", webPush: String = "enabled = false\n"
+    extraListener: String = "", webPush: String = "enabled = false\n",
+    reconnect: String = "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\n"
   ) -> String {
     var text = "[aprsis]\nservers = 127.0.0.1:\(aprsisPort)\n"
     if let login { text += "login = \(login)\n" }
     if let passcode { text += "passcode = \(passcode)\n" }
-    text += "reconnectDelay = 100ms\nmaxReconnectDelay = 1s\n" + extraAPRSIS
+    text += reconnect + extraAPRSIS
     text += "\n[listener]\npublishInterval = 100ms\nregistrationPoll = 100ms\nleaseTtl = 2s\n" + extraListener
     text += "\n[messaging.webpush]\n" + webPush
     return text + "\n[server]\nlogLevel = debug\n"

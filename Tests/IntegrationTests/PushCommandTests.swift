@@ -46,13 +46,13 @@ import Testing
     """.write(toFile: path, atomically: true, encoding: .utf8)
   }
 
-  /// Web Push is on by default: the push commands refuse a configuration without its contact as the listener
-  /// does, with the same message.
+  /// Web Push turned on by hand (`enabled = true`) without its contact: the push commands refuse the
+  /// configuration as the listener does, with the same message. (Without `enabled`, it starts off, warned.)
   @Test func pushCommandsRefuseWebPushWithoutASubjectAsTheListenerDoes() throws {
     let directory = try makeTemporaryDirectory("push-subject")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let config = directory + "/push.ini"
-    try "[server]\ndatabase = \(directory)/aprs.sqlite\n".write(
+    try "[server]\ndatabase = \(directory)/aprs.sqlite\n[messaging.webpush]\nenabled = true\n".write(
       toFile: config, atomically: true, encoding: .utf8)
     let message =
       "\(config): messaging.webpush.subject is not set: Web Push is on by default and needs a contact for the "

@@ -60,7 +60,17 @@ final class RealAPRSC: @unchecked Sendable {
       // aprsc drops to `user` before it writes its pid file, logs and run data.
       for path in [directory, data, logs, directory + "/aprsc.conf"] { chown(path, user.uid, user.gid) }
     }
+    try launch(binary: binary, user: user)
+  }
+
+  /// Starts the daemon on the folder's config and waits (at most 15 s) until both ports are bound.
+  private func launch(binary: String, user: (name: String, uid: uid_t, gid: gid_t)?) throws {
+    let data = directory + "/data"
+    let logs = directory + "/log"
     let pidFile = data + "/aprsc.pid"
+    try? FileManager.default.removeItem(atPath: pidFile)
+    pid = 0
+    let readyBefore = Self.occurrences("Accept thread ready", in: log)
     var arguments = ["-f", "-c", directory + "/aprsc.conf", "-p", pidFile, "-o", "file", "-r", logs]
     if let user { arguments = ["-u", user.name] + arguments }
     let started = try runProcess(binary, arguments, timeout: 15)
@@ -68,8 +78,11 @@ final class RealAPRSC: @unchecked Sendable {
       if pid == 0, let text = try? String(contentsOfFile: pidFile, encoding: .utf8) {
         pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
       }
+      let text = log
       return pid > 0
-        && (!Self.isAlive(pid) || (log.contains("Accept thread ready") && log.contains("HTTP thread ready")))
+        && (!Self.isAlive(pid)
+          || (Self.occurrences("Accept thread ready", in: text) > readyBefore
+            && Self.occurrences("HTTP thread ready", in: text) > readyBefore))
     }
     guard started.status == 0, ready, Self.isAlive(pid) else {
       let text = log + started.stderrText
@@ -87,6 +100,28 @@ final class RealAPRSC: @unchecked Sendable {
   }
 
   deinit { stop() }
+
+  static func occurrences(_ text: String, in log: String) -> Int {
+    log.components(separatedBy: text).count - 1
+  }
+
+  /// `kill -9` of the daemon (an operator's crash or `systemctl kill`); its folder, config and ports stay for
+  /// ``restart()``. Waits until it is gone.
+  func kill9() {
+    if Self.isAlive(pid) {
+      kill(pid, SIGKILL)
+      _ = waitUntil(timeout: 5) { !Self.isAlive(pid) }
+    }
+  }
+
+  /// Starts the daemon again on the same ports (after ``kill9()``); returns when both ports are bound.
+  func restart() throws { try launch(binary: try Self.binary(), user: try Self.serviceUser()) }
+
+  /// SIGSTOP: the server freezes; the kernel still accepts connections on its ports, nothing is answered.
+  func freeze() { kill(pid, SIGSTOP) }
+
+  /// SIGCONT after ``freeze()``.
+  func thaw() { kill(pid, SIGCONT) }
 
   /// aprsc's own log (`log/aprsc.log`).
   var log: String { (try? String(contentsOfFile: directory + "/log/aprsc.log", encoding: .utf8)) ?? "" }

@@ -201,12 +201,15 @@ final class TestStack: @unchecked Sendable {
   }
 
   /// Starts a process with its output appended to `output`.
-  static func launch(_ path: String, _ arguments: [String], output: String) throws -> Process {
+  static func launch(
+    _ path: String, _ arguments: [String], output: String, environment: [String: String]? = nil
+  ) throws -> Process {
     _ = FileManager.default.createFile(atPath: output, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = handle
     process.standardError = handle

@@ -270,7 +270,8 @@ private final class UpRun {
     let directory = try makeTemporaryDirectory("up")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let config = directory + "/aprs-cloud.ini"
-    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n".write(
+    // Web Push asked for by hand without its contact (a file without [messaging.webpush] starts, Web Push off).
+    try "[aprsis]\nservers = 127.0.0.1:\(try freePort())\n[messaging.webpush]\nenabled = true\n".write(
       toFile: config, atomically: true, encoding: .utf8)
     let result = try runProcess(
       try TestPaths.executable("aprs-cloud"),

@@ -126,7 +126,8 @@ struct DriverRig {
     queue = LineQueue(capacity: queueCapacity, byteCapacity: queueBytes)
     var settings = ConnectionSettings(
       servers: [APRSISServer(host: host, port: server.port)], login: "N0CALL-10", passcode: 13023,
-      watchdogMs: watchdogMs, backoff: Backoff(initialMs: 50, maximumMs: 100))
+      watchdogMs: watchdogMs, outageBackoff: OutageBackoff(firstAtMostMs: 50, maximumMs: 100),
+      refusalBackoff: Backoff(initialMs: 50, maximumMs: 100))
     settings.loginTimeoutMs = 5_000
     var machine = ConnectionStateMachine(settings: settings, jitter: { 0.5 })
     _ = machine.handle(.filterChanged(filterLine(["OH7LZB"]), now: monotonicMilliseconds()))

@@ -133,7 +133,7 @@ extension ConnectionAction {
       Issue.record("not backing off: \(harness.machine.state)")
       return
     }
-    #expect(harness.machine.settings.backoff.bounds(step: 5_000).contains(until - harness.now))
+    #expect(harness.machine.settings.refusalBackoff.bounds(step: 5_000).contains(until - harness.now))
     #expect(harness.machine.status.reconnects == 1)
   }
 
@@ -175,69 +175,6 @@ extension ConnectionAction {
     }
     let actions = harness.advance(5_000)
     #expect(actions.contains { $0.isClose })
-  }
-
-  @Test func backoffDoublesTo5MinutesWithinJitterBoundsThenResetsAfterAStableConnection() {
-    nonisolated(unsafe) var units: [Double] = [0, 0.999, 0.5, 0, 0.999, 0.25, 0.75, 0.999, 0, 0.5]
-    let source: @Sendable () -> Double = { units.isEmpty ? 0.5 : units.removeFirst() }
-    var harness = MachineHarness(jitter: source)
-    let backoff = harness.machine.settings.backoff
-    harness.handle(.start(now: harness.now))
-    var steps: [Int64] = []
-    var delays: [Int64] = []
-    var step: Int64 = 5_000
-    for _ in 0..<9 {
-      harness.handle(.connectFailed(now: harness.now, reason: "refused"))
-      guard case .backingOff(let until) = harness.machine.state else {
-        Issue.record("not backing off")
-        return
-      }
-      delays.append(until - harness.now)
-      steps.append(step)
-      step = min(step * 2, 300_000)
-      harness.now = until
-      harness.handle(.tick(now: harness.now))  // connects again
-    }
-    for (delay, step) in zip(delays, steps) {
-      #expect(backoff.bounds(step: step).contains(delay), "delay \(delay) outside the bounds of step \(step)")
-    }
-    #expect(delays[0] == 4_000)  // unit 0: 5 s − 20 %
-    #expect(delays[1] == 11_996)  // unit 0.999: 10 s + 20 %, almost
-    #expect(delays.allSatisfy { $0 <= 300_000 })
-    #expect(delays.last! >= 240_000)
-
-    // Connected and online for 10 minutes: the next delay starts from 5 s again.
-    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
-    harness.comment("# aprsc")
-    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
-    for _ in 0..<30 {
-      harness.now += 20_000
-      harness.comment("# keepalive")
-    }
-    harness.handle(.closed(now: harness.now, reason: "reset by peer"))
-    guard case .backingOff(let until) = harness.machine.state else {
-      Issue.record("not backing off")
-      return
-    }
-    #expect(backoff.bounds(step: 5_000).contains(until - harness.now))
-  }
-
-  @Test func aShortConnectionDoesNotResetTheBackoff() {
-    var harness = MachineHarness(jitter: { 0.5 })
-    harness.handle(.start(now: harness.now))
-    harness.handle(.connectFailed(now: harness.now, reason: "refused"))  // 5 s
-    harness.now += 5_000
-    harness.handle(.tick(now: harness.now))
-    harness.handle(.connected(now: harness.now, address: "192.0.2.1:14580"))
-    harness.comment("# aprsc")
-    harness.comment("# logresp N0CALL-10 verified, server T2TEST")
-    harness.now += 60_000
-    harness.handle(.closed(now: harness.now, reason: "closed"))
-    guard case .backingOff(let until) = harness.machine.state else {
-      Issue.record("not backing off")
-      return
-    }
-    #expect(until - harness.now == 10_000)
   }
 
   @Test func aFailedConnectTriesTheNextServerAtOnceThenBacksOff() {

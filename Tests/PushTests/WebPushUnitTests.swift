@@ -183,8 +183,11 @@ import Testing
   }
 
   @Test func webPushIsOnByDefaultWithItsSubject() throws {
-    // On by default: a file without the section needs a subject (ConfigTests/WebPushConfigTests).
-    #expect(throws: ConfigError.self) { try parse("[server]\nworkers = 2\n") }
+    // On by default: a file without the section (an upgrade's) has no subject, so Web Push starts off, warned
+    // (ConfigTests/WebPushConfigTests).
+    let upgraded = try parse("[server]\nworkers = 2\n")
+    #expect(upgraded.webPush == nil && upgraded.webPushOff == PushConfig.noSubjectOff)
+    #expect(upgraded.webPushWarning?.contains("messaging.webpush.subject is not set") == true)
     let on = try parse("[messaging.webpush]\nsubject = mailto:ops@example.org\n")
     #expect(on.webPushOff == nil)
     let settings = try #require(on.webPush)
@@ -207,11 +210,14 @@ import Testing
     #expect(ConfigSchema.all.knows(section: "messaging.webpush", key: "vapidKeyFile"))
   }
 
-  @Test func onWithoutASubjectIsAStartupErrorNamingTheKey() {
+  @Test func onByHandWithoutASubjectIsAStartupErrorNamingTheKey() throws {
     let missing = error("[messaging.webpush]\nenabled = true\n")
     #expect(missing.contains("messaging.webpush.subject"), "\(missing)")
     #expect(missing.contains("mailto:"), "\(missing)")
-    #expect(error("[messaging.webpush]\nvapidKeyFile = /tmp/k.pem\n").contains("messaging.webpush.subject"))
+    // Other keys without `enabled`: off, with the warning naming the key.
+    let keyOnly = try parse("[messaging.webpush]\nvapidKeyFile = /tmp/k.pem\n")
+    #expect(keyOnly.webPush == nil)
+    #expect(keyOnly.webPushWarning?.contains("messaging.webpush.subject") == true)
     for bad in [
       "ops@example.org", "mailto:", "mailto:nobody", "http://example.org", "https://", "mailto:a b@c",
     ] {
