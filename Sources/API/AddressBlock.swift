@@ -1,3 +1,5 @@
+import Platform
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -16,14 +18,7 @@ public struct AddressBlock: Sendable, Hashable, CustomStringConvertible {
   /// The block of `prefixLength` bits holding `address` (4 or 16 bytes, network order); nil for any
   /// other byte count or a prefix longer than the address.
   public init?(_ address: [UInt8], prefixLength: Int) {
-    guard address.count == 4 || address.count == 16, (0...address.count * 8).contains(prefixLength) else {
-      return nil
-    }
-    var masked = address
-    for index in masked.indices {
-      let kept = min(8, max(0, prefixLength - index * 8))
-      masked[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
-    }
+    guard let masked = IPAddress.masked(address, prefixLength: prefixLength) else { return nil }
     bytes = masked
     self.prefixLength = prefixLength
   }

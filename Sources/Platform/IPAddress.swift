@@ -99,3 +99,20 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     return numbers
   }
 }
+
+extension IPAddress {
+  /// `address` (4 or 16 bytes, network order) with every bit past the first `prefixLength` cleared: the first
+  /// address of the block of that width holding it. Nil for another byte count or a prefix outside
+  /// 0…(bits of the address). The one masking of the per-address limits' blocks and the operator's bans.
+  public static func masked(_ address: [UInt8], prefixLength: Int) -> [UInt8]? {
+    guard address.count == 4 || address.count == 16, (0...address.count * 8).contains(prefixLength) else {
+      return nil
+    }
+    var masked = address
+    for index in masked.indices {
+      let kept = min(8, max(0, prefixLength - index * 8))
+      masked[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
+    }
+    return masked
+  }
+}

@@ -60,14 +60,8 @@ public struct BannedBlock: Sendable, Hashable, CustomStringConvertible {
 
   /// `address` (4 or 16 bytes) cut to `prefixLength` bits; nil for another byte count or a prefix out of range.
   public init?(_ address: [UInt8], prefixLength: Int) {
-    guard address.count == 4 || address.count == 16, (1...address.count * 8).contains(prefixLength) else {
-      return nil
-    }
-    var masked = address
-    for index in masked.indices {
-      let kept = min(8, max(0, prefixLength - index * 8))
-      masked[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
-    }
+    // A /0 would ban every client: refused.
+    guard prefixLength >= 1, let masked = IPAddress.masked(address, prefixLength: prefixLength) else { return nil }
     self.bytes = masked
     self.prefixLength = prefixLength
   }

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import struct
 import sys
 import time
@@ -527,14 +528,18 @@ class WebClientTests(unittest.TestCase):
         })
         self.assertEqual(answer.status, 200, answer.body)
         self.assertTrue(self.stack.wait_for_filter("KJ7STA-3"))
-        self.assertEqual(self.stack.inject(message_line("KJ7ABC-1", "KJ7STA-3", "For the status page", "5")).get("delivered"), 1)
         driver = self.browser()
         url = self.stack.metrics_url + "/status"
 
-        def shows_stored():
+        def stored_since_start() -> int:
+            """The listener's `N stored` on the page (other tests share the stack: compare, never assume 0)."""
             driver.get(url)
-            return "1 stored" in driver.find_element(By.ID, "messages").text
-        self.wait(shows_stored, 15, "the page never showed the stored message")
+            found = re.search(r"(\d+) stored,", driver.find_element(By.ID, "messages").text)
+            return int(found.group(1)) if found else -1
+        before = stored_since_start()
+        self.assertGreaterEqual(before, 0, "the page shows no listener counts")
+        self.assertEqual(self.stack.inject(message_line("KJ7ABC-1", "KJ7STA-3", "For the status page", "5")).get("delivered"), 1)
+        self.wait(lambda: stored_since_start() > before, 15, "the page never showed the stored message")
         self.assertIn("aprs-cloud", driver.title)
         self.assertIn(driver.find_element(By.ID, "health").text, ("ok", "degraded"))
         self.assertIn("connected to 127.0.0.1:", driver.find_element(By.ID, "aprsis").text)
