@@ -61,7 +61,9 @@ public struct BannedBlock: Sendable, Hashable, CustomStringConvertible {
   /// `address` (4 or 16 bytes) cut to `prefixLength` bits; nil for another byte count or a prefix out of range.
   public init?(_ address: [UInt8], prefixLength: Int) {
     // A /0 would ban every client: refused.
-    guard prefixLength >= 1, let masked = IPAddress.masked(address, prefixLength: prefixLength) else { return nil }
+    guard prefixLength >= 1, let masked = IPAddress.masked(address, prefixLength: prefixLength) else {
+      return nil
+    }
     self.bytes = masked
     self.prefixLength = prefixLength
   }
