@@ -201,7 +201,7 @@ class LoginTests(FakeTestCase):
         before = time.time()
         conn = self.connect()
         # The TCP connect returns before the fake's loop has taken the connection: wait for it to count it.
-        self.ok(cmd="wait", what="connects", count=1, timeout=5)
+        self.ok(cmd="wait", what="connect", count=1, timeout=5)
         self.assertIsNone(self.ok(cmd="clients")["clients"][0]["logged_in_at"])
         conn.login(b"N0CALL", b"13023")
         after = time.time()
