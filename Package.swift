@@ -92,7 +92,7 @@ let package = Package(
     .testTarget(
       name: "PushTests",
       dependencies: ["Push", "JSON", "Store", "Config", "Logging", "Platform", "TestSupport"]),
-    .testTarget(name: "CLITests", dependencies: ["JSON", "aprs-cloud", "TestSupport"]),
+    .testTarget(name: "CLITests", dependencies: ["APRS", "JSON", "aprs-cloud", "TestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["JSON", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]

@@ -12,17 +12,37 @@ extension APIHandler {
     _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
     let update = try body.settingsUpdate()
+    let drafts = try body.subscriptionDrafts()
     let address = station.description
-    let settings = try store { () throws(StoreError) in
-      try database.updateStationSettings(address, update, client: client.key, now: now)
+    let stored: (StationSettings, [Subscription])?
+    do throws(StoreError) {
+      stored = try database.writeBatch { () throws(StoreError) -> (StationSettings, [Subscription])? in
+        guard let settings = try database.updateStationSettings(address, update, client: client.key, now: now)
+        else { return nil }
+        if let drafts {
+          guard let subscriptions = try database.replaceSubscriptions(of: address, with: drafts, now: now)
+          else {
+            return nil
+          }
+          return (settings, subscriptions)
+        }
+        return (settings, try database.subscriptions(of: address))
+      }
+    } catch .invalidArgument(let reason) {
+      // An `id` the station does not have: nothing changed.
+      throw .badRequest("subscriptions: \(reason)")
+    } catch {
+      throw Self.apiError(for: error)
     }
-    guard let settings else {
+    guard let (settings, subscriptions) = stored else {
       throw .stationNotFound(address)
     }
     var writer = JSONWriter(
-      capacity: 128 + (settings.blocked.calls.count + settings.quietBypass.calls.count) * 12)
+      capacity: 128 + (settings.blocked.calls.count + settings.quietBypass.calls.count) * 12
+        + subscriptions.count * 64)
     writer.beginObject()
     Self.writeSettings(settings, to: &writer)
+    Self.writeSubscriptions(subscriptions, to: &writer)
     writer.endObject()
     return .ok(writer, station: address)
   }
@@ -70,6 +90,45 @@ extension APIHandler {
     writer.key("ackSsids")
     writer.beginArray()
     for ssid in settings.ackSsids.ssids { writer.int(Int64(ssid)) }
+    writer.endArray()
+  }
+
+  /// `subscriptions`: each with its `id`, `kind`, the kind's fields and `bypass` ([] when none).
+  static func writeSubscriptions(_ subscriptions: [Subscription], to writer: inout JSONWriter) {
+    writer.key("subscriptions")
+    writer.beginArray()
+    for subscription in subscriptions {
+      writer.beginObject()
+      writer.key("id")
+      writer.string(subscription.id)
+      writer.key("kind")
+      writer.string(subscription.kind.rawValue)
+      switch subscription.rule {
+      case .bulletin(let pattern):
+        writer.key("match")
+        writer.string(pattern.text)
+      case .group(let call):
+        writer.key("call")
+        writer.string(call)
+      case .nws(let zones):
+        writer.key("zones")
+        writer.beginArray()
+        for zone in zones.sorted() { writer.string(zone) }
+        writer.endArray()
+      case .watch(let watch):
+        writer.key("call")
+        writer.string(watch.call)
+        writer.key("heardAfter")
+        if let seconds = watch.heardAfter { writer.int(Int64(seconds)) } else { writer.null() }
+        writer.key("silentFor")
+        if let seconds = watch.silentFor { writer.int(Int64(seconds)) } else { writer.null() }
+        writer.key("emergency")
+        writer.bool(watch.emergency)
+      }
+      writer.key("bypass")
+      writer.bool(subscription.bypass)
+      writer.endObject()
+    }
     writer.endArray()
   }
 }

@@ -1,3 +1,4 @@
+import APRS
 import Platform
 import Store
 
@@ -18,11 +19,13 @@ extension StationsCommand {
     let messages: Int
     let claim: ClaimState
     let audit: [AuditEntry]
+    let subscriptions: [Subscription]
     do throws(StoreError) {
       record = try database.station(address)
       claim = try database.stationClaim(address)
       audit = try database.auditTrail(of: address)
       stationSettings = try database.stationSettings(address)
+      subscriptions = try database.subscriptions(of: address)
       devices = try database.devices(of: address)
       // Both rings: the station's own messages and those for other SSIDs of its call (setting `ssids`).
       messages = try database.recentMessages(station: address, limit: max(1, 2 * settings.ringSize)).count
@@ -40,7 +43,7 @@ extension StationsCommand {
       renderStation(
         record, settings: stationSettings, claim: claim.claim, devices: devices.count,
         keyedDevices: devices.filter(\.keyed).count, messages: messages, live: live, now: now)
-        + renderAudit(audit, now: now),
+        + renderSubscriptions(subscriptions) + renderAudit(audit, now: now),
       terminator: "")
     return .success
   }
@@ -108,6 +111,29 @@ extension StationsCommand {
       ["ssids", settings.ssids.storedText],
       ["ack ssids", settings.ackSsids.isEmpty ? "none" : settings.ackSsids.storedText],
     ]
+    return Format.table(rows)
+  }
+
+  /// The station's subscriptions (`POST /v1/settings`), one line each under a count; nothing when it has none.
+  static func renderSubscriptions(_ subscriptions: [Subscription]) -> String {
+    guard !subscriptions.isEmpty else { return "" }
+    var rows = [["subscriptions", String(subscriptions.count)]]
+    for subscription in subscriptions {
+      var what: String
+      switch subscription.rule {
+      case .bulletin(let pattern): what = pattern.text
+      case .group(let call): what = call
+      case .nws(let zones): what = zones.sorted().joined(separator: " ")
+      case .watch(let watch):
+        var parts = [watch.call]
+        if let seconds = watch.heardAfter { parts.append("heard after \(seconds) s") }
+        if let seconds = watch.silentFor { parts.append("silent for \(seconds) s") }
+        if watch.emergency { parts.append("emergencies") }
+        what = parts.joined(separator: ", ")
+      }
+      if subscription.bypass { what += " (bypasses mute and quiet hours)" }
+      rows.append(["  " + subscription.id, subscription.kind.rawValue, Format.printable(what)])
+    }
     return Format.table(rows)
   }
 

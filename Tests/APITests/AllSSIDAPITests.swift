@@ -40,20 +40,21 @@ import Testing
     let fixture = try registered()
     var reply = settings(fixture)
     #expect(
-      reply.text.hasSuffix(#","keylessDevices":"allow","ssids":"exact","ackSsids":[]}"#), "\(reply.text)")
+      reply.text.hasSuffix(#","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[]}"#),
+      "\(reply.text)")
     reply = settings(fixture, ["ssids": "all", "ackSsids": [9, 0, 9]])
     #expect(reply.status == 200, "\(reply.text)")
-    #expect(reply.text.hasSuffix(#","ssids":"all","ackSsids":[0,9]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":"all","ackSsids":[0,9],"subscriptions":[]}"#), "\(reply.text)")
     // A list is deduplicated, sorted, and holds the station's own SSID.
     reply = settings(fixture, ["ssids": [9, 0, 9]])
-    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[0,9]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[0,9],"subscriptions":[]}"#), "\(reply.text)")
     reply = settings(fixture, ["ackSsids": [Int]()])
-    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
     reply = settings(fixture, ["ssids": "exact"])
-    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
     // An empty list is the default.
     reply = settings(fixture, ["ssids": [Int]()])
-    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
   }
 
   @Test func hostileValuesAreA400NamingTheFieldAndChangeNothing() throws {

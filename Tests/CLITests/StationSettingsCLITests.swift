@@ -1,3 +1,4 @@
+import APRS
 import Foundation
 import Store
 import Testing
@@ -103,5 +104,30 @@ import Testing
     #expect(result.stdout.contains("addresses by new stations this hour:\n  2001:db8:1:2::/64  2\n"))
     #expect(result.stdout.contains("stations by push tokens registered in the last hour:\n  N0CALL-7  1\n"))
     #expect(result.stdout.contains("addresses by claims this hour:\n  none\n"))
+  }
+}
+
+/// `aprs-cloud stations STATION` lists the station's subscriptions.
+@Suite struct StationSubscriptionsCLITests {
+  @Test func theSubscriptionsAreListedUnderTheSettings() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    let stored = try #require(
+      try fixture.database.replaceSubscriptions(
+        of: "N0CALL-7",
+        with: [
+          SubscriptionDraft(rule: .nws(zones: ["OHC081", "PAC125"])),
+          SubscriptionDraft(
+            rule: .watch(WatchRule(call: "K1ABC", silentFor: 7200, emergency: true)), bypass: true),
+        ], now: fixture.now))
+    let result = try runCLI(["stations", "N0CALL-7", "--db", fixture.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("subscriptions  2"), "\(result.stdout)")
+    #expect(result.stdout.contains("  \(stored[0].id)"), "\(result.stdout)")
+    #expect(result.stdout.contains("nws    OHC081 PAC125\n"), "\(result.stdout)")
+    #expect(
+      result.stdout.contains(
+        "watch  K1ABC, silent for 7200 s, emergencies (bypasses mute and quiet hours)\n"),
+      "\(result.stdout)")
   }
 }

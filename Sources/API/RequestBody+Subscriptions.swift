@@ -1,0 +1,115 @@
+import APRS
+import JSON
+import Store
+
+extension RequestBody {
+  /// `subscriptions` of `POST /v1/settings`: nil when absent; otherwise the whole new list (at most
+  /// ``Subscription/maximumPerStation`` objects), each `{"kind", …, "id"?, "bypass"?}`:
+  /// - `bulletin`: `match`, a ``BulletinPattern`` (`BLN*`, `BLN?WX`);
+  /// - `group`: `call`, a tactical, group or net call (1–9 letters or digits, an optional SSID);
+  /// - `nws`: `zones`, 1–50 county or zone codes (`OHC081`, `PAZ125`);
+  /// - `watch`: `call`, and `heardAfter` / `silentFor` (s, 300 to 30 days) and `emergency`, at least one of them.
+  /// `id` keeps a subscription the station has. Anything wrong is a 400 naming it (`subscriptions[2].zones[0]`).
+  func subscriptionDrafts() throws(APIError) -> [SubscriptionDraft]? {
+    guard let value = self["subscriptions"] else { return nil }
+    guard case .array(let items) = value else {
+      throw .badRequest("subscriptions must be an array of objects, not \(value.typeName)")
+    }
+    guard items.count <= Subscription.maximumPerStation else {
+      throw .badRequest(
+        "subscriptions holds \(items.count) subscriptions; at most \(Subscription.maximumPerStation)")
+    }
+    var drafts: [SubscriptionDraft] = []
+    for (index, item) in items.enumerated() {
+      drafts.append(try Self.subscriptionDraft(item, field: "subscriptions[\(index)]"))
+    }
+    return drafts
+  }
+
+  private static func subscriptionDraft(_ value: JSONValue, field: String) throws(APIError)
+    -> SubscriptionDraft
+  {
+    guard case .object(let object) = value else {
+      throw .badRequest("\(field) must be an object with a kind, not \(value.typeName)")
+    }
+    func text(_ key: String, maxLength: Int) throws(APIError) -> String? {
+      guard let member = object[key], member != .null else { return nil }
+      guard case .string(let string) = member, string.utf8.count <= maxLength else {
+        throw .badRequest("\(field).\(key) must be a string of at most \(maxLength) bytes")
+      }
+      return string
+    }
+    func flag(_ key: String) throws(APIError) -> Bool? {
+      guard let member = object[key], member != .null else { return nil }
+      guard case .bool(let bool) = member else {
+        throw .badRequest("\(field).\(key) must be true or false, not \(member.typeName)")
+      }
+      return bool
+    }
+    func seconds(_ key: String) throws(APIError) -> Int? {
+      guard let member = object[key], member != .null else { return nil }
+      let range = Int64(WatchRule.minimumSeconds)...Int64(WatchRule.maximumSeconds)
+      guard case .number(let number) = member, let integer = number.int64, range.contains(integer) else {
+        throw .badRequest(
+          "\(field).\(key) must be a number of seconds from \(WatchRule.minimumSeconds) to"
+            + " \(WatchRule.maximumSeconds)")
+      }
+      return Int(integer)
+    }
+    func call(_ key: String) throws(APIError) -> String {
+      guard let given = try text(key, maxLength: 32) else { throw .badRequest("\(field).\(key) is required") }
+      guard let list = try? CallList(validating: [given], field: key), let first = list.calls.first else {
+        throw .badRequest("\(field).\(key) must be a call like SLCARES or KJ7ABC-7")
+      }
+      return StationAddress.canonical(first)
+    }
+    let id = try text("id", maxLength: 16)
+    let bypass = try flag("bypass") ?? false
+    guard let kindText = try text("kind", maxLength: 16) else {
+      throw .badRequest("\(field).kind is required")
+    }
+    guard let kind = SubscriptionKind(rawValue: kindText) else {
+      throw .badRequest(#"\#(field).kind must be "bulletin", "group", "nws" or "watch""#)
+    }
+    let rule: SubscriptionRule
+    switch kind {
+    case .bulletin:
+      guard let match = try text("match", maxLength: 16) else {
+        throw .badRequest("\(field).match is required")
+      }
+      do {
+        rule = .bulletin(try BulletinPattern(match))
+      } catch {
+        throw .badRequest(
+          "\(field).match must be a bulletin addressee pattern such as BLN* or BLN?WX (BLN, then letters, digits,"
+            + " ? or *; at most 9 characters)")
+      }
+    case .group:
+      rule = .group(call: try call("call"))
+    case .nws:
+      guard case .array(let elements)? = object["zones"], (1...50).contains(elements.count) else {
+        throw .badRequest("\(field).zones must be an array of 1 to 50 zone codes such as OHC081")
+      }
+      var zones = Set<String>()
+      for (index, element) in elements.enumerated() {
+        guard case .string(let zone) = element, zone.utf8.count == 6, NWSZones.isZone(zone.uppercased())
+        else {
+          throw .badRequest(
+            "\(field).zones[\(index)] must be a county or zone code: two letters, C or Z, three digits (OHC081)"
+          )
+        }
+        zones.insert(zone.uppercased())
+      }
+      rule = .nws(zones: zones)
+    case .watch:
+      let watch = WatchRule(
+        call: try call("call"), heardAfter: try seconds("heardAfter"), silentFor: try seconds("silentFor"),
+        emergency: try flag("emergency") ?? false)
+      guard watch.heardAfter != nil || watch.silentFor != nil || watch.emergency else {
+        throw .badRequest("\(field) watches nothing: give heardAfter, silentFor or emergency:true")
+      }
+      rule = .watch(watch)
+    }
+    return SubscriptionDraft(id: id, rule: rule, bypass: bypass)
+  }
+}
