@@ -42,44 +42,11 @@ extension APIHandler {
     let now = clock()
     do {
       let version = try database.schemaVersion()
-      let lease = try database.lease()
-      let listener = try database.listenerStatus()
-      let push = try database.pushStatus()
-      let beacon = listenerBeacon()
-      let leaseHeld = lease.map { $0.expiresAt > now } ?? false
-      let running = leaseHeld || beacon != nil
-      let listenerExpected = lease != nil || listener.state != nil
-      var problems: [String] = []
-      if let change = beacon?.databaseFile {
-        problems.append("\(change) under the running listener; it is restarting on the file the path names")
-      }
-      if let fault = beacon?.storeFault { problems.append("cannot store messages: \(fault)") }
-      if listenerExpected && !running { problems.append("the listener is not running (its lease lapsed)") }
-      var degraded = problems
-      if running && !leaseHeld {
-        degraded.append(
-          "the listener runs but cannot renew its lease" + (beacon?.leaseFault.map { ": \($0)" } ?? ""))
-      } else if running && !listener.connected {
-        degraded.append(
-          "the listener is not connected to APRS-IS"
-            + (listener.lastError.map { " (last error: \($0))" } ?? ""))
-      }
-      if running && listener.receiveOnly {
-        degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
-      }
-      let budgetFull = running && listener.sendBudgetFull
-      if budgetFull {
-        degraded.append(
-          "the transmit budget for sent messages ([send] transmitBudgetPerMinute) is spent: due copies wait"
-            + " their turn")
-      }
-      for platform in DevicePlatform.allCases {
-        if case .stopped = push.state(of: platform) {
-          degraded.append("push for \(platform.rawValue) is \(push.state(of: platform))")
-        } else if let warning = push.warnings[platform] {
-          degraded.append("push for \(platform.rawValue): \(warning)")
-        }
-      }
+      let verdict = try healthVerdict(now: now)
+      let (listener, push, beacon, running) = (
+        verdict.listener, verdict.push, verdict.beacon, verdict.running
+      )
+      let (problems, degraded, budgetFull) = (verdict.problems, verdict.degraded, verdict.budgetFull)
       var writer = JSONWriter(capacity: 512)
       writer.beginObject()
       if let problem = problems.first {
@@ -88,7 +55,7 @@ extension APIHandler {
           problem.hasPrefix("the listener is not running") ? "the listener is not running" : problem)
       }
       writer.key("status")
-      writer.string(degraded.isEmpty ? "ok" : "degraded")
+      writer.string(verdict.status)
       writer.key("degraded")
       writer.beginArray()
       for reason in degraded { writer.string(reason) }
@@ -173,6 +140,71 @@ extension APIHandler {
     } catch {
       return .error(.unavailable("the database does not answer"))
     }
+  }
+
+  /// What `/health` concludes, read once: `/health` writes it as JSON and the status page (`/status`) shows it.
+  struct HealthVerdict {
+    var listener: ListenerStatus
+    var push: PushStatus
+    /// The listener's fresh beacon, nil when it is stale or missing.
+    var beacon: ListenerBeacon?
+    /// The listener holds its lease, or its fresh beacon says it runs.
+    var running: Bool
+    /// What makes `/health` a 503 (storing fails, the database file changed, the listener is not running).
+    var problems: [String]
+    /// Every reason for `degraded`, the problems first.
+    var degraded: [String]
+    /// A running listener's transmit budget is spent.
+    var budgetFull: Bool
+
+    /// `ok` or `degraded`.
+    var status: String { degraded.isEmpty ? "ok" : "degraded" }
+  }
+
+  /// Reads the lease, the listener's and the push sender's published state and the beacon, and decides.
+  func healthVerdict(now: Int64) throws(StoreError) -> HealthVerdict {
+    let lease = try database.lease()
+    let listener = try database.listenerStatus()
+    let push = try database.pushStatus()
+    let beacon = listenerBeacon()
+    let leaseHeld = lease.map { $0.expiresAt > now } ?? false
+    let running = leaseHeld || beacon != nil
+    let listenerExpected = lease != nil || listener.state != nil
+    var problems: [String] = []
+    if let change = beacon?.databaseFile {
+      problems.append("\(change) under the running listener; it is restarting on the file the path names")
+    }
+    if let fault = beacon?.storeFault { problems.append("cannot store messages: \(fault)") }
+    if listenerExpected && !running { problems.append("the listener is not running (its lease lapsed)") }
+    var degraded = problems
+    if running && !leaseHeld {
+      degraded.append(
+        "the listener runs but cannot renew its lease" + (beacon?.leaseFault.map { ": \($0)" } ?? ""))
+    } else if running && !listener.connected {
+      degraded.append(
+        "the listener is not connected to APRS-IS"
+          + (listener.lastError.map { " (last error: \($0))" } ?? ""))
+    }
+    if running && listener.receiveOnly {
+      degraded.append("the APRS-IS login is receive-only or unverified: nothing is ACKed")
+    }
+    let budgetFull = running && listener.sendBudgetFull
+    if budgetFull {
+      degraded.append(
+        "the transmit budget for sent messages ([send] transmitBudgetPerMinute) is spent: due copies wait"
+          + " their turn")
+    }
+    for platform in DevicePlatform.allCases {
+      if case .stopped = push.state(of: platform) {
+        degraded.append("push for \(platform.rawValue) is \(push.state(of: platform))")
+      } else if let warning = push.warnings[platform] {
+        degraded.append("push for \(platform.rawValue): \(warning)")
+      }
+    }
+    return HealthVerdict(
+      listener: listener, push: push, beacon: beacon, running: running, problems: problems,
+      degraded: degraded,
+      budgetFull: budgetFull)
   }
 
   /// The running listener's beacon when it is fresh (``Store/ListenerBeacon/isFresh(monotonicNow:)``), else nil.
