@@ -19,7 +19,8 @@ extension APIHandler {
     var caps = [
       AddressWidthCap(
         name: .newStationsPerAddressPerHour,
-        count: RateCount(key: "new stations from:\(client.key)", limit: config.newStationsPerAddressPerHour),
+        count: RateCount(
+          key: RateKey.newStationsFromAddress + client.key, limit: config.newStationsPerAddressPerHour),
         what: "new stations from this address")
     ]
     if let network = client.network {
@@ -27,7 +28,8 @@ extension APIHandler {
         AddressWidthCap(
           name: .newStationsPerNetworkPerHour,
           count: RateCount(
-            key: "new stations from network:\(network)", limit: config.newStationsPerNetworkPerHour),
+            key: RateKey.newStationsFromNetwork + network.description,
+            limit: config.newStationsPerNetworkPerHour),
           what: "new stations from this network (\(network))"))
     }
     if let wide = client.wideNetwork {
@@ -35,7 +37,8 @@ extension APIHandler {
         AddressWidthCap(
           name: .newStationsPerWideNetworkPerHour,
           count: RateCount(
-            key: "new stations from wide network:\(wide)", limit: config.newStationsPerWideNetworkPerHour),
+            key: RateKey.newStationsFromWideNetwork + wide.description,
+            limit: config.newStationsPerWideNetworkPerHour),
           what: "new stations from this network (\(wide))"))
     }
     return caps
@@ -48,14 +51,15 @@ extension APIHandler {
     var caps = [
       AddressWidthCap(
         name: .claimsPerAddressPerHour,
-        count: RateCount(key: "claims from:\(client.key)", limit: config.claimsPerAddressPerHour),
+        count: RateCount(key: RateKey.claimsFromAddress + client.key, limit: config.claimsPerAddressPerHour),
         what: "claims from this address")
     ]
     if let network = client.network {
       caps.append(
         AddressWidthCap(
           name: .claimsPerNetworkPerHour,
-          count: RateCount(key: "claims from network:\(network)", limit: config.claimsPerNetworkPerHour),
+          count: RateCount(
+            key: RateKey.claimsFromNetwork + network.description, limit: config.claimsPerNetworkPerHour),
           what: "claims from this network (\(network))"))
     }
     return caps

@@ -110,10 +110,10 @@ extension APIHandler {
       case .owner: (config.devicesPerStation, true)
       case .guest: (config.keylessDevicesPerStation, false)
       }
-    let limit: (what: String, perHour: Int, name: LimitName) =
+    let limit: (what: String, key: String, perHour: Int, name: LimitName) =
       isRegistration
-      ? ("registrations", config.registrationsPerHour, .registrationsPerHour)
-      : ("heartbeats", config.heartbeatsPerHour, .heartbeatsPerHour)
+      ? ("registrations", RateKey.registrations, config.registrationsPerHour, .registrationsPerHour)
+      : ("heartbeats", RateKey.heartbeats, config.heartbeatsPerHour, .heartbeatsPerHour)
     let outcome = try store { () throws(StoreError) -> RefreshOutcome in
       try database.writeBatch { () throws(StoreError) -> RefreshOutcome in
         if try !database.hasStation(address) {
@@ -128,7 +128,7 @@ extension APIHandler {
           }
         }
         let decision = try database.consumeRate(
-          key: "\(limit.what):\(address)", limit: limit.perHour, windowMs: Self.rateWindowMs, now: now)
+          key: limit.key + address, limit: limit.perHour, windowMs: Self.rateWindowMs, now: now)
         if case .limited(let retryAfterMs) = decision {
           try database.countLimitHit(limit.name)
           return .limited(what: limit.what, retryAfterMs: retryAfterMs)

@@ -42,10 +42,10 @@ extension Database {
           WHERE key >= ?1 AND key < ?1 || char(1114111) AND expires_at > ?2 ORDER BY count DESC, key LIMIT ?3
           """, prefix: prefix, since: now, limit: limit)
       }
-      top.registrations = try windows("registrations:")
-      top.heartbeats = try windows("heartbeats:")
-      top.newStationsByAddress = try windows("new stations from:")
-      top.claimsByAddress = try windows("claims from:")
+      top.registrations = try windows(RateKey.registrations)
+      top.heartbeats = try windows(RateKey.heartbeats)
+      top.newStationsByAddress = try windows(RateKey.newStationsFromAddress)
+      top.claimsByAddress = try windows(RateKey.claimsFromAddress)
       top.sends = try entries(
         """
         SELECT station, count(*) AS n FROM sends WHERE created_at > ?2 GROUP BY station

@@ -1,0 +1,19 @@
+/// The key prefixes of the `rate_limits` windows the responder counts under (a prefix + the station address or
+/// the client address key): one place, since `aprs-cloud stations --top` (``Database/topTalkers(now:limit:)``)
+/// reads the same windows back by prefix.
+public enum RateKey {
+  /// Per station: registrations (`[ratelimit] registrationsPerHour`).
+  public static let registrations = "registrations:"
+  /// Per station: heartbeats (`heartbeatsPerHour`).
+  public static let heartbeats = "heartbeats:"
+  /// Per client address: new stations (`newStationsPerAddressPerHour`).
+  public static let newStationsFromAddress = "new stations from:"
+  /// Per IPv4 /24 or IPv6 /48: new stations (`newStationsPerNetworkPerHour`).
+  public static let newStationsFromNetwork = "new stations from network:"
+  /// Per IPv6 /32: new stations (`newStationsPerWideNetworkPerHour`).
+  public static let newStationsFromWideNetwork = "new stations from wide network:"
+  /// Per client address: claims (`claimsPerAddressPerHour`).
+  public static let claimsFromAddress = "claims from:"
+  /// Per IPv4 /24 or IPv6 /48: claims (`claimsPerNetworkPerHour`).
+  public static let claimsFromNetwork = "claims from network:"
+}
