@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Store
 import Synchronization
+import Testing
 
 /// A clock tests move by hand.
 final class ManualClock: Sendable {
@@ -92,6 +93,27 @@ final class APIFixture {
       dedupWindowMs: 3_600_000)
     clock.advance(ms: 1)
     return try database.storeMessages([message], now: clock.now)
+  }
+}
+
+extension APIFixture {
+  /// N0CALL-7 and its passcode: the station the settings tests change.
+  nonisolated(unsafe) static let settingsIdentity: [String: Any] = [
+    "callsign": "N0CALL", "ssid": 7, "auth": "13023",
+  ]
+
+  /// A fixture with N0CALL-7 registered (without history) and claimed, its key kept: settings need the key.
+  static func withClaimedStation() throws -> APIFixture {
+    let fixture = try APIFixture()
+    let reply = fixture.post("/v1/register", registerBody(["wantHistory": false]))
+    #expect(reply.status == 200, "\(reply.text)")
+    fixture.claim(settingsIdentity)
+    return fixture
+  }
+
+  /// `POST /v1/settings` for N0CALL-7 with `fields`.
+  func settings(_ fields: [String: Any] = [:]) -> Reply {
+    post("/v1/settings", Self.settingsIdentity.merging(fields) { $1 })
   }
 }
 

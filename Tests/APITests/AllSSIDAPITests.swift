@@ -9,19 +9,7 @@ import Testing
 /// answers: other-SSID entries with `to` only for requests with `want:["ssids"]` (sync, long poll, register with
 /// history); every other answer exactly as before.
 @Suite struct AllSSIDAPITests {
-  nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
-
-  private func settings(_ fixture: APIFixture, _ fields: [String: Any] = [:]) -> Reply {
-    fixture.post("/v1/settings", Self.identity.merging(fields) { $1 })
-  }
-
-  private func registered() throws -> APIFixture {
-    let fixture = try APIFixture()
-    let reply = fixture.post("/v1/register", registerBody(["wantHistory": false]))
-    #expect(reply.status == 200, "\(reply.text)")
-    fixture.claim(Self.identity)
-    return fixture
-  }
+  nonisolated(unsafe) static let identity = APIFixture.settingsIdentity
 
   /// A message for another SSID of the call, stored as the listener would.
   private func deliverOther(_ fixture: APIFixture, to: String, text: String) throws {
@@ -37,30 +25,30 @@ import Testing
   // MARK: Settings
 
   @Test func ssidsAndAckSsidsAreInEveryAnswerAndChangeWhenGiven() throws {
-    let fixture = try registered()
-    var reply = settings(fixture)
+    let fixture = try APIFixture.withClaimedStation()
+    var reply = fixture.settings()
     #expect(
       reply.text.hasSuffix(#","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[]}"#),
       "\(reply.text)")
-    reply = settings(fixture, ["ssids": "all", "ackSsids": [9, 0, 9]])
+    reply = fixture.settings(["ssids": "all", "ackSsids": [9, 0, 9]])
     #expect(reply.status == 200, "\(reply.text)")
     #expect(reply.text.hasSuffix(#","ssids":"all","ackSsids":[0,9],"subscriptions":[]}"#), "\(reply.text)")
     // A list is deduplicated, sorted, and holds the station's own SSID.
-    reply = settings(fixture, ["ssids": [9, 0, 9]])
+    reply = fixture.settings(["ssids": [9, 0, 9]])
     #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[0,9],"subscriptions":[]}"#), "\(reply.text)")
-    reply = settings(fixture, ["ackSsids": [Int]()])
+    reply = fixture.settings(["ackSsids": [Int]()])
     #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
-    reply = settings(fixture, ["ssids": "exact"])
+    reply = fixture.settings(["ssids": "exact"])
     #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
     // An empty list is the default.
-    reply = settings(fixture, ["ssids": [Int]()])
+    reply = fixture.settings(["ssids": [Int]()])
     #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
   }
 
   @Test func hostileValuesAreA400NamingTheFieldAndChangeNothing() throws {
-    let fixture = try registered()
-    _ = settings(fixture, ["ssids": [1, 2], "ackSsids": [2]])
-    let before = settings(fixture).text
+    let fixture = try APIFixture.withClaimedStation()
+    _ = fixture.settings(["ssids": [1, 2], "ackSsids": [2]])
+    let before = fixture.settings().text
     let cases: [(field: String, value: Any, names: String)] = [
       ("ssids", 16, "ssids"), ("ssids", "ALL", "ssids"), ("ssids", "", "ssids"), ("ssids", [16], "ssids[0]"),
       ("ssids", [-1], "ssids[0]"), ("ssids", ["7"], "ssids[0]"), ("ssids", [1.5], "ssids[0]"),
@@ -73,26 +61,26 @@ import Testing
     ]
     for (field, value, names) in cases {
       // Every bad value comes with a valid change that must not be applied either.
-      let reply = settings(fixture, [field: value, "mutedUntil": 5])
+      let reply = fixture.settings([field: value, "mutedUntil": 5])
       #expect(reply.status == 400, "\(field)=\(value): \(reply.text)")
       #expect(reply.error?.hasPrefix(names + " ") == true, "\(field)=\(value): \(reply.error ?? "")")
-      #expect(settings(fixture).text == before)
+      #expect(fixture.settings().text == before)
     }
     // null leaves them as they are.
-    #expect(settings(fixture, ["ssids": NSNull(), "ackSsids": NSNull()]).text == before)
+    #expect(fixture.settings(["ssids": NSNull(), "ackSsids": NSNull()]).text == before)
   }
 
   @Test func ssidSettingsNeedTheKeyLikeTheOthers() throws {
-    let fixture = try registered()
+    let fixture = try APIFixture.withClaimedStation()
     fixture.stationKey = nil
-    let reply = settings(fixture, ["ssids": "all"])
+    let reply = fixture.settings(["ssids": "all"])
     #expect(reply.status == 403, "\(reply.text)")
   }
 
   // MARK: want
 
   @Test func wantOfTheWrongShapeIsA400NamingWant() throws {
-    let fixture = try registered()
+    let fixture = try APIFixture.withClaimedStation()
     let sync = Self.identity.merging(["since": 0]) { $1 }
     for bad: Any in [
       "ssids", 1, true, ["a": 1], [1], [NSNull()], [["ssids"]], Array(repeating: "x", count: 17),
@@ -114,8 +102,8 @@ import Testing
   // MARK: Answers
 
   @Test func otherSSIDEntriesReachOnlyRequestsThatAskedForThem() throws {
-    let fixture = try registered()
-    _ = settings(fixture, ["ssids": "all"])
+    let fixture = try APIFixture.withClaimedStation()
+    _ = fixture.settings(["ssids": "all"])
     try fixture.deliver(to: "N0CALL-7", from: "KJ7ABC", text: "to me", msgno: "1")
     try deliverOther(fixture, to: "N0CALL-9", text: "to nine")
     try deliverOther(fixture, to: "N0CALL", text: "to the bare call")
@@ -142,8 +130,8 @@ import Testing
   }
 
   @Test func aLongPollWithoutWantIsNotWokenByOtherSSIDEntries() throws {
-    let fixture = try registered()
-    _ = settings(fixture, ["ssids": "all"])
+    let fixture = try APIFixture.withClaimedStation()
+    _ = fixture.settings(["ssids": "all"])
     let since = fixture.post("/v1/sync", Self.identity.merging(["since": 0]) { $1 }).serverTime ?? 0
     let handler = fixture.handler
     func park(_ want: [String]?) -> SyncPark? {
@@ -174,7 +162,7 @@ import Testing
   }
 
   @Test func theDeviceARegisterCreatesKeepsItsWants() throws {
-    let fixture = try registered()
+    let fixture = try APIFixture.withClaimedStation()
     let a = "fcm-token:APA91b-opted-in"
     let b = "fcm-token:APA91b-old-app"
     let first = fixture.post("/v1/register", registerBody(["want": ["ssids", "unknown"], "pushToken": a]))

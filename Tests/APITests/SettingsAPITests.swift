@@ -9,23 +9,11 @@ import Testing
 /// (and nothing changed), 404 for an unregistered station, register's ackMessages as the ACK policy, and the
 /// pull that earns a `device` station's ACKs through sync and register with history.
 @Suite struct SettingsAPITests {
-  nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
-
-  private func settings(_ fixture: APIFixture, _ fields: [String: Any] = [:]) -> Reply {
-    fixture.post("/v1/settings", Self.identity.merging(fields) { $1 })
-  }
-
-  private func registered() throws -> APIFixture {
-    let fixture = try APIFixture()
-    let reply = fixture.post("/v1/register", registerBody(["wantHistory": false]))
-    #expect(reply.status == 200, "\(reply.text)")
-    fixture.claim(Self.identity)
-    return fixture
-  }
+  nonisolated(unsafe) static let identity = APIFixture.settingsIdentity
 
   @Test func theAnswerIsTheWholeSetWithEveryKey() throws {
-    let fixture = try registered()
-    let reply = settings(fixture)
+    let fixture = try APIFixture.withClaimedStation()
+    let reply = fixture.settings()
     #expect(reply.status == 200, "\(reply.text)")
     #expect(
       reply.text
@@ -34,9 +22,8 @@ import Testing
   }
 
   @Test func fieldsGivenChangeAndTheRestStay() throws {
-    let fixture = try registered()
-    var reply = settings(
-      fixture,
+    let fixture = try APIFixture.withClaimedStation()
+    var reply = fixture.settings(
       [
         "blocked": ["kj7abc", "OH7AA-1", "KJ7ABC"],
         "quietHours": ["start": 1320, "end": 420, "utcOffsetMinutes": 120],
@@ -47,15 +34,15 @@ import Testing
         == #"{"blocked":["KJ7ABC","OH7AA-1"],"mutedUntil":0,"quietHours":{"start":1320,"end":420,"#
         + #""utcOffsetMinutes":120},"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[]}"#
     )
-    reply = settings(
-      fixture, ["mutedUntil": 1_800_000_360_000, "quietBypass": ["N0CALL-9"], "ackPolicy": "device"])
+    reply = fixture.settings(
+      ["mutedUntil": 1_800_000_360_000, "quietBypass": ["N0CALL-9"], "ackPolicy": "device"])
     #expect(
       reply.text
         == #"{"blocked":["KJ7ABC","OH7AA-1"],"mutedUntil":1800000360000,"quietHours":{"start":1320,"end":420,"#
         + #""utcOffsetMinutes":120},"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[]}"#
     )
     // null turns the quiet hours off; an empty list clears; mutedUntil 0 unmutes.
-    reply = settings(fixture, ["quietHours": NSNull(), "blocked": [String](), "mutedUntil": 0])
+    reply = fixture.settings(["quietHours": NSNull(), "blocked": [String](), "mutedUntil": 0])
     #expect(
       reply.text
         == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[]}"#
@@ -68,7 +55,7 @@ import Testing
 
   @Test func anUnregisteredStationGets404AndAWrongPasscode401() throws {
     let fixture = try APIFixture()
-    let reply = settings(fixture, ["mutedUntil": 5])
+    let reply = fixture.settings(["mutedUntil": 5])
     #expect(reply.status == 404)
     #expect(reply.error?.contains("N0CALL-7 is not registered") == true, "\(reply.text)")
     #expect(fixture.post("/v1/settings", ["callsign": "N0CALL", "ssid": 7, "auth": "1"]).status == 401)
@@ -116,7 +103,7 @@ import Testing
     (#""ackPolicy":true"#, "ackPolicy must be a string"),
   ])
   func aBadValueIsA400NamingTheFieldAndChangesNothing(field: String, message: String) throws {
-    let fixture = try registered()
+    let fixture = try APIFixture.withClaimedStation()
     // Good fields beside the bad one are not applied either.
     var body = #"{"callsign":"N0CALL","ssid":7,"auth":"13023""#
     if !field.hasPrefix(#""ackPolicy""#) { body += #","ackPolicy":"server""# }
@@ -128,35 +115,35 @@ import Testing
   }
 
   @Test func registersAckMessagesSetsServerOrNeverAndLeftOutKeepsThePolicy() throws {
-    let fixture = try registered()
-    #expect(settings(fixture)["ackPolicy"]?.stringValue == "never")
+    let fixture = try APIFixture.withClaimedStation()
+    #expect(fixture.settings()["ackPolicy"]?.stringValue == "never")
     #expect(fixture.post("/v1/register", registerBody(["ackMessages": true])).status == 200)
-    #expect(settings(fixture)["ackPolicy"]?.stringValue == "server")
-    #expect(settings(fixture, ["ackPolicy": "device"])["ackPolicy"]?.stringValue == "device")
+    #expect(fixture.settings()["ackPolicy"]?.stringValue == "server")
+    #expect(fixture.settings(["ackPolicy": "device"])["ackPolicy"]?.stringValue == "device")
     var body = registerBody()
     body["ackMessages"] = nil
     #expect(fixture.post("/v1/register", body).status == 200)
-    #expect(settings(fixture)["ackPolicy"]?.stringValue == "device")
+    #expect(fixture.settings()["ackPolicy"]?.stringValue == "device")
     #expect(fixture.post("/v1/register", registerBody(["ackMessages": false])).status == 200)
-    #expect(settings(fixture)["ackPolicy"]?.stringValue == "never")
+    #expect(fixture.settings()["ackPolicy"]?.stringValue == "never")
   }
 
   @Test func unregisterDeletesTheSettings() throws {
-    let fixture = try registered()
-    #expect(settings(fixture, ["blocked": ["KJ7ABC"], "mutedUntil": 9])["mutedUntil"]?.intValue == 9)
+    let fixture = try APIFixture.withClaimedStation()
+    #expect(fixture.settings(["blocked": ["KJ7ABC"], "mutedUntil": 9])["mutedUntil"]?.intValue == 9)
     #expect(fixture.post("/v1/unregister", Self.identity).status == 200)
     // The claim went with the station: its key is no longer valid, and without one the station is unknown.
-    #expect(settings(fixture).status == 401)
+    #expect(fixture.settings().status == 401)
     fixture.stationKey = nil
-    #expect(settings(fixture).status == 404)
+    #expect(fixture.settings().status == 404)
     #expect(fixture.post("/v1/register", registerBody(["wantHistory": false])).status == 200)
     fixture.claim(Self.identity)
-    #expect(settings(fixture)["blocked"] == .array([]))
+    #expect(fixture.settings()["blocked"] == .array([]))
   }
 
   @Test func aDeviceStationsPullsThroughSyncAndRegisterMarkWhatTheyReturned() throws {
-    let fixture = try registered()
-    #expect(settings(fixture, ["ackPolicy": "device"]).status == 200)
+    let fixture = try APIFixture.withClaimedStation()
+    #expect(fixture.settings(["ackPolicy": "device"]).status == 200)
     for number in 1...2 {
       guard
         case .stored(let id, _)? = try fixture.deliver(to: "N0CALL-7", from: "KJ7ABC-7", text: "m\(number)")

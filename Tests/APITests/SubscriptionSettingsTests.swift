@@ -8,29 +8,14 @@ import Testing
 /// `subscriptions` in `POST /v1/settings`: the whole list replaced, ids kept where given, every kind's fields
 /// echoed, and every bad value a 400 naming it with nothing changed.
 @Suite struct SubscriptionSettingsTests {
-  nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
-
-  private func settings(_ fixture: APIFixture, _ fields: [String: Any] = [:]) -> Reply {
-    fixture.post("/v1/settings", Self.identity.merging(fields) { $1 })
-  }
-
-  private func registered() throws -> APIFixture {
-    let fixture = try APIFixture()
-    let reply = fixture.post("/v1/register", registerBody(["wantHistory": false]))
-    #expect(reply.status == 200, "\(reply.text)")
-    fixture.claim(Self.identity)
-    return fixture
-  }
-
   private func subscriptions(_ reply: Reply) -> [[String: Any]] {
     let object = try? JSONSerialization.jsonObject(with: Data(reply.text.utf8)) as? [String: Any]
     return object?["subscriptions"] as? [[String: Any]] ?? []
   }
 
   @Test func everyKindIsStoredAndEchoedAndIdsAreKept() throws {
-    let fixture = try registered()
-    var reply = settings(
-      fixture,
+    let fixture = try APIFixture.withClaimedStation()
+    var reply = fixture.settings(
       [
         "subscriptions": [
           ["kind": "bulletin", "match": "bln?wx"],
@@ -53,13 +38,13 @@ import Testing
     let ids = list.compactMap { $0["id"] as? String }
     #expect(Set(ids).count == 4 && ids.allSatisfy { $0.hasPrefix("s") })
     // Other settings leave them alone; a new list keeps the ids it names and drops the rest.
-    reply = settings(fixture, ["mutedUntil": 0])
+    reply = fixture.settings(["mutedUntil": 0])
     #expect(subscriptions(reply).count == 4)
-    reply = settings(
-      fixture, ["subscriptions": [["id": ids[3], "kind": "watch", "call": "K1ABC", "silentFor": 600]]])
+    reply = fixture.settings(
+      ["subscriptions": [["id": ids[3], "kind": "watch", "call": "K1ABC", "silentFor": 600]]])
     list = subscriptions(reply)
     #expect(list.count == 1 && list[0]["id"] as? String == ids[3] && list[0]["heardAfter"] is NSNull)
-    reply = settings(fixture, ["subscriptions": [Any]()])
+    reply = fixture.settings(["subscriptions": [Any]()])
     #expect(reply.status == 200 && subscriptions(reply).isEmpty)
   }
 
@@ -91,24 +76,24 @@ import Testing
   @Test(arguments: badSubscriptions)
   func badSubscriptionsAre400AndChangeNothing(subscription json: String, error: String) throws {
     let subscription = try JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed)
-    let fixture = try registered()
-    let before = settings(fixture, ["subscriptions": [["kind": "group", "call": "KEEP"]]])
+    let fixture = try APIFixture.withClaimedStation()
+    let before = fixture.settings(["subscriptions": [["kind": "group", "call": "KEEP"]]])
     #expect(subscriptions(before).count == 1)
-    let reply = settings(fixture, ["subscriptions": [subscription], "mutedUntil": 1_800_000_360_000])
+    let reply = fixture.settings(["subscriptions": [subscription], "mutedUntil": 1_800_000_360_000])
     #expect(reply.status == 400, "\(reply.text)")
     #expect(reply["error"]?.stringValue?.contains(error) == true, "\(reply.text)")
-    let after = settings(fixture)
+    let after = fixture.settings()
     #expect(subscriptions(after).map { $0["call"] as? String } == ["KEEP"])
     #expect(after.text.contains(#""mutedUntil":0"#), "nothing changed")
   }
 
   @Test func moreThanTwentyOrNotAnArrayIs400() throws {
-    let fixture = try registered()
+    let fixture = try APIFixture.withClaimedStation()
     let many = (0..<21).map { ["kind": "group", "call": "NET\($0)"] }
-    #expect(settings(fixture, ["subscriptions": many]).status == 400)
-    #expect(settings(fixture, ["subscriptions": "BLN*"]).status == 400)
-    #expect(settings(fixture, ["subscriptions": [7]]).status == 400)
+    #expect(fixture.settings(["subscriptions": many]).status == 400)
+    #expect(fixture.settings(["subscriptions": "BLN*"]).status == 400)
+    #expect(fixture.settings(["subscriptions": [7]]).status == 400)
     let twenty = (0..<20).map { ["kind": "group", "call": "NET\($0)"] }
-    #expect(subscriptions(settings(fixture, ["subscriptions": twenty])).count == 20)
+    #expect(subscriptions(fixture.settings(["subscriptions": twenty])).count == 20)
   }
 }
