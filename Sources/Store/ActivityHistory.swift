@@ -32,7 +32,7 @@ public struct ActivityHistory: Sendable, Equatable {
   /// Adds counts that happened at `now` (ms) to its minute, and forgets minutes that fell out of the hour.
   /// A clock that went back adds to the newest minute (never reorders).
   public mutating func add(lines: Int, stored: Int, acks: Int, at now: Int64) {
-    let start = now - ((now % Self.minuteMs) + Self.minuteMs) % Self.minuteMs
+    let start = Self.minuteStart(now)
     if let last = minutes.last, last.start >= start {
       minutes[minutes.count - 1].lines += max(0, lines)
       minutes[minutes.count - 1].stored += max(0, stored)
@@ -47,13 +47,18 @@ public struct ActivityHistory: Sendable, Equatable {
   /// The counts of each of the ``length`` minutes ending with the one holding `now`, oldest first (zero where
   /// nothing was recorded): what a chart draws.
   public func series(endingAt now: Int64) -> [Minute] {
-    let newest = now - ((now % Self.minuteMs) + Self.minuteMs) % Self.minuteMs
+    let newest = Self.minuteStart(now)
     var byStart: [Int64: Minute] = [:]
     for minute in minutes { byStart[minute.start] = minute }
     return (0..<Self.length).map { index in
       let start = newest - Int64(Self.length - 1 - index) * Self.minuteMs
       return byStart[start] ?? Minute(start: start)
     }
+  }
+
+  /// The start of the minute holding `ms` (negative times too).
+  static func minuteStart(_ ms: Int64) -> Int64 {
+    ms - ((ms % minuteMs) + minuteMs) % minuteMs
   }
 
   /// `start:lines,stored,acks` per minute, separated by `;` (empty for none).

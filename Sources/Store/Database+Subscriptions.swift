@@ -66,12 +66,12 @@ extension Database {
       var used = Set(drafts.compactMap(\.id))
       var serial = 0
       for (position, draft) in drafts.enumerated() {
-        var id = draft.id
-        while id == nil || (draft.id == nil && used.contains(id!)) {
+        var id = draft.id ?? ""
+        while id.isEmpty || (draft.id == nil && used.contains(id)) {
           id = "s" + String(now, radix: 36) + String(serial, radix: 36)
           serial += 1
         }
-        used.insert(id!)
+        used.insert(id)
         let (kind, target, watch) = Self.columns(of: draft.rule)
         defer { insert.reset() }
         try insert.bind(1, address)
