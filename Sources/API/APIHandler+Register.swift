@@ -27,7 +27,7 @@ extension APIHandler {
       ? try store { () throws(StoreError) in
         try database.sync(
           station: station.description, since: since, now: now, countsAsPull: access != .guest,
-          otherSSIDs: wants.contains(.ssids))
+          wants: wants)
       } : nil
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()

@@ -28,7 +28,7 @@ extension APIHandler {
     let result = try store { () throws(StoreError) in
       try database.sync(
         station: station.description, since: since, now: now, countsAsPull: pull,
-        otherSSIDs: wants.contains(.ssids))
+        wants: wants)
     }
     if wait > 0 && !hasVisibleMessages(result) {
       return .park(
@@ -51,7 +51,7 @@ extension APIHandler {
       result = try store { () throws(StoreError) in
         try database.sync(
           station: park.station, since: park.since, now: now, countsAsPull: park.countsAsPull,
-          otherSSIDs: park.wants.contains(.ssids))
+          wants: park.wants)
       }
     } catch {
       return .response(.error(error, station: park.station))
@@ -74,7 +74,7 @@ extension APIHandler {
       result = try store { () throws(StoreError) in
         try database.sync(
           station: park.station, since: park.since, now: clock(), countsAsPull: park.countsAsPull,
-          otherSSIDs: park.wants.contains(.ssids))
+          wants: park.wants)
       }
     } catch {
       return .error(error, station: park.station)
@@ -116,13 +116,16 @@ extension APIHandler {
 
   /// One `messages` entry. A message sent through `/v1/send` also carries `state` and, when given, `clientId`
   /// (PROTOCOL.md "Sending messages"); received entries never do. An entry for another SSID of the call carries
-  /// `to` (its addressee); only requests with `want:["ssids"]` are given such entries.
+  /// `to` (its addressee); only requests with `want:["ssids"]` are given such entries. A subscription entry (only
+  /// for `want:["subscriptions"]`) has its kind as `type` (`bulletin`, `group`, `nws`, `watch`), its
+  /// `subscription` id, `to` the addressee it was sent to (not for a watch), and for a watch its `event`
+  /// (`heard`, `silent`, `emergency`) and, when the packet had one, `latitude` and `longitude` (degrees).
   func writeMessage(_ message: StoredMessage, to writer: inout JSONWriter) {
     writer.beginObject()
     writer.key("direction")
     writer.string(message.direction.rawValue)
     writer.key("type")
-    writer.string("message")
+    writer.string(message.entry?.kind.rawValue ?? "message")
     writer.key("peer")
     writer.string(message.peer)
     writer.key("text")
@@ -134,6 +137,20 @@ extension APIHandler {
     if let to = message.to {
       writer.key("to")
       writer.string(to)
+    }
+    if let entry = message.entry {
+      writer.key("subscription")
+      writer.string(entry.subscription)
+      if let event = entry.event {
+        writer.key("event")
+        writer.string(event.rawValue)
+      }
+      if let latitude = entry.latitude, let longitude = entry.longitude {
+        writer.key("latitude")
+        writer.fixed(latitude, decimals: 6)
+        writer.key("longitude")
+        writer.fixed(longitude, decimals: 6)
+      }
     }
     if message.direction == .sent, let state = message.state {
       writer.key("state")

@@ -78,6 +78,33 @@ public struct JSONWriter: Sendable {
     needsComma = true
   }
 
+  /// Writes a number with at most `decimals` (0–9) digits after the point, rounded half away from zero, trailing
+  /// zeros dropped, never in exponent form (`41.5`, `-81.123456`); `null` for a value that is not finite or whose
+  /// magnitude is 1e15 or more (JSON has no infinities, and the digits would not be exact).
+  public mutating func fixed(_ value: Double, decimals: Int) {
+    let places = min(max(decimals, 0), 9)
+    var scale: Int64 = 1
+    for _ in 0..<places { scale *= 10 }
+    guard value.isFinite, abs(value) < 1e15 else { return null() }
+    let scaled = (abs(value) * Double(scale)).rounded(.toNearestOrAwayFromZero)
+    guard scaled < 9.2e18 else { return null() }
+    let units = Int64(scaled)
+    var text = (value < 0 && units != 0 ? "-" : "") + String(units / scale)
+    var fraction = units % scale
+    if places > 0, fraction != 0 {
+      var digits = places
+      while fraction % 10 == 0 {
+        fraction /= 10
+        digits -= 1
+      }
+      let raw = String(fraction)
+      text += "." + String(repeating: "0", count: digits - raw.count) + raw
+    }
+    separate()
+    bytes.append(contentsOf: text.utf8)
+    needsComma = true
+  }
+
   /// Writes `true` or `false`.
   public mutating func bool(_ value: Bool) {
     separate()

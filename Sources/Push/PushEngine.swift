@@ -405,8 +405,8 @@ final class PushEngine {
         station: station, to: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
         state: newest.message.state ?? .expired)
     }
-    let unpulled = try database.unpulledCount(station: station, otherSSIDs: otherSSIDs)
-    let senders = try database.unpulledSenders(station: station, otherSSIDs: otherSSIDs)
+    let unpulled = try database.unpulledCount(station: station, wants: otherSSIDs ? .ssids : [])
+    let senders = try database.unpulledSenders(station: station, wants: otherSSIDs ? .ssids : [])
     let avatar = try database.pushAvatar(of: newest.message.peer)
     // `count` never under-counts the banner it replaces: at least this burst, even when another device of the
     // station synced it already.

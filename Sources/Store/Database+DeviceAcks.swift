@@ -61,10 +61,9 @@ extension Database {
 
   /// Marks the kept ACKs of `address`'s messages newer than `since` (what the sync in the same transaction
   /// read) as pulled at `now`, for the messages that arrived within ``DeviceAckRule/pullWindowMs`` before it;
-  /// entries for other SSIDs of the call only with `otherSSIDs` (the sync returned them). Returns how many were
-  /// marked.
+  /// entries of the opt-in rings only with their `wants` (the sync returned them). Returns how many were marked.
   @discardableResult
-  func markPulled(_ address: String, since: Int64, now: Int64, otherSSIDs: Bool = false) throws(StoreError)
+  func markPulled(_ address: String, since: Int64, now: Int64, wants: Wants = []) throws(StoreError)
     -> Int
   {
     try writeTransaction { () throws(StoreError) in
@@ -73,14 +72,14 @@ extension Database {
         UPDATE device_acks SET pulled_at = ?3
         WHERE station = ?1 AND pulled_at IS NULL AND message_id IN (
           SELECT id FROM messages WHERE station = ?1 AND timestamp > ?2 AND timestamp >= ?4
-            AND (?5 OR addressee IS NULL))
+            AND ((1 << ring) & ?5) <> 0)
         """)
       defer { statement.reset() }
       try statement.bind(1, address)
       try statement.bind(2, since)
       try statement.bind(3, now)
       try statement.bind(4, DeviceAckRule.oldestAckedArrival(pulledAt: now))
-      try statement.bind(5, otherSSIDs)
+      try statement.bind(5, wants.ringMask)
       try statement.run()
       return changes
     }

@@ -1,3 +1,5 @@
+import APRS
+
 /// Messages: storing what the listener hears (with its dedup key, its push and the ring trim), the sync that
 /// hands them to phones, and the reads a push and `aprs-cloud messages` make.
 extension Database {
@@ -12,8 +14,9 @@ extension Database {
   /// timestamps strictly increase in commit order across the database), its dedup key is
   /// recorded, a push is queued in the outbox (received messages only) and the station's ring
   /// is trimmed to `options.ringSize`. Nothing is stored if any step fails. A message with ``IncomingMessage/to``
-  /// (another SSID of the station's call) has a ring of its own, of the same size: such entries never push out
-  /// what clients that did not ask for them see.
+  /// (another SSID of the station's call) and a subscription entry (``IncomingMessage/entry``) each have a ring
+  /// of their own (``EntryRing``), of the same size: such entries never push out what clients that did not ask
+  /// for them see. A copy of a subscription entry seen within its window extends the window (it slides).
   ///
   /// Two clocks, so that a step of the wall clock neither stores a retransmission twice nor holds dedup back:
   /// - `now` measures durations: the dedup windows (`first_seen`, `expires_at`) and the outbox's queue time
@@ -52,6 +55,9 @@ extension Database {
           continue
         }
         if try isDuplicate(message.dedupKey, station: station, now: now) {
+          if message.entry != nil {
+            try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
+          }
           outcomes.append(.duplicate)
           continue
         }
@@ -62,7 +68,7 @@ extension Database {
         if message.direction == .received {
           try queuePush(station: station, messageID: id, now: stamp)
         }
-        try trimRing(station, otherSSIDs: message.to != nil)
+        try trimRing(station, ring: .of(to: message.to, entry: message.entry))
         outcomes.append(.stored(messageID: id, timestamp: timestamp))
       }
       if last != initialLast {
@@ -138,8 +144,9 @@ extension Database {
   ) throws(StoreError) -> Int64 {
     let statement = try prepared(
       """
-      INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+      INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event,
+        latitude, longitude)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -149,6 +156,11 @@ extension Database {
     try statement.bind(5, message.msgno)
     try statement.bind(6, timestamp)
     try statement.bind(7, message.to?.canonicalAddress)
+    try statement.bind(8, message.entry?.kind.rawValue)
+    try statement.bind(9, message.entry?.subscription)
+    try statement.bind(10, message.entry?.event?.rawValue)
+    try statement.bind(11, message.entry?.latitude)
+    try statement.bind(12, message.entry?.longitude)
     try statement.run()
     return lastInsertRowID
   }
@@ -167,20 +179,20 @@ extension Database {
   }
 
   /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade), except its sends
-  /// still in flight: those stay until they end (and then, re-stamped, are among the newest). Entries for other
-  /// SSIDs of the call (`messages.addressee` set) are a ring of their own: `otherSSIDs` picks which one.
-  func trimRing(_ station: String, otherSSIDs: Bool = false) throws(StoreError) {
+  /// still in flight: those stay until they end (and then, re-stamped, are among the newest), in one of its
+  /// rings (``EntryRing``: each is trimmed on its own).
+  func trimRing(_ station: String, ring: EntryRing = .direct) throws(StoreError) {
     let statement = try prepared(
       """
-      DELETE FROM messages WHERE station = ?1 AND (addressee IS NOT NULL) = ?3 AND timestamp < (
-        SELECT timestamp FROM messages WHERE station = ?1 AND (addressee IS NOT NULL) = ?3
+      DELETE FROM messages WHERE station = ?1 AND ring = ?3 AND timestamp < (
+        SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
         ORDER BY timestamp DESC LIMIT 1 OFFSET ?2)
         AND NOT EXISTS (SELECT 1 FROM sends WHERE sends.message_id = messages.id AND sends.state = 'pending')
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
     try statement.bind(2, options.ringSize - 1)
-    try statement.bind(3, otherSSIDs)
+    try statement.bind(3, ring.rawValue)
     try statement.run()
   }
 
@@ -202,33 +214,35 @@ extension Database {
   /// it is a read only: nothing is marked pulled and the cursor stays where the owner's devices left it.
   ///
   /// Entries for other SSIDs of the call (``StoredMessage/to`` set) are part of the answer only with
-  /// `otherSSIDs` (the request's `want:["ssids"]`); without it the answer is exactly what it was before they
-  /// existed, and they are not marked pulled.
+  /// `wants` ``Wants/ssids`` (the request's `want:["ssids"]`), subscription entries (``StoredMessage/entry``)
+  /// only with ``Wants/subscriptions``; without them the answer is exactly what it was before they existed, and
+  /// they are not marked pulled.
   public func sync(
-    station: String, since: Int64, now: Int64, countsAsPull: Bool = true, otherSSIDs: Bool = false
+    station: String, since: Int64, now: Int64, countsAsPull: Bool = true, wants: Wants = []
   ) throws(StoreError) -> SyncResult {
     let address = station.canonicalAddress
     if countsAsPull, batchDepth == 0, try syncMarksPulls(address) {
       do throws(StoreError) {
         return try writeBatch { () throws(StoreError) in
-          let result = try sync(station: address, since: since, now: now, otherSSIDs: otherSSIDs)
-          try markPulled(address, since: since, now: now, otherSSIDs: otherSSIDs)
+          let result = try sync(station: address, since: since, now: now, wants: wants)
+          try markPulled(address, since: since, now: now, wants: wants)
           return result
         }
       } catch {
         // Reads work without space: the messages are answered, only the pull marks (and so their `device`
         // ACKs: nothing is ACKed that was not marked) and the cursor are left as they were.
         guard error.storageFault != nil else { throw error }
-        return try sync(station: address, since: since, now: now, countsAsPull: false, otherSSIDs: otherSSIDs)
+        return try sync(station: address, since: since, now: now, countsAsPull: false, wants: wants)
       }
     }
     let (result, storedCursor) = try readTransaction { () throws(StoreError) in
       let select = try prepared(
         """
         SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
-               sends.state, sends.client_id, messages.addressee
+               sends.state, sends.client_id, messages.addressee, messages.kind, messages.subscription,
+               messages.event, messages.latitude, messages.longitude
         FROM messages LEFT JOIN sends ON sends.message_id = messages.id
-        WHERE messages.station = ?1 AND messages.timestamp > ?2 AND (?3 OR messages.addressee IS NULL)
+        WHERE messages.station = ?1 AND messages.timestamp > ?2 AND ((1 << messages.ring) & ?3) <> 0
         ORDER BY messages.timestamp
         """)
       var messages: [StoredMessage] = []
@@ -236,7 +250,7 @@ extension Database {
         defer { select.reset() }
         try select.bind(1, address)
         try select.bind(2, since)
-        try select.bind(3, otherSSIDs)
+        try select.bind(3, wants.ringMask)
         while try select.step() { messages.append(try Self.storedMessage(select)) }
       }
       afterSyncMessagesRead?()
@@ -322,24 +336,25 @@ extension Database {
   }
 
   /// How many of the station's received messages are newer than its last sync cursor (the
-  /// `count` a push carries; sent messages, re-stamped as their state changes, are not news). Entries for other
-  /// SSIDs of the call count only with `otherSSIDs` (a device registered with `want:["ssids"]`).
-  public func unpulledCount(station: String, otherSSIDs: Bool = false) throws(StoreError) -> Int {
+  /// `count` a push carries; sent messages, re-stamped as their state changes, are not news). Entries of the
+  /// opt-in rings count only with their `wants` (a device registered with `want:["ssids"]` or
+  /// `want:["subscriptions"]`).
+  public func unpulledCount(station: String, wants: Wants = []) throws(StoreError) -> Int {
     let statement = try prepared(
       """
       SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received' AND (?2 OR messages.addressee IS NULL)
+        AND messages.direction = 'received' AND ((1 << messages.ring) & ?2) <> 0
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
-    try statement.bind(2, otherSSIDs)
+    try statement.bind(2, wants.ringMask)
     return try statement.step() ? statement.int(0) : 0
   }
 
   /// The distinct senders of the station's messages newer than its last sync cursor (the ones a
-  /// push's `count` counts), newest first, at most `limit`; other-SSID entries only with `otherSSIDs`.
-  public func unpulledSenders(station: String, limit: Int = 5, otherSSIDs: Bool = false) throws(StoreError)
+  /// push's `count` counts), newest first, at most `limit`; opt-in entries only with their `wants`.
+  public func unpulledSenders(station: String, limit: Int = 5, wants: Wants = []) throws(StoreError)
     -> [String]
   {
     let statement = try prepared(
@@ -347,13 +362,13 @@ extension Database {
       SELECT messages.peer, max(messages.timestamp) AS newest
       FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received' AND (?3 OR messages.addressee IS NULL)
+        AND messages.direction = 'received' AND ((1 << messages.ring) & ?3) <> 0
       GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
     try statement.bind(2, limit)
-    try statement.bind(3, otherSSIDs)
+    try statement.bind(3, wants.ringMask)
     var senders: [String] = []
     while try statement.step() { senders.append(statement.text(0)) }
     return senders
@@ -366,9 +381,11 @@ extension Database {
     let statement = try prepared(
       """
       SELECT recent.direction, recent.peer, recent.text, recent.msgno, recent.timestamp, sends.state,
-             sends.client_id, recent.addressee
+             sends.client_id, recent.addressee, recent.kind, recent.subscription, recent.event, recent.latitude,
+             recent.longitude
       FROM (
-        SELECT id, direction, peer, text, msgno, timestamp, addressee FROM messages
+        SELECT id, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event, latitude,
+               longitude FROM messages
         WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2) AS recent
       LEFT JOIN sends ON sends.message_id = recent.id
       ORDER BY recent.timestamp
@@ -382,13 +399,24 @@ extension Database {
   }
 
   /// A message from a row of `direction, peer, text, msgno, timestamp, sends.state, sends.client_id` and,
-  /// when the row has it, `messages.addressee`.
+  /// when the row has them, `messages.addressee` and `messages.kind, subscription, event, latitude, longitude`.
   static func storedMessage(_ row: Statement) throws(StoreError) -> StoredMessage {
     var state: SendState?
     if !row.isNull(5) { state = try row.value(5) }
     return StoredMessage(
       direction: try row.value(0), peer: row.text(1), text: row.text(2), msgno: row.optionalText(3),
       timestamp: row.int64(4), state: state, clientId: row.optionalText(6),
-      to: row.columnCount > 7 ? row.optionalText(7) : nil)
+      to: row.columnCount > 7 ? row.optionalText(7) : nil,
+      entry: row.columnCount > 12 ? subscriptionEntry(row, from: 8) : nil)
+  }
+
+  /// The subscription entry of a row whose columns from `first` on are `messages.kind, subscription, event,
+  /// latitude, longitude`; nil for a message.
+  static func subscriptionEntry(_ row: Statement, from first: Int32) -> SubscriptionEntry? {
+    guard let kind = row.optionalValue(first, as: SubscriptionKind.self) else { return nil }
+    return SubscriptionEntry(
+      kind: kind, subscription: row.optionalText(first + 1) ?? "",
+      event: row.optionalValue(first + 2, as: WatchEventName.self), latitude: row.optionalDouble(first + 3),
+      longitude: row.optionalDouble(first + 4))
   }
 }

@@ -34,7 +34,9 @@ extension Database {
 
   /// Replaces a station's subscriptions with `drafts` (at most ``Subscription/maximumPerStation``): a draft with
   /// the id of one it has keeps that id (and what the listener knows of it, such as a watch's state); the others
-  /// get new ids. Returns the stored list; nil when the station is not registered.
+  /// get new ids. Watches keep their states, new ones start at `now`; the entries of a kind no longer subscribed
+  /// to are deleted (``settleSubscriptionChanges(of:subscriptions:now:)``). Returns the stored list; nil when
+  /// the station is not registered.
   /// - Throws: ``StoreError/invalidArgument(_:)`` for more than the maximum, or an id the station does not have.
   public func replaceSubscriptions(of station: String, with drafts: [SubscriptionDraft], now: Int64)
     throws(StoreError) -> [Subscription]?
@@ -86,7 +88,9 @@ extension Database {
         try insert.bind(10, now)
         try insert.run()
       }
-      return try subscriptions(of: address)
+      let stored = try subscriptions(of: address)
+      try settleSubscriptionChanges(of: address, subscriptions: stored, now: now)
+      return stored
     }
   }
 
@@ -101,7 +105,7 @@ extension Database {
   }
 
   /// Reads one row of `SELECT id, kind, target, heard_after, silent_for, emergency, bypass`.
-  private static func subscription(_ row: Statement) -> Subscription? {
+  static func subscription(_ row: Statement) -> Subscription? {
     let target = row.text(2)
     let rule: SubscriptionRule
     switch row.optionalValue(1, as: SubscriptionKind.self) {

@@ -28,13 +28,17 @@ public struct StoredMessage: Sendable, Equatable {
   /// For a message to another SSID of the station's call (setting `ssids`): its addressee (upper case, `CALL-0`
   /// as `CALL`), shown as `to`. Nil for every message addressed to the station itself.
   public var to: String?
+  /// For a subscription entry (`want:["subscriptions"]`): its kind, subscription and watch event; nil for a
+  /// message (`type:"message"`). A bulletin, group or NWS entry's ``to`` is the addressee it was sent to.
+  public var entry: SubscriptionEntry?
 
   /// A stored message; see the properties.
   public init(
     direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64,
-    state: SendState? = nil, clientId: String? = nil, to: String? = nil
+    state: SendState? = nil, clientId: String? = nil, to: String? = nil, entry: SubscriptionEntry? = nil
   ) {
     self.to = to
+    self.entry = entry
     self.direction = direction
     self.peer = peer
     self.text = text
@@ -95,13 +99,18 @@ public struct IncomingMessage: Sendable, Equatable {
   /// as `CALL`); such entries are kept in a ring of their own and shown only to clients that asked for them.
   /// Nil for a message to the station itself.
   public var to: String?
+  /// For a subscription entry: what it matched (its ring of its own, never ACKed; ``to`` is then the addressee
+  /// the traffic was sent to, or nil for a watch). Its dedup window slides: each copy seen within it extends it,
+  /// so a bulletin repeated every 20 minutes for days is one entry.
+  public var entry: SubscriptionEntry?
 
   /// An incoming message; see the properties.
   public init(
     station: String, direction: MessageDirection = .received, peer: String, text: String, msgno: String?,
-    dedupKey: String, dedupWindowMs: Int64, to: String? = nil
+    dedupKey: String, dedupWindowMs: Int64, to: String? = nil, entry: SubscriptionEntry? = nil
   ) {
     self.to = to
+    self.entry = entry
     self.station = station
     self.direction = direction
     self.peer = peer

@@ -78,6 +78,12 @@ import CSQLite
     try bind(index, value.map { Int64($0) })
   }
 
+  /// Binds a double, or NULL when `value` is nil.
+  func bind(_ index: Int32, _ value: Double?) throws(StoreError) {
+    guard let value else { return try check(unsafe sqlite3_bind_null(handle, index)) }
+    try check(unsafe sqlite3_bind_double(handle, index, value))
+  }
+
   /// Binds a boolean as 0 or 1, or NULL when `value` is nil.
   func bind(_ index: Int32, _ value: Bool?) throws(StoreError) {
     try bind(index, value.map { Int64($0 ? 1 : 0) })
@@ -146,6 +152,11 @@ import CSQLite
   /// The column as a 64-bit integer, or nil for NULL.
   func optionalInt64(_ column: Int32) -> Int64? {
     isNull(column) ? nil : int64(column)
+  }
+
+  /// The column as a double, or nil for NULL.
+  func optionalDouble(_ column: Int32) -> Double? {
+    isNull(column) ? nil : unsafe sqlite3_column_double(handle, column)
   }
 
   /// The column as UTF-8 text ("" for NULL).

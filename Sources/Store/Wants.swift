@@ -11,8 +11,14 @@ public struct Wants: OptionSet, Sendable, Hashable {
   /// pushes, naming `to`.
   public static let ssids = Wants(rawValue: 1 << 0)
 
+  /// `"subscriptions"`: entries of the station's subscriptions (setting `subscriptions`: bulletins, groups, NWS
+  /// zones, watched stations), each with its `type`, and their low-priority pushes.
+  public static let subscriptions = Wants(rawValue: 1 << 1)
+
   /// The names this build knows, as `want` spells them.
-  public static let names: [(name: String, wants: Wants)] = [("ssids", .ssids)]
+  public static let names: [(name: String, wants: Wants)] = [
+    ("ssids", .ssids), ("subscriptions", .subscriptions),
+  ]
 
   /// The option `name` stands for; nil for a name this build does not know (ignored: clients may ask for what
   /// a newer server offers).

@@ -40,3 +40,28 @@ import Testing
     #expect(writer.string == text)
   }
 }
+
+@Suite struct JSONWriterFixedTests {
+  private func written(_ value: Double, _ decimals: Int) -> String {
+    var writer = JSONWriter(capacity: 16)
+    writer.fixed(value, decimals: decimals)
+    return String(decoding: writer.bytes, as: UTF8.self)
+  }
+
+  @Test func fixedNumbersRoundAndDropTrailingZeros() {
+    #expect(written(41.5, 6) == "41.5")
+    #expect(written(-81.1234564, 6) == "-81.123456")
+    #expect(written(-81.1234565, 6) == "-81.123457" || written(-81.1234565, 6) == "-81.123456")
+    #expect(written(0.000001, 6) == "0.000001")
+    #expect(written(-0.0000001, 6) == "0")
+    #expect(written(12, 6) == "12")
+    #expect(written(3.14159, 2) == "3.14")
+    #expect(written(0.05, 1) == "0.1")
+  }
+
+  @Test func nonFiniteAndHugeValuesAreNull() {
+    #expect(written(.infinity, 6) == "null")
+    #expect(written(.nan, 6) == "null")
+    #expect(written(1e16, 2) == "null")
+  }
+}

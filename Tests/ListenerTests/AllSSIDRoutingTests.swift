@@ -151,7 +151,7 @@ import Testing
     let old = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1)
     #expect(old.messages.map(\.text) == ["to me"])
     #expect(old.messages.allSatisfy { $0.to == nil })
-    let opted = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1, otherSSIDs: true)
+    let opted = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1, wants: .ssids)
     #expect(opted.messages.map(\.text) == ["to nine", "to three", "to me"])
     #expect(opted.messages.map(\.to) == ["N0CALL-9", "N0CALL-3", nil])
     // A copy is a duplicate, ACKed again after the 30 s rule.
@@ -177,7 +177,7 @@ import Testing
     #expect(
       try test.database.sync(station: "N0CALL-9", since: 0, now: Self.t0 + 1).messages.map(\.to) == [nil])
     #expect(
-      try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1, otherSSIDs: true).messages.map(
+      try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1, wants: .ssids).messages.map(
         \.to) == ["N0CALL-9"])
   }
 }
@@ -199,7 +199,7 @@ extension AllSSIDRoutingTests {
     #expect(stored.stored == 1 && stored.acks.isEmpty)
     _ = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 1_000)
     #expect(try test.database.takePulledDeviceAcks(now: Self.t0 + 2_000, minIntervalMs: 30_000).lines.isEmpty)
-    _ = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 3_000, otherSSIDs: true)
+    _ = try test.database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 3_000, wants: .ssids)
     #expect(
       try test.database.takePulledDeviceAcks(now: Self.t0 + 4_000, minIntervalMs: 30_000).lines == [
         "N0CALL-9>APZACL,TCPIP*::OH7AA-1  :ack8\r\n"

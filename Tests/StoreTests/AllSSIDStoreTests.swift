@@ -71,13 +71,13 @@ import Testing
     let old = try database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 100)
     #expect(old.messages.map(\.text) == ["own 1", "own 2", "own 3"], "the direct ring keeps its 3")
     #expect(old.messages.allSatisfy { $0.to == nil })
-    let opted = try database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 100, otherSSIDs: true)
+    let opted = try database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 100, wants: .ssids)
     #expect(opted.messages.map(\.text) == ["own 1", "own 2", "own 3", "nine 3", "nine 4", "nine 5"])
     #expect(opted.messages.suffix(3).allSatisfy { $0.to == "N0CALL-9" })
     #expect(old.serverTime == opted.serverTime)
     // More direct messages push out only direct ones.
     _ = try database.storeMessages([message("own 4")], now: Self.t0 + 200)
-    let after = try database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 300, otherSSIDs: true)
+    let after = try database.sync(station: "N0CALL-7", since: 0, now: Self.t0 + 300, wants: .ssids)
     #expect(after.messages.map(\.text) == ["own 2", "own 3", "nine 3", "nine 4", "nine 5", "own 4"])
   }
 
@@ -88,7 +88,7 @@ import Testing
     try register(database, "N0CALL-7")
     _ = try database.storeMessages([message("own"), message("nine", to: "N0CALL-9")], now: Self.t0)
     #expect(try database.unpulledCount(station: "N0CALL-7") == 1)
-    #expect(try database.unpulledCount(station: "N0CALL-7", otherSSIDs: true) == 2)
+    #expect(try database.unpulledCount(station: "N0CALL-7", wants: .ssids) == 2)
     let due = try database.dueOutbox(now: Self.t0)
     #expect(due.map(\.message.to) == [nil, "N0CALL-9"])
     #expect(try database.recentMessages(station: "N0CALL-7", limit: 10).map(\.to) == [nil, "N0CALL-9"])
@@ -153,14 +153,16 @@ import Testing
     #expect(try database.scalarText("SELECT id FROM devices") == "5")
     let settings = try #require(try database.stationSettings("N0CALL-7"))
     #expect(settings.blocked.calls == ["KJ7ABC"] && settings.ssids == .exact && settings.ackSsids == .empty)
-    let synced = try database.sync(station: "N0CALL-7", since: 0, now: 3_000, otherSSIDs: true)
+    let synced = try database.sync(station: "N0CALL-7", since: 0, now: 3_000, wants: .ssids)
     #expect(synced.messages.map(\.text) == ["before"] && synced.messages.first?.to == nil)
     #expect(try database.scalarText("PRAGMA foreign_key_check") == nil)
   }
 
   @Test func wantNamesParseForwardCompatibly() {
     #expect(Wants(name: "ssids") == .ssids)
-    #expect(Wants(name: "subscriptions") == nil && Wants(name: "SSIDS") == nil)
+    #expect(Wants(name: "subscriptions") == .subscriptions)
+    #expect(Wants(name: "inbox") == nil && Wants(name: "SSIDS") == nil)
     #expect(Wants.ssids.nameList == ["ssids"])
+    #expect(Wants([.subscriptions, .ssids]).nameList == ["ssids", "subscriptions"])
   }
 }

@@ -31,7 +31,7 @@ import Testing
       tables == [
         "ack_state", "bans", "dedup", "device_acks", "devices", "listener_lease", "messages", "meta",
         "outbox", "rate_limits", "receipts", "send_numbers", "sends", "sqlite_sequence", "station_audit",
-        "station_changes", "station_settings", "stations", "subscriptions",
+        "station_changes", "station_settings", "stations", "subscriptions", "watch_states",
       ])
     #expect(try database.integrityCheck() == "ok")
   }
