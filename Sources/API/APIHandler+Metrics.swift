@@ -65,6 +65,11 @@ extension APIHandler {
           + " or banned (the operator banned the sender: the same)."
       )
     case .banned: metric(of: .blocked)
+    case .bulletinEntries, .groupEntries, .nwsEntries, .watchEntries:
+      (
+        "aprs_cloud_listener_subscription_entries_total",
+        "Subscription entries stored for registered stations, by kind (bulletin, group, nws, watch)."
+      )
     }
   }
 
@@ -353,7 +358,8 @@ extension APIHandler {
         "Time since the listener last published its state (every few seconds while it runs).",
         PrometheusText.seconds(ms: max(0, now - updated)))
     }
-    for counter in ListenerCounter.allCases where counter != .blocked && counter != .banned {
+    for counter in ListenerCounter.allCases
+    where counter != .blocked && counter != .banned && !counter.isSubscriptionEntries {
       let metric = Self.metric(of: counter)
       out.single(
         metric.name, "counter", metric.help + " Since the listener started.", String(listener.counts[counter])
@@ -367,6 +373,12 @@ extension APIHandler {
     ]
     for (outcome, counter) in outcomes {
       out.sample(messages.name, [("outcome", outcome)], String(listener.counts[counter]))
+    }
+    let entries = Self.metric(of: .bulletinEntries)
+    out.family(entries.name, "counter", entries.help + " Since the listener started.")
+    for kind in SubscriptionKind.allCases {
+      out.sample(
+        entries.name, [("kind", kind.rawValue)], String(listener.counts[.subscriptionEntries(kind)]))
     }
   }
 

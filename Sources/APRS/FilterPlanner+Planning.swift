@@ -20,27 +20,27 @@ extension FilterPlanner {
   /// The work is bounded by what fits on the line (a few hundred narrowing steps, each a few binary
   /// searches), not by the number of stations.
   /// `extraAddressees`: `g/` entries to add as they are (the SSIDs stations collect besides their own, e.g.
-  /// `N0CALL*` or `N0CALL-9`), sorted in with the rest; their bytes come off the budget first. They must take at
-  /// most ``maximumExtraBytes(maximumLineLength:)`` (Σ entry + 1), else they are left out.
+  /// `N0CALL*` or `N0CALL-9`, and what subscriptions need: `BLN*`, group calls, `NWS*`), sorted in with the
+  /// rest; `extraSenders`: `b/` entries likewise (watched calls). Their bytes come off the budget first. Together
+  /// they must take at most ``maximumExtraBytes(maximumLineLength:)`` (Σ entry + 1), else they are left out.
   /// - Precondition: `maximumLineLength` ≥ ``minimumLineLength``.
-  public func plan(maximumLineLength: Int = FilterPlanner.maximumLineLength, extraAddressees: [String] = [])
-    -> FilterLine
-  {
+  public func plan(
+    maximumLineLength: Int = FilterPlanner.maximumLineLength, extraAddressees: [String] = [],
+    extraSenders: [String] = []
+  ) -> FilterLine {
     precondition(maximumLineLength >= Self.minimumLineLength, "a line budget below the widest plan")
-    var extra = extraAddressees
-    var extraBytes = extra.reduce(0) { $0 + $1.utf8.count + 1 }
+    var extra = [extraAddressees, extraSenders]
+    var extraBytes = extra.joined().reduce(0) { $0 + $1.utf8.count + 1 }
     if extraBytes > Self.maximumExtraBytes(maximumLineLength: maximumLineLength) {
-      extra = []
+      extra = [[], []]
       extraBytes = 0
     }
-    let parts = Part.allCases.filter {
-      !tries[$0.rawValue].isEmpty || ($0 == .addressees && !extra.isEmpty)
-    }
+    let parts = Part.allCases.filter { !tries[$0.rawValue].isEmpty || !extra[$0.rawValue].isEmpty }
     guard !parts.isEmpty else { return .empty }
     // `#filter ` + the parts joined by spaces + CR LF; a part is its type (`g/`) and the entries joined
     // by `/`, i.e. 1 + Σ (entry + 1) bytes. The budget is for the Σ (entry + 1).
     let budget = maximumLineLength - Self.lineOverhead - (parts.count - 1) - parts.count - extraBytes
-    var search = PrefixSearch(planner: self, parts: parts, extraAddressees: extra)
+    var search = PrefixSearch(planner: self, parts: parts, extra: extra)
     let exactBytes = parts.reduce(0) { $0 + tries[$1.rawValue].exactBytes }
     if exactBytes <= budget {
       search.takeAllExact()
@@ -50,7 +50,7 @@ extension FilterPlanner {
     return search.line()
   }
 
-  /// The most bytes (Σ entry + 1) ``plan(maximumLineLength:extraAddressees:)`` gives extra `g/` entries: what
+  /// The most bytes (Σ entry + 1) ``plan(maximumLineLength:extraAddressees:extraSenders:)`` gives extra entries: what
   /// the line holds beyond the widest plan of both parts (36 one-character prefixes each, 3 bytes apiece).
   public static func maximumExtraBytes(maximumLineLength: Int) -> Int {
     max(0, maximumLineLength - lineOverhead - 3 - 2 * 36 * 3)
@@ -96,15 +96,16 @@ private struct PrefixSearch {
   let planner: FilterPlanner
   let parts: [FilterPlanner.Part]
   /// `g/` entries added as they are.
-  let extraAddressees: [String]
+  /// Extra entries per part (by raw value), added as they are.
+  let extra: [[String]]
   /// Per part (by raw value): exact entries and prefix entries chosen.
   var exact: [[UInt64]] = [[], []]
   var prefixes: [[Prefix]] = [[], []]
 
-  init(planner: FilterPlanner, parts: [FilterPlanner.Part], extraAddressees: [String] = []) {
+  init(planner: FilterPlanner, parts: [FilterPlanner.Part], extra: [[String]] = [[], []]) {
     self.planner = planner
     self.parts = parts
-    self.extraAddressees = extraAddressees
+    self.extra = extra
   }
 
   /// Every station gets its exact entry.
@@ -191,10 +192,8 @@ private struct PrefixSearch {
       // `CALL-0` beside each exact bare `CALL`: the same station, and aprsc's match is exact.
       entries += exact[index].compactMap(PackedCall.zeroSSIDAlias).map(PackedCall.string)
       entries += prefixes[index].map { PackedCall.string($0.key) + "*" }
-      if part == .addressees {
-        let known = Set(entries)
-        entries += extraAddressees.filter { !known.contains($0) }
-      }
+      let known = Set(entries)
+      entries += Set(extra[index]).filter { !known.contains($0) }
       entries.sort()
       specs.append(part.filterType + entries.joined(separator: "/"))
       result[index] = FilterLine.Part(

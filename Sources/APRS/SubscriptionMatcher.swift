@@ -6,7 +6,7 @@
 /// - group: a ``PacketKind/message`` to the call (an ack or rej to it is no group traffic);
 /// - nws: a ``PacketKind/weather`` message whose text names one of the zones (``NWSZones``); a message naming
 ///   no zone never matches.
-public struct SubscriptionMatcher: Sendable {
+public struct SubscriptionMatcher: Sendable, Equatable {
   /// The subscriptions to match (one station's, or everyone's with their station beside).
   public let subscriptions: [Subscription]
 

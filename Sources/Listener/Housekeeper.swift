@@ -160,6 +160,9 @@ final class Housekeeper: @unchecked Sendable {
     counts[.reconnects] = status.reconnects
     counts[.blocked] = counters.blocked.load(ordering: .relaxed)
     counts[.banned] = counters.banned.load(ordering: .relaxed)
+    for (kind, count) in counters.subscriptionEntries.withLock({ $0 }) {
+      counts[.subscriptionEntries(kind)] = count
+    }
     let now = epochMilliseconds()
     let totals = (lines: total, stored: counts[.messagesStored], acks: counts[.acksSent])
     history.add(

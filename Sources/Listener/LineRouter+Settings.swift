@@ -26,7 +26,8 @@ extension LineRouter {
   /// messages, before anything is written.
   ///
   /// - A received message whose sender the addressee blocks (``StationSettings/blocks(_:)``, a bare call blocking
-  ///   every SSID) is dropped and counted.
+  ///   every SSID) is dropped and counted; so is a subscription entry from (or about) a blocked call. Other
+  ///   subscription entries pass without ACKs.
   /// - Its ACK follows the addressee's ``AckPolicy``: `server` keeps the router's ACK (planned only when the
   ///   connection may transmit); `device` keeps the earned ACK aside for the pull; `never` drops both.
   /// - A collected copy (``IncomingMessage/to`` set: another SSID of the call) is dropped when the station no
@@ -47,6 +48,11 @@ extension LineRouter {
       }
       if station.blocks(incoming.peer) {
         batch.blocked += 1
+        continue
+      }
+      if incoming.entry != nil {
+        // A subscription entry is never ACKed, whatever the station's policy.
+        batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: nil))
         continue
       }
       if let to = incoming.to {

@@ -8,6 +8,8 @@ struct LiveStationSet: Sendable, Equatable {
   let ackMessages: [String: Bool]
   /// The stations that collect other SSIDs of their call.
   var coverage: SSIDCoverage
+  /// The stations' subscriptions.
+  var subscriptions = SubscriptionIndex.empty
 
   init(_ stations: [LiveStation], collecting: [OtherSSIDStation] = []) {
     var map: [String: Bool] = [:]
@@ -66,11 +68,20 @@ struct PlannedMessage: Sendable, Equatable {
   var earnedAck: PlannedAck? = nil
 }
 
+/// A packet from a watched call: what it says, and who watches it (``SubscriptionIndex/watches(of:)``). The
+/// writer runs each watch's state machine (``WatchTracker``) in its transaction.
+struct WatchSighting: Sendable, Equatable {
+  var report: StationReport
+  var watches: [SubscriptionMatch]
+}
+
 /// What one line means for the listener.
 struct RoutedLine: Sendable, Equatable {
   /// Messages to store: one received copy for the addressee, and with outgoing tracking one sent copy for the
-  /// sender, when each is a served station.
+  /// sender, when each is a served station; and one subscription entry per subscribing station.
   var messages: [PlannedMessage] = []
+  /// The packet's sender is watched.
+  var sighting: WatchSighting?
   /// An ack or rej addressed to a served station.
   var receipt: DeliveryReceipt?
   /// Why nothing is to be done (nil when there is something).
@@ -106,7 +117,12 @@ struct RoutedLine: Sendable, Equatable {
 ///   would have (a later copy heard from APRS-IS is a duplicate), and its ACK (by that station's policy, itself
 ///   transmitted and so routed too) is the sender's receipt.
 /// - An ack or rej to a served station is a delivery receipt, never a message.
-/// - Bulletins, announcements, weather, telemetry, queries and a station's message to itself are skipped.
+/// - Subscriptions (``SubscriptionIndex``): a bulletin, announcement, weather alert or message to a group call that
+///   a station's subscription matches is one entry for that station (``IncomingMessage/entry``: peer the sender,
+///   ``IncomingMessage/to`` the addressee), keyed on sender, addressee and text with a sliding window
+///   (``subscriptionWindowMs``), never ACKed. Any packet from a watched call is a ``WatchSighting``.
+/// - Other bulletins, announcements and weather (what the filter's prefixes let through for nobody), telemetry,
+///   queries and a station's message to itself are skipped.
 /// - What the addressees' settings say (blocked senders, the ACK policy) is applied next, by
 ///   ``settle(_:settings:canTransmit:)``, with the settings the writer reads in its transaction.
 struct LineRouter: Sendable {
@@ -124,13 +140,19 @@ struct LineRouter: Sendable {
   static let sentKeyPrefix = "sent" + String(DedupKey.separator)
   /// The prefix of a collected copy's dedup key (a message to another SSID of the call, setting `ssids`).
   static let collectedKeyPrefix = "ssid" + String(DedupKey.separator)
+  /// The prefix of a subscription entry's dedup key.
+  static let subscriptionKeyPrefix = "sub" + String(DedupKey.separator)
+  /// How long a subscription entry's key suppresses copies (ms), extended by each copy: a bulletin or alert
+  /// repeated at least every 2 h (every 20 minutes is usual) stays one entry however long it runs.
+  static let subscriptionWindowMs: Int64 = 2 * 3_600_000
 
   /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
   /// `origin`: where the line came from (a line this listener transmitted is never stored as a sent copy: its
   /// send has its own entry).
+  /// `subscriptions`: the live stations' subscriptions.
   func route(
     _ line: some Collection<UInt8>, stations: some ServedStations, canTransmit: Bool,
-    origin: LineOrigin = .aprsis
+    origin: LineOrigin = .aprsis, subscriptions: SubscriptionIndex = .empty
   ) -> RoutedLine {
     switch TNC2Packet.parse(line) {
     case .failure:
@@ -138,13 +160,32 @@ struct LineRouter: Sendable {
     case .success(.comment):
       return .skipped(.comment)
     case .success(.packet(let packet)):
-      return route(packet, stations: stations, canTransmit: canTransmit, origin: origin)
+      return route(
+        packet, stations: stations, canTransmit: canTransmit, origin: origin, subscriptions: subscriptions)
     }
   }
 
   /// Routes one parsed packet.
   func route(
-    _ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool, origin: LineOrigin = .aprsis
+    _ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool, origin: LineOrigin = .aprsis,
+    subscriptions: SubscriptionIndex = .empty
+  ) -> RoutedLine {
+    var routed = routeAddressed(
+      packet, stations: stations, canTransmit: canTransmit, origin: origin, subscriptions: subscriptions)
+    if subscriptions.hasWatches {
+      let watches = subscriptions.watches(of: packet.source)
+      if !watches.isEmpty {
+        routed.sighting = WatchSighting(report: StationReport.read(packet), watches: watches)
+        routed.skip = nil
+      }
+    }
+    return routed
+  }
+
+  /// The message-format part of ``route(_:stations:canTransmit:origin:subscriptions:)``.
+  private func routeAddressed(
+    _ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool, origin: LineOrigin,
+    subscriptions: SubscriptionIndex
   ) -> RoutedLine {
     guard case .addressed(let message) = AddressedPacket.classify(packet) else {
       return .skipped(.notMessage)
@@ -158,8 +199,10 @@ struct LineRouter: Sendable {
         receipt: DeliveryReceipt(
           station: message.addressee, peer: message.sender, msgno: number,
           kind: message.kind == .ack ? .ack : .rej, replyAck: message.replyAck))
-    case .bulletin, .announcement: return .skipped(.bulletin)
-    case .weather: return .skipped(.weather)
+    case .bulletin, .announcement, .weather:
+      let entries = Self.subscriptionEntries(for: message, subscriptions)
+      guard !entries.isEmpty else { return .skipped(message.kind == .weather ? .weather : .bulletin) }
+      return RoutedLine(messages: entries)
     case .telemetry: return .skipped(.telemetry)
     case .query: return .skipped(.query)
     case .other: return .skipped(.notMessage)
@@ -194,8 +237,33 @@ struct LineRouter: Sendable {
             dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs),
           ack: nil))
     }
+    routed.messages += Self.subscriptionEntries(for: message, subscriptions)
     if routed.messages.isEmpty { routed.skip = .notForUs }
     return routed
+  }
+
+  /// One entry per station whose subscriptions `message` matches (its first matching subscription), never ACKed.
+  static func subscriptionEntries(for message: AddressedPacket, _ subscriptions: SubscriptionIndex)
+    -> [PlannedMessage]
+  {
+    let matches = subscriptions.matches(message)
+    guard !matches.isEmpty else { return [] }
+    let key =
+      subscriptionKeyPrefix
+      + DedupKey(
+        sender: message.source, addressee: message.addressee, msgno: String?.none, text: message.text
+      )
+      .digest
+    return matches.compactMap { match in
+      // A station's own bulletin or group message is not news to it.
+      guard match.station != message.sender else { return nil }
+      return PlannedMessage(
+        incoming: IncomingMessage(
+          station: match.station, peer: message.sender, text: message.text, msgno: message.seqId,
+          dedupKey: key, dedupWindowMs: subscriptionWindowMs, to: message.addressee,
+          entry: SubscriptionEntry(kind: match.subscription.kind, subscription: match.subscription.id)),
+        ack: nil)
+    }
   }
 
   /// The copies of `message` for the served stations that collect its addressee as another SSID of their call.

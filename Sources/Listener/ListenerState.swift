@@ -1,3 +1,4 @@
+import APRS
 import Synchronization
 
 /// The listener's counters since it started, updated by every thread without locks.
@@ -35,6 +36,8 @@ final class ListenerCounters: Sendable {
   let blocked = Atomic<Int>(0)
   /// Messages dropped because the operator banned their sender.
   let banned = Atomic<Int>(0)
+  /// Subscription entries stored, by kind.
+  let subscriptionEntries = Mutex<[SubscriptionKind: Int]>([:])
   /// Batches whose transaction failed.
   let storeErrors = Atomic<Int>(0)
   /// Epoch ms of the last line read (0: none yet).

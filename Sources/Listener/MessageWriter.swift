@@ -5,8 +5,10 @@ import Store
 struct BatchResult: Sendable, Equatable {
   /// ACK lines to send now: their messages are committed and the 30 s rule let them through.
   var acks: [[UInt8]] = []
-  /// Messages stored (new).
+  /// Messages stored (new); subscription entries are counted apart, in ``storedEntries``.
   var stored = 0
+  /// Subscription entries stored (new), by kind.
+  var storedEntries: [SubscriptionKind: Int] = [:]
   /// Copies of messages already stored (not stored again).
   var duplicates = 0
   /// Messages for stations that vanished between the snapshot and the commit.
@@ -71,31 +73,50 @@ struct MessageWriter {
     var result = BatchResult()
     var planned: [PlannedMessage] = []
     var receipts: [DeliveryReceipt] = []
+    var sightings: [WatchSighting] = []
+    let subscriptions = stations.subscriptionIndex
     for line in lines {
-      let routed = router.route(line.bytes, stations: stations, canTransmit: canTransmit, origin: line.origin)
+      let routed = router.route(
+        line.bytes, stations: stations, canTransmit: canTransmit, origin: line.origin,
+        subscriptions: subscriptions)
       if let reason = routed.skip, line.origin == .aprsis { result.skipped[reason, default: 0] += 1 }
       planned.append(contentsOf: routed.messages)
       if let receipt = routed.receipt { receipts.append(receipt) }
+      if let sighting = routed.sighting { sightings.append(sighting) }
     }
     return try commit(
-      planned, receipts: receipts, now: now, stampedAt: stampedAt, into: result, canTransmit: canTransmit)
+      planned, receipts: receipts, sightings: sightings, now: now, stampedAt: stampedAt, into: result,
+      canTransmit: canTransmit)
+  }
+
+  /// Reports the watches whose silence is due at `stampedAt` (the wall clock: silences span restarts), storing
+  /// their entries as a batch would (``commit(_:receipts:sightings:watchesDue:now:stampedAt:into:canTransmit:)``).
+  /// Nothing is locked or written when none is due.
+  func reportSilences(now: Int64, stampedAt: Int64) throws(StoreError) -> BatchResult {
+    guard let due = try database.nextWatchDeadline(), due <= stampedAt else { return BatchResult() }
+    return try commit([], receipts: [], watchesDue: true, now: now, stampedAt: stampedAt)
   }
 
   /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
-  /// nothing to store). `canTransmit`: ACKs may be sent now.
+  /// nothing to store). `canTransmit`: ACKs may be sent now. `sightings`: packets of watched calls, whose watches
+  /// are run (``WatchTracker``) in the same transaction, their events stored as entries; `watchesDue`: also
+  /// report the silences due at `stampedAt`.
   func commit(
-    _ planned: [PlannedMessage], receipts: [DeliveryReceipt], now: Int64, stampedAt: Int64? = nil,
+    _ planned: [PlannedMessage], receipts: [DeliveryReceipt], sightings: [WatchSighting] = [],
+    watchesDue: Bool = false, now: Int64, stampedAt: Int64? = nil,
     into partial: BatchResult = BatchResult(), canTransmit: Bool = true
   ) throws(StoreError) -> BatchResult {
     var result = partial
     let stamp = stampedAt ?? now
     // Nothing to store (most batches of a full feed): no transaction, no write lock.
-    guard !planned.isEmpty || !receipts.isEmpty else { return result }
+    guard !planned.isEmpty || !receipts.isEmpty || !sightings.isEmpty || watchesDue else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
+      var planned = planned
+      planned += try watchEntries(for: sightings, now: stamp)
+      if watchesDue { planned += try silenceEntries(now: stamp) }
       // The operator's bans first (their ends are wall-clock times): a banned sender's messages are dropped before
       // anything else sees them.
       let bans = try database.activeBans(now: stamp)
-      var planned = planned
       if !bans.isEmpty {
         let before = planned.count
         planned.removeAll { $0.incoming.direction == .received && bans.bans(sender: $0.incoming.peer) }
@@ -116,7 +137,11 @@ struct MessageWriter {
       for (message, outcome) in zip(settled.messages, outcomes) {
         switch outcome {
         case .stored(let messageID, _):
-          result.stored += 1
+          if let entry = message.incoming.entry {
+            result.storedEntries[entry.kind, default: 0] += 1
+          } else {
+            result.stored += 1
+          }
           if message.incoming.direction == .received, stations.insert(message.incoming.station).inserted {
             result.storedStations.append(message.incoming.station)
           }

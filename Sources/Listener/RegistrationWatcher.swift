@@ -17,6 +17,8 @@ import Store
 ///   rows by itself) or the log went back (a restored backup), it reads the whole set again, once.
 /// - The few stations that collect other SSIDs of their call (setting `ssids`) are read on each check (a partial
 ///   index), for routing and the filter's extra `g/` entries.
+/// - The live stations' subscriptions (``SubscriptionIndex``: routing, and the filter's `BLN*`, group, `NWS*` and
+///   `b/` entries) are read again when one changed (a counter the store's triggers bump) or the stations did.
 /// - Only when the planned line differs from the last one does it hand it to the connection.
 final class RegistrationWatcher: @unchecked Sendable {
   /// At least this often the expiry boundary moves even when the database did not change (ms).
@@ -57,6 +59,8 @@ final class RegistrationWatcher: @unchecked Sendable {
   private var prunedThrough: Int64 = 0
   private var lastPrune: Int64 = .min / 2
   private var line: FilterLine?
+  /// The subscriptions' change count the index was read at.
+  private var subscriptionsVersion: Int64?
 
   init(
     database: Database, expiryMs: Int64, trackOutgoing: Bool, pollMs: Int64, registry: StationRegistry,
@@ -94,6 +98,7 @@ final class RegistrationWatcher: @unchecked Sendable {
         }
         try loadEverything(cutoff: boundary, log: log)
         try loadCoverage(heardSince: boundary)
+        try loadSubscriptions(heardSince: boundary, force: true)
         return true
       }
       var changed = try expire(until: boundary)
@@ -106,6 +111,7 @@ final class RegistrationWatcher: @unchecked Sendable {
         if rows.count < Self.changeBatch { break }
       }
       if try loadCoverage(heardSince: cutoff) { changed = true }
+      if try loadSubscriptions(heardSince: cutoff, force: changed) { changed = true }
       return changed
     }
     pruneIfDue(now: now)
@@ -120,6 +126,7 @@ final class RegistrationWatcher: @unchecked Sendable {
         "filterBytes": String(planned.byteCount),
         "filterEntries": String(planned.entryCount), "filterExactStations": String(planned.exactStationCount),
         "allSSIDStations": String(registry.collectingCount),
+        "subscriptions": String(registry.subscriptionIndex.count),
       ])
     return planned
   }
@@ -163,6 +170,17 @@ final class RegistrationWatcher: @unchecked Sendable {
   private func loadCoverage(heardSince boundary: Int64) throws(StoreError) -> Bool {
     let coverage = SSIDCoverage(try database.stationsCollectingOtherSSIDs(heardSince: boundary))
     return registry.replaceCoverage(with: coverage)
+  }
+
+  /// Reads the live stations' subscriptions into the registry when they changed since the last read (or
+  /// `force`: the stations did); true when that changed the index.
+  @discardableResult
+  private func loadSubscriptions(heardSince boundary: Int64, force: Bool) throws(StoreError) -> Bool {
+    let version = try database.subscriptionsVersion()
+    guard force || version != subscriptionsVersion else { return false }
+    subscriptionsVersion = version
+    return registry.replaceSubscriptions(
+      with: SubscriptionIndex(try database.liveSubscriptions(heardSince: boundary)))
   }
 
   /// Moves the expiry boundary to `boundary`, removing the stations last heard before it and at or after the

@@ -12,12 +12,15 @@ protocol ServedStations {
   /// The served stations that collect messages to `address` (upper case, as parsed; `CALL-0` is `CALL`) as
   /// another SSID of their call (setting `ssids`); empty for nearly every address, without allocating.
   func collectors(of address: String) -> [SSIDCollector]
+  /// The live stations' subscriptions (read once per batch).
+  var subscriptionIndex: SubscriptionIndex { get }
 }
 
 extension LiveStationSet: ServedStations {
   func serves(_ address: String) -> Bool { contains(address) }
   func mayAck(_ address: String) -> Bool { ackMessages[address] == true }
   func collectors(of address: String) -> [SSIDCollector] { coverage.collectors(of: address) }
+  var subscriptionIndex: SubscriptionIndex { subscriptions }
 }
 
 /// The live registered stations the listener serves, shared by the registration watcher (the only thread that
@@ -31,6 +34,8 @@ final class StationRegistry: Sendable, ServedStations {
   private let planner: Mutex<FilterPlanner>
   /// The stations that collect other SSIDs of their call (few), apart from the tries.
   private let coverage = Mutex(SSIDCoverage.empty)
+  /// The live stations' subscriptions.
+  private let subscriptions = Mutex(SubscriptionIndex.empty)
 
   /// A registry holding what `planner` holds.
   init(_ planner: FilterPlanner = FilterPlanner()) {
@@ -52,14 +57,31 @@ final class StationRegistry: Sendable, ServedStations {
   /// outside the lock (the copy shares the stations' storage until the next change), so the writer never waits.
   /// The `g/` entries for the SSIDs stations collect besides their own (``SSIDCoverage/filterEntries(budget:)``)
   /// come first, within ``FilterPlanner/maximumExtraBytes(maximumLineLength:)``.
+  /// The subscriptions' entries (``SubscriptionIndex/filterEntries(budget:)``) take what the SSIDs leave of it.
   func plan() -> FilterLine {
     let snapshot = planner.withLock { $0 }
     let length = FilterPlanner.answerableLineLength
-    let extra = coverage.withLock {
-      $0.filterEntries(budget: FilterPlanner.maximumExtraBytes(maximumLineLength: length))
+    let budget = FilterPlanner.maximumExtraBytes(maximumLineLength: length)
+    let ssidEntries = coverage.withLock { $0.filterEntries(budget: budget) }
+    let wanted = subscriptions.withLock {
+      $0.filterEntries(budget: budget - FilterEntryFit.bytes(ssidEntries))
     }
-    return snapshot.plan(maximumLineLength: length, extraAddressees: extra)
+    return snapshot.plan(
+      maximumLineLength: length, extraAddressees: ssidEntries + wanted.addressees,
+      extraSenders: wanted.senders)
   }
+
+  /// Replaces the subscriptions; true when that changed them.
+  @discardableResult
+  func replaceSubscriptions(with new: SubscriptionIndex) -> Bool {
+    subscriptions.withLock { current in
+      guard current != new else { return false }
+      current = new
+      return true
+    }
+  }
+
+  var subscriptionIndex: SubscriptionIndex { subscriptions.withLock { $0 } }
 
   /// Replaces the stations that collect other SSIDs; true when that changed anything.
   @discardableResult

@@ -23,6 +23,9 @@ final class WriterWorker: @unchecked Sendable {
   static let batchLimit = 500
   /// After the stop, how long a failing writer keeps trying before it gives the held lines up (ms).
   static let retryAfterStopMs: Int64 = 10_000
+  /// How often an idle writer looks for watches whose silence is due (ms): well inside the shortest `silentFor`
+  /// (300 s).
+  static let silenceCheckMs: Int64 = 15_000
 
   let databasePath: String
   let storeOptions: StoreOptions
@@ -76,6 +79,7 @@ final class WriterWorker: @unchecked Sendable {
     var retry = WriterRetry()
     var droppedInRun = 0
     var closedAt: Int64?
+    var nextSilenceCheck: Int64 = 0
     while true {
       let now = monotonicMilliseconds()
       // Wait for lines while nothing is held; while failing, take what arrives until the next attempt is due.
@@ -99,6 +103,10 @@ final class WriterWorker: @unchecked Sendable {
       queue.hold(lines: held.count, bytes: held.bytes)
       if held.isEmpty {
         if closed { return true }
+        if monotonicMilliseconds() >= nextSilenceCheck {
+          nextSilenceCheck = monotonicMilliseconds() + Self.silenceCheckMs
+          reportSilences(writer, database)
+        }
         continue
       }
       if closed && closedAt == nil { closedAt = monotonicMilliseconds() }
@@ -174,6 +182,18 @@ final class WriterWorker: @unchecked Sendable {
     if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }
   }
 
+  /// Reports the watches' silences that are due (``MessageWriter/reportSilences(now:stampedAt:)``) and hands
+  /// their pushes on; a failure is logged and tried at the next check (nothing is lost: the states stay due).
+  private func reportSilences(_ writer: MessageWriter, _ database: Database) {
+    do throws(StoreError) {
+      let result = try writer.reportSilences(now: steadyEpochMilliseconds(), stampedAt: epochMilliseconds())
+      record(result)
+      if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }
+    } catch {
+      logger.warn("writer: cannot report the watches' silences; trying again", ["error": error.description])
+    }
+  }
+
   private func record(_ result: BatchResult) {
     counters.add(counters.messagesStored, result.stored)
     counters.add(counters.duplicates, result.duplicates)
@@ -182,6 +202,11 @@ final class WriterWorker: @unchecked Sendable {
     counters.add(counters.unknownStation, result.unknownStation)
     counters.add(counters.blocked, result.blocked)
     counters.add(counters.banned, result.banned)
+    if !result.storedEntries.isEmpty {
+      counters.subscriptionEntries.withLock { counts in
+        for (kind, count) in result.storedEntries { counts[kind, default: 0] += count }
+      }
+    }
     var skipped = 0
     for (reason, count) in result.skipped {
       switch reason {

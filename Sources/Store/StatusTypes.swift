@@ -1,3 +1,5 @@
+import APRS
+
 // The records the listener, the push sender and the store's own maintenance publish in `meta`, which
 // `/health`, `/metrics` and `aprs-cloud status` read: each a typed value with its one encoding beside it.
 // These are the only places that know the `listener.*`, `push.*` and `maintenance.*` key names.
@@ -124,6 +126,29 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
   case blocked
   /// Messages dropped because the operator banned their sender (`aprs-cloud ban`): not stored, ACKed or pushed.
   case banned
+  /// Subscription entries stored, by kind (``subscriptionEntries(_:)``): bulletins and announcements.
+  case bulletinEntries
+  /// Subscription entries stored: messages to group calls.
+  case groupEntries
+  /// Subscription entries stored: NWS alerts naming a subscribed zone.
+  case nwsEntries
+  /// Subscription entries stored: watched stations heard, silent or in an emergency.
+  case watchEntries
+
+  /// The counter of the subscription entries of `kind` stored.
+  public static func subscriptionEntries(_ kind: SubscriptionKind) -> ListenerCounter {
+    switch kind {
+    case .bulletin: .bulletinEntries
+    case .group: .groupEntries
+    case .nws: .nwsEntries
+    case .watch: .watchEntries
+    }
+  }
+
+  /// Whether it is one of the subscription entries' counters (one metric family, by kind).
+  public var isSubscriptionEntries: Bool {
+    SubscriptionKind.allCases.contains { Self.subscriptionEntries($0) == self }
+  }
 }
 
 /// The listener's counters, by `ListenerCounter` (0 for one never published).

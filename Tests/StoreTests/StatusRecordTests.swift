@@ -57,6 +57,7 @@ import Testing
           listener.acksSuppressed = 51
           listener.banned = 141
           listener.blocked = 131
+          listener.bulletinEntries = 151
           listener.connected = 1
           listener.drops = 71
           listener.duplicates = 21
@@ -64,6 +65,7 @@ import Testing
           listener.filterEntries = 41
           listener.filterExactStations = 20
           listener.filterSize = 60
+          listener.groupEntries = 161
           listener.history =
           listener.invalidLines = 81
           listener.lastError =
@@ -73,6 +75,7 @@ import Testing
           listener.login = N0CALL-10
           listener.messagesStored = 11
           listener.notForUs = 111
+          listener.nwsEntries = 171
           listener.receipts = 31
           listener.receiveOnly = 0
           listener.reconnects = 121
@@ -84,6 +87,7 @@ import Testing
           listener.tooLong = 91
           listener.updatedAt = 1800000000456
           listener.verified = 1
+          listener.watchEntries = 181
           """)
 
       // Absent values are stored empty and read back absent; a later publish replaces every field.

@@ -1,0 +1,118 @@
+/// A subscription of a served station, as the listener matches traffic against it.
+public struct SubscriptionMatch: Hashable, Sendable {
+  /// The subscribing station (canonical address).
+  public var station: String
+  /// The subscription (the station's first that matched).
+  public var subscription: Subscription
+
+  public init(station: String, subscription: Subscription) {
+    self.station = station
+    self.subscription = subscription
+  }
+}
+
+/// Every live station's subscriptions, arranged for routing and for the filter (pure; the listener rebuilds it
+/// when a subscription changes). Empty, every lookup is one check, so a server without subscriptions pays
+/// nothing per line.
+///
+/// - ``matches(_:)``: the stations whose subscriptions a message-format packet matches, each once (its first
+///   matching subscription, ``SubscriptionMatcher``): bulletins and NWS by scanning the few such subscriptions,
+///   groups by their call.
+/// - ``watches(of:)``: whether any station watches the sender of a packet (any packet: positions, status, …).
+/// - ``filterEntries(budget:)``: what the `#filter` line needs: `g/` entries for bulletins (`BLN*`, or the
+///   pattern's literal prefix with `*`, or an exact addressee), group calls, the weather servers' addressees
+///   (`NWS*`, `SKY*`, `CWA*`, `BOM*`, only when someone subscribes to a zone), and `b/` entries for watched calls;
+///   widened to fit (``FilterEntryFit``).
+public struct SubscriptionIndex: Sendable, Equatable {
+  /// The addressee prefixes of weather alerts (``PacketKind/weather``), as `g/` entries.
+  public static let weatherEntries = ["BOM*", "CWA*", "NWS*", "SKY*"]
+
+  /// Bulletin and NWS subscriptions, by station (few; scanned).
+  private var scanned: [String: SubscriptionMatcher] = [:]
+  /// Group subscriptions by call: the stations, each with its first subscription to it.
+  private var groups: [String: [SubscriptionMatch]] = [:]
+  /// Watched calls (canonical), with who watches them.
+  private var watched: [String: [SubscriptionMatch]] = [:]
+  /// The subscriptions indexed.
+  public private(set) var count = 0
+
+  /// No subscriptions.
+  public static let empty = SubscriptionIndex()
+
+  /// The index of `subscriptions` (station addresses canonical, as the store lists them), in station order.
+  public init(_ subscriptions: [(station: String, Subscription)] = []) {
+    var scannedLists: [String: [Subscription]] = [:]
+    for (station, subscription) in subscriptions {
+      count += 1
+      let match = SubscriptionMatch(station: station, subscription: subscription)
+      switch subscription.rule {
+      case .bulletin, .nws: scannedLists[station, default: []].append(subscription)
+      case .group(let call):
+        if !(groups[call] ?? []).contains(where: { $0.station == station }) {
+          groups[call, default: []].append(match)
+        }
+      case .watch(let rule): watched[rule.call, default: []].append(match)
+      }
+    }
+    scanned = scannedLists.mapValues(SubscriptionMatcher.init)
+  }
+
+  /// Whether no station subscribes to anything.
+  public var isEmpty: Bool { count == 0 }
+
+  /// The stations whose subscriptions `message` matches, each once with its first matching subscription, in
+  /// station order. Only bulletins, announcements, weather and plain messages can match.
+  public func matches(_ message: AddressedPacket) -> [SubscriptionMatch] {
+    guard !isEmpty else { return [] }
+    switch message.kind {
+    case .message:
+      return groups[message.addressee] ?? []
+    case .bulletin, .announcement, .weather:
+      var found: [SubscriptionMatch] = []
+      for station in scanned.keys.sorted() {
+        if let first = scanned[station]?.matches(message).first {
+          found.append(SubscriptionMatch(station: station, subscription: first))
+        }
+      }
+      return found
+    default:
+      return []
+    }
+  }
+
+  /// The watches of `source` (a packet's sender, any case; `CALL-0` is `CALL`): each station's watch
+  /// subscriptions of that call.
+  public func watches(of source: String) -> [SubscriptionMatch] {
+    guard !watched.isEmpty else { return [] }
+    return watched[StationAddress.canonical(source)] ?? []
+  }
+
+  /// Whether any station watches some call (the router then reads every packet's sender).
+  public var hasWatches: Bool { !watched.isEmpty }
+
+  /// The `g/` (``FilterLine`` addressees) and `b/` (senders) entries the subscriptions need, together within
+  /// `budget` bytes (Σ entry + 1): the `g/` entries take their share first (bulletins, weather and group calls are
+  /// what most subscriptions are), each side widened as needed. Sorted.
+  public func filterEntries(budget: Int) -> (addressees: [String], senders: [String]) {
+    guard !isEmpty, budget > 0 else { return ([], []) }
+    var addressees = Set(groups.keys)
+    for matcher in scanned.values {
+      for subscription in matcher.subscriptions {
+        switch subscription.rule {
+        case .bulletin(let pattern):
+          addressees.insert(pattern.isExact ? pattern.text : pattern.literalPrefix + "*")
+        case .nws: addressees.formUnion(Self.weatherEntries)
+        case .group, .watch: break
+        }
+      }
+    }
+    let senders = Set(watched.keys)
+    let wanted = FilterEntryFit.bytes(addressees) + FilterEntryFit.bytes(senders)
+    // Each side gets its share of the budget, in proportion to what it asks for.
+    let addresseeBudget =
+      wanted <= budget ? budget : budget * FilterEntryFit.bytes(addressees) / max(1, wanted)
+    let fittedAddressees = FilterEntryFit.fit(addressees, budget: addresseeBudget)
+    let fittedSenders = FilterEntryFit.fit(senders, budget: budget - FilterEntryFit.bytes(fittedAddressees))
+    return (fittedAddressees, fittedSenders)
+  }
+}
