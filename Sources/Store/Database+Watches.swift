@@ -54,17 +54,13 @@ extension Database {
   /// transaction (the writer's batch), so the states read are the ones its writes replace.
   public func watches(of call: String, heardSince: Int64, now: Int64) throws(StoreError) -> [TrackedWatch] {
     let statement = try prepared(
-      """
-      SELECT subscriptions.id, subscriptions.kind, subscriptions.target, subscriptions.heard_after,
-             subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.station,
-             watch_states.last_heard_at, watch_states.silence_reported, watch_states.mic_e_emergency,
-             watch_states.status_emergency
-      FROM subscriptions JOIN stations ON stations.address = subscriptions.station
-      LEFT JOIN watch_states ON watch_states.station = subscriptions.station
-        AND watch_states.subscription = subscriptions.id
-      WHERE subscriptions.kind = 'watch' AND subscriptions.target = ?1 AND stations.heartbeat_at >= ?2
-      ORDER BY subscriptions.station, subscriptions.position
-      """)
+      Self.watchColumns + """
+        FROM subscriptions JOIN stations ON stations.address = subscriptions.station
+        LEFT JOIN watch_states ON watch_states.station = subscriptions.station
+          AND watch_states.subscription = subscriptions.id
+        WHERE subscriptions.kind = 'watch' AND subscriptions.target = ?1 AND stations.heartbeat_at >= ?2
+        ORDER BY subscriptions.station, subscriptions.position
+        """)
     defer { statement.reset() }
     try statement.bind(1, call)
     try statement.bind(2, heardSince)
@@ -74,16 +70,12 @@ extension Database {
   /// The watches whose silence is due at `now` (epoch ms), at most `limit`, oldest deadline first.
   public func dueWatches(now: Int64, limit: Int = 500) throws(StoreError) -> [TrackedWatch] {
     let statement = try prepared(
-      """
-      SELECT subscriptions.id, subscriptions.kind, subscriptions.target, subscriptions.heard_after,
-             subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.station,
-             watch_states.last_heard_at, watch_states.silence_reported, watch_states.mic_e_emergency,
-             watch_states.status_emergency
-      FROM watch_states JOIN subscriptions ON subscriptions.station = watch_states.station
-        AND subscriptions.id = watch_states.subscription
-      WHERE watch_states.silence_due_at IS NOT NULL AND watch_states.silence_due_at <= ?1
-      ORDER BY watch_states.silence_due_at LIMIT ?2
-      """)
+      Self.watchColumns + """
+        FROM watch_states JOIN subscriptions ON subscriptions.station = watch_states.station
+          AND subscriptions.id = watch_states.subscription
+        WHERE watch_states.silence_due_at IS NOT NULL AND watch_states.silence_due_at <= ?1
+        ORDER BY watch_states.silence_due_at LIMIT ?2
+        """)
     defer { statement.reset() }
     try statement.bind(1, now)
     try statement.bind(2, limit)
@@ -119,6 +111,15 @@ extension Database {
     try statement.bind(7, WatchTracker.nextTick(rule: watch.rule, state: watch.state))
     try statement.run()
   }
+
+  /// The columns of a watch row: the subscription's (as ``subscription(_:)`` reads them), then the state's.
+  private static let watchColumns = """
+    SELECT subscriptions.id, subscriptions.kind, subscriptions.target, subscriptions.heard_after,
+           subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.station,
+           watch_states.last_heard_at, watch_states.silence_reported, watch_states.mic_e_emergency,
+           watch_states.status_emergency
+
+    """
 
   /// Rows of the watch queries above: the subscription's columns, then the state's (NULL: a watch starting at
   /// `now`).

@@ -19,15 +19,7 @@ import Testing
     defer { aprsc.stop() }
     let stack = try TestStack(.real())
     defer { stack.stop() }
-    let auth = String(aprsPasscode(Self.station))
-    let identity = #""callsign":"\#(Self.station)","ssid":7,"auth":"\#(auth)""#
-    let registered = try stack.post(
-      "/v1/register",
-      json: #"{\#(identity),"platform":"android","pushToken":"","wantHistory":false,"since":0}"#)
-    #expect(registered.status == 200, "\(registered.text)")
-    let claim = try stack.post("/v1/claim", json: "{\(identity)}")
-    let key = try #require(claim.jsonObject?.string("stationKey"), "\(claim.text)")
-    let bearer = ["Authorization: Bearer \(key)"]
+    let (identity, bearer) = try RealAPRSCListenerTests.claimedStation(stack, Self.station)
 
     let listener = try ListenerProcess(
       database: stack.databasePath, config: RealAPRSCListenerTests.listenerConfig(aprsc))

@@ -21,15 +21,7 @@ import Testing
     defer { aprsc.stop() }
     let stack = try TestStack(.real())
     defer { stack.stop() }
-    let auth = String(aprsPasscode(Self.station))
-    let identity = #""callsign":"\#(Self.station)","ssid":7,"auth":"\#(auth)""#
-    let registered = try stack.post(
-      "/v1/register",
-      json: #"{\#(identity),"platform":"android","pushToken":"","wantHistory":false,"since":0}"#)
-    #expect(registered.status == 200, "\(registered.text)")
-    let claim = try stack.post("/v1/claim", json: "{\(identity)}")
-    let key = try #require(claim.jsonObject?.string("stationKey"), "\(claim.text)")
-    let bearer = ["Authorization: Bearer \(key)"]
+    let (identity, bearer) = try RealAPRSCListenerTests.claimedStation(stack, Self.station)
 
     let listener = try ListenerProcess(
       database: stack.databasePath, config: RealAPRSCListenerTests.listenerConfig(aprsc))
@@ -65,14 +57,15 @@ import Testing
       try file.waitUntil { try $0.int("SELECT count(*) FROM messages WHERE kind IS NOT NULL") == 4 },
       "not stored:\n\(listener.log)\n\(aprsc.log)")
     #expect(
-      try file.run("SELECT kind, peer, coalesce(addressee, ''), coalesce(event, '') FROM messages ORDER BY timestamp;")
-        == """
-        bulletin|\(peer)|BLN1WX|
-        group|\(peer)|SLCARES|
-        nws|\(peer)|NWS-WARN|
-        watch|\(peer)||emergency
+      try file.run(
+        "SELECT kind, peer, coalesce(addressee, ''), coalesce(event, '') FROM messages ORDER BY timestamp;")
+          == """
+          bulletin|\(peer)|BLN1WX|
+          group|\(peer)|SLCARES|
+          nws|\(peer)|NWS-WARN|
+          watch|\(peer)||emergency
 
-        """)
+          """)
     // Never ACKed: the numbered group message earns no ACK at its sender.
     #expect(try app.waitForLine(timeout: 3) { $0.contains(":ack33") } == nil)
     #expect(try file.int("SELECT count(*) FROM ack_state") == 0)
@@ -83,7 +76,9 @@ import Testing
     let opted = try stack.post(
       "/v1/sync", json: #"{\#(identity),"since":0,"want":["subscriptions"]}"#, headers: bearer)
     #expect(
-      opted.jsonObject?.objects("messages").map { $0.string("type") } == ["bulletin", "group", "nws", "watch"],
+      opted.jsonObject?.objects("messages").map { $0.string("type") } == [
+        "bulletin", "group", "nws", "watch",
+      ],
       "\(opted.text)")
 
     // Dropping the subscriptions takes their entries off the filter (same connection) and out of the inbox.
@@ -98,5 +93,23 @@ import Testing
     #expect(try file.int("SELECT count(*) FROM messages WHERE kind IS NOT NULL") == 0)
     #expect(try RealAPRSCListenerTests.listenerAddress(aprsc) == address, "the listener reconnected")
     #expect(listener.terminate() == 0)
+  }
+}
+
+extension RealAPRSCListenerTests {
+  /// Registers `station`-7 (without history) through the stack and claims it: its identity fields (for a JSON
+  /// body) and the `Authorization` header with its key.
+  static func claimedStation(_ stack: TestStack, _ station: String) throws -> (
+    identity: String, bearer: [String]
+  ) {
+    let auth = String(aprsPasscode(station))
+    let identity = #""callsign":"\#(station)","ssid":7,"auth":"\#(auth)""#
+    let registered = try stack.post(
+      "/v1/register",
+      json: #"{\#(identity),"platform":"android","pushToken":"","wantHistory":false,"since":0}"#)
+    #expect(registered.status == 200, "\(registered.text)")
+    let claim = try stack.post("/v1/claim", json: "{\(identity)}")
+    let key = try #require(claim.jsonObject?.string("stationKey"), "\(claim.text)")
+    return (identity, ["Authorization: Bearer \(key)"])
   }
 }
