@@ -6,8 +6,9 @@ import Store
 public struct PushContent: Sendable, Equatable {
   /// The registered station the push is for (its collapse id and thread; data key `to` unless ``to`` is set).
   public var station: String
-  /// The addressee of the newest message when it was another SSID of the station's call (setting `ssids`), for
-  /// devices registered with `want:["ssids"]` only: the data key `to` names it instead of ``station``. Nil
+  /// The addressee of the newest entry when it was another SSID of the station's call (setting `ssids`, for
+  /// devices registered with `want:["ssids"]` only) or the addressee of a subscription entry (`BLN1WX`, a group,
+  /// an NWS product; `want:["subscriptions"]` only): the data key `to` names it instead of ``station``. Nil
   /// otherwise, so every other push is exactly as before.
   public var to: String?
   /// The sender of the newest message (data key `fromCall`).
@@ -107,7 +108,8 @@ public struct NotificationText: Sendable, Equatable {
   }
 
   /// PROTOCOL.md's rules: one message shows its sender and text; several show "N new APRS
-  /// messages" and who sent them. Without previews no message text appears at all.
+  /// messages" and who sent them. Without previews no message text appears at all. A push whose newest entry is
+  /// a subscription entry has the banner of its kind (``subscription(_:_:preview:)``).
   public static func make(_ content: PushContent, preview: Bool) -> NotificationText {
     if case .sendFailed(let state) = content.kind {
       let title =
