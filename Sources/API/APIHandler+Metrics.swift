@@ -438,6 +438,15 @@ extension APIHandler {
       "Messages per push since the push sender started (push_messages_total / push_notifications_total; 0"
         + " before the first push).",
       notifications > 0 ? PrometheusText.number(Double(messages) / Double(notifications)) : "0")
+    out.family(
+      "aprs_cloud_subscription_pushes_total", "counter",
+      "Subscription entries (bulletin, group, nws, watch) announced by pushes, by kind, since the push sender"
+        + " started.")
+    for kind in SubscriptionKind.allCases {
+      out.sample(
+        "aprs_cloud_subscription_pushes_total", [("kind", kind.rawValue)],
+        String(max(0, push.counters.subscriptions[kind] ?? 0)))
+    }
   }
 
   /// What the running listener's beacon says (``Store/ListenerBeacon``): written without the database, so these

@@ -41,6 +41,9 @@ struct SendJob {
   var payload: [UInt8]
   /// APNs headers (without authorization).
   var headers: [(String, String)] = []
+  /// Web Push: what the `Topic` is made from instead of the device's station (``PushContent/collapseName`` of a
+  /// subscription push, so it never replaces an undelivered message push); nil: the station.
+  var topic: String?
   /// Failed attempts of its outbox entries so far (for the backoff).
   var attempts: Int = 0
   /// 429s its device got in a row before this push (a 429 without `Retry-After` waits 60 s, doubling).

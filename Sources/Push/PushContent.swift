@@ -1,3 +1,4 @@
+import APRS
 import Store
 
 /// What one push says: the newest message of a station's burst, how many are waiting, and the
@@ -5,8 +6,9 @@ import Store
 public struct PushContent: Sendable, Equatable {
   /// The registered station the push is for (its collapse id and thread; data key `to` unless ``to`` is set).
   public var station: String
-  /// The addressee of the newest message when it was another SSID of the station's call (setting `ssids`), for
-  /// devices registered with `want:["ssids"]` only: the data key `to` names it instead of ``station``. Nil
+  /// The addressee of the newest entry when it was another SSID of the station's call (setting `ssids`, for
+  /// devices registered with `want:["ssids"]` only) or the addressee of a subscription entry (`BLN1WX`, a group,
+  /// an NWS product; `want:["subscriptions"]` only): the data key `to` names it instead of ``station``. Nil
   /// otherwise, so every other push is exactly as before.
   public var to: String?
   /// The sender of the newest message (data key `fromCall`).
@@ -24,10 +26,20 @@ public struct PushContent: Sendable, Equatable {
   /// What the push announces: new messages, or (for `sendFailed`) that a message the station sent through
   /// `/v1/send` ended `rejected` or `expired`.
   public var kind: PushKind
+  /// What makes the newest entry a subscription entry (a bulletin, a group or NWS message, a watch event), for
+  /// devices registered with `want:["subscriptions"]` only: the push then carries `type`, `subscription` (and
+  /// `event`), names the entry in its banner and has a collapse id of its own. Nil for a message, so every other
+  /// push is exactly as before.
+  public var entry: SubscriptionEntry?
+  /// How urgently the providers deliver it: low when it announces only subscription entries that are not
+  /// urgent (``Store/SubscriptionEntry/isUrgent``), else high.
+  public var priority: PushPriority
 
   public init(
     station: String, fromCall: String, seqId: String?, text: String, count: Int, senders: [String] = [],
-    avatar: PushAvatar = .none, kind: PushKind = .messages, to: String? = nil
+    avatar: PushAvatar = .none, kind: PushKind = .messages, to: String? = nil,
+    entry: SubscriptionEntry? = nil,
+    priority: PushPriority = .high
   ) {
     self.station = station
     self.to = to
@@ -38,6 +50,8 @@ public struct PushContent: Sendable, Equatable {
     self.senders = senders
     self.avatar = avatar
     self.kind = kind
+    self.entry = entry
+    self.priority = priority
   }
 
   /// The station address the newest message was sent to: ``to`` when set, else ``station`` (data key `to`).
@@ -51,13 +65,28 @@ public struct PushContent: Sendable, Equatable {
   }
 
   /// The collapse id of this push: one per station for messages (the OS replaces the previous banner), another
-  /// for `sendFailed` notices, so one never hides the other. At most 64 bytes.
-  public var collapseID: String {
+  /// for `sendFailed` notices and another for subscription entries, so one never hides another. At most 64 bytes.
+  public var collapseID: String { PushPayload.collapseID(station: collapseName) }
+
+  /// What the collapse id is made from: the station, `<station>-sent` for a `sendFailed` notice,
+  /// `<station>-subs` for a subscription entry (also the Web Push `Topic` of such a push).
+  public var collapseName: String {
     switch kind {
-    case .messages: PushPayload.collapseID(station: station)
-    case .sendFailed: PushPayload.collapseID(station: station + "-sent")
+    case .messages: entry == nil ? station : station + "-subs"
+    case .sendFailed: station + "-sent"
     }
   }
+}
+
+/// How urgently a push is delivered.
+public enum PushPriority: Sendable, Equatable {
+  /// At once, waking the device: messages, a watched station's emergency. FCM `android.priority` `high`, APNs
+  /// `apns-priority: 10`, Web Push `Urgency: high`.
+  case high
+  /// When the device's power allows (only subscription entries that are not urgent): FCM `normal`, APNs
+  /// `apns-priority: 5` (Apple may group such alerts, deliver them in bursts or throttle them), Web Push
+  /// `Urgency: low` (RFC 8030 §5.3: delivered when the device is on power and Wi-Fi, or awake anyway).
+  case low
 }
 
 /// What a push announces.
@@ -79,7 +108,8 @@ public struct NotificationText: Sendable, Equatable {
   }
 
   /// PROTOCOL.md's rules: one message shows its sender and text; several show "N new APRS
-  /// messages" and who sent them. Without previews no message text appears at all.
+  /// messages" and who sent them. Without previews no message text appears at all. A push whose newest entry is
+  /// a subscription entry has the banner of its kind (``subscription(_:_:preview:)``).
   public static func make(_ content: PushContent, preview: Bool) -> NotificationText {
     if case .sendFailed(let state) = content.kind {
       let title =
@@ -90,12 +120,45 @@ public struct NotificationText: Sendable, Equatable {
         ? "The message was refused." : "The message was sent several times and never acknowledged."
       return NotificationText(title: title, body: preview ? content.text : reason)
     }
+    if let entry = content.entry { return subscription(content, entry, preview: preview) }
     if content.count <= 1 {
       return NotificationText(title: content.fromCall, body: preview ? content.text : "New APRS message")
     }
     var senders: [String] = [content.fromCall]
     for sender in content.senders where !senders.contains(sender) { senders.append(sender) }
     return NotificationText(title: "\(content.count) new APRS messages", body: "From " + list(senders))
+  }
+
+  /// The banner of a push whose newest entry is a subscription entry: the entry's own title (`Bulletin BLN1WX
+  /// from WX1ABC`, `SLCARES: KJ7ABC`, `NWS-WARN from NWS`, `K1ABC heard`, `K1ABC is silent`, `EMERGENCY: K1ABC`)
+  /// and its text (with previews; a generic line without). Several unpulled entries: "N new APRS messages and
+  /// alerts" and their senders, except for an emergency, whose banner always names it.
+  static func subscription(_ content: PushContent, _ entry: SubscriptionEntry, preview: Bool)
+    -> NotificationText
+  {
+    if content.count > 1 && !entry.isUrgent {
+      var senders: [String] = [content.fromCall]
+      for sender in content.senders where !senders.contains(sender) { senders.append(sender) }
+      return NotificationText(
+        title: "\(content.count) new APRS messages and alerts", body: "From " + list(senders))
+    }
+    let peer = content.fromCall
+    let to = content.addressee
+    let title: String
+    let generic: String
+    switch entry.kind {
+    case .bulletin: (title, generic) = ("Bulletin \(to) from \(peer)", "New APRS bulletin")
+    case .group: (title, generic) = ("\(to): \(peer)", "New APRS group message")
+    case .nws: (title, generic) = ("\(to) from \(peer)", "New NWS alert")
+    case .watch:
+      switch entry.event {
+      case .heard: (title, generic) = ("\(peer) heard", "A watched station was heard")
+      case .silent: (title, generic) = ("\(peer) is silent", "A watched station went silent")
+      case .emergency: (title, generic) = ("EMERGENCY: \(peer)", "A watched station reported an emergency")
+      case nil: (title, generic) = (peer, "A watched station")
+      }
+    }
+    return NotificationText(title: title, body: preview ? content.text : generic)
   }
 
   /// `A`, `A and B`, `A, B and C`, `A, B, C and 2 others`.

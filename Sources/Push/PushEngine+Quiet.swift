@@ -11,14 +11,25 @@ struct QuietSplit: Equatable {
   /// Why the first held entry was held.
   var reason: PushHold?
 
-  /// Splits `batch` by `settings` at `now` (epoch ms), pure: while muted every entry is held; inside the quiet
-  /// hours every entry but those from `quietBypass` senders. A batch that was coalescing when the window opened
-  /// is held like one that arrived inside it: the decision is made here, when the push would be sent.
-  static func split(_ batch: PushBatch, settings: StationSettings, now: Int64) -> QuietSplit {
+  /// Splits `batch` by `settings` at `now` (epoch ms), pure: while muted every message is held; inside the quiet
+  /// hours every message but those from `quietBypass` senders. A subscription entry is held by both unless its
+  /// subscription is in `bypassing` (the ids of the station's subscriptions with `bypass:true`: pushed through
+  /// quiet hours and mute); an urgent one (a watched station's emergency) goes through quiet hours, not a mute
+  /// (``hold(_:settings:bypassing:now:)``). A batch that was coalescing when the window opened is held like one
+  /// that arrived inside it: the decision is made here, when the push would be sent.
+  static func split(
+    _ batch: PushBatch, settings: StationSettings, bypassing: Set<String> = [], now: Int64
+  ) -> QuietSplit {
     var split = QuietSplit()
     var kept: [OutboxEntry] = []
     for entry in batch.entries {
-      if let hold = settings.pushHold(from: entry.message.peer, now: now) {
+      let hold =
+        if let subscription = entry.message.entry {
+          Self.hold(subscription, settings: settings, bypassing: bypassing, now: now)
+        } else {
+          settings.pushHold(from: entry.message.peer, now: now)
+        }
+      if let hold {
         split.held.append(entry)
         if split.reason == nil { split.reason = hold }
       } else {
@@ -27,6 +38,18 @@ struct QuietSplit: Equatable {
     }
     if !kept.isEmpty { split.batch = PushBatch(station: batch.station, entries: kept) }
     return split
+  }
+
+  /// Why the push of a subscription entry must not go out at `now`, or nil when it may: never for a subscription
+  /// in `bypassing`; a mute holds every other one; quiet hours every other one but an urgent entry. A message
+  /// sender's `quietBypass` does not apply: a subscription says for itself whether it bypasses.
+  static func hold(
+    _ entry: SubscriptionEntry, settings: StationSettings, bypassing: Set<String>, now: Int64
+  ) -> PushHold? {
+    if bypassing.contains(entry.subscription) { return nil }
+    if settings.mutedUntil > now { return .muted }
+    if !entry.isUrgent, let quietHours = settings.quietHours, quietHours.contains(now) { return .quietHours }
+    return nil
   }
 }
 
@@ -44,7 +67,8 @@ extension PushEngine {
       return QuietSplit(batch: batch)
     }
     guard let settings else { return QuietSplit(batch: batch) }
-    let split = QuietSplit.split(batch, settings: settings, now: now)
+    let split = QuietSplit.split(
+      batch, settings: settings, bypassing: bypassingSubscriptions(of: batch), now: now)
     if let reason = split.reason, options.logger.isEnabled(.debug) {
       options.logger.log(
         .debug, "push held: the station is quiet",
@@ -54,5 +78,19 @@ extension PushEngine {
         ])
     }
     return split
+  }
+
+  /// The ids of the station's subscriptions with `bypass:true`, read only when `batch` holds subscription
+  /// entries; a failed read bypasses nothing (the station's quiet hours and mute hold as set).
+  private func bypassingSubscriptions(of batch: PushBatch) -> Set<String> {
+    guard batch.entries.contains(where: { $0.message.entry != nil }) else { return [] }
+    do throws(StoreError) {
+      return Set(try database.subscriptions(of: batch.station).filter(\.bypass).map(\.id))
+    } catch {
+      options.logger.warn(
+        "push: cannot read the station's subscriptions; none bypasses quiet hours or mute",
+        ["station": batch.station, "error": error.description])
+      return []
+    }
   }
 }

@@ -317,22 +317,25 @@ final class PushEngine {
     nextBatchID += 1
     var state = BatchState(batch: batch, attempts: batch.entries.map(\.attempts).max() ?? 0)
     let newest = batch.newest
-    // Entries for other SSIDs of the call (`to` set) go only to devices registered with `want:["ssids"]`;
-    // every other device gets the push of the station's own entries, exactly as before (or none).
-    let own = batch.entries.filter { $0.message.to == nil }
+    // Each device sees the entries of its rings (`PushAudience`): its push is built from those, counted with its
+    // wants, once per distinct set of wants. A device without wants gets exactly the push it always got (or
+    // none); a device that sees nothing of the batch gets none.
     let devices: [DeviceRecord]
-    let content: PushContent?
-    let everything: PushContent?
+    let views: [Wants: PushView]
     do throws(StoreError) {
       // One snapshot for the devices and the content, so the count, the senders and the avatar agree.
-      (devices, content, everything) = try database.readSnapshot { () throws(StoreError) in
+      (devices, views) = try database.readSnapshot { () throws(StoreError) in
         let devices = try database.devices(of: batch.station, refreshedSince: now - options.stationExpiryMs)
-        guard !devices.isEmpty else { return (devices, nil, nil) }
-        let content = try own.isEmpty ? nil : pushContent(batch.station, own, otherSSIDs: false)
-        let everything =
-          try own.count == batch.entries.count || !devices.contains(where: { $0.wants.contains(.ssids) })
-          ? content : pushContent(batch.station, batch.entries, otherSSIDs: true)
-        return (devices, content, everything)
+        var views: [Wants: PushView] = [:]
+        for device in devices {
+          let wants = PushAudience.wants(of: device)
+          guard views[wants] == nil else { continue }
+          let visible = PushAudience.visible(batch.entries, to: wants)
+          guard !visible.isEmpty else { continue }
+          views[wants] = PushView(
+            ids: visible.map(\.id), content: try pushContent(batch.station, visible, wants: wants))
+        }
+        return (devices, views)
       }
     } catch {
       logger.error("push: cannot read the station", ["station": batch.station, "error": error.description])
@@ -343,8 +346,9 @@ final class PushEngine {
     let ttlSeconds = max(1, (expiresAt - now) / 1000)
     for device in devices {
       let platform = device.platform
-      // Nothing in this batch for a device that did not ask for other SSIDs' entries.
-      guard let content = device.wants.contains(.ssids) ? everything : content else { continue }
+      // Nothing in this batch for a device that did not ask for what it holds.
+      guard let view = views[PushAudience.wants(of: device)] else { continue }
+      let content = view.content
       guard let client = clients[platform], client.state == .ok else {
         state.skipped += 1
         continue
@@ -368,11 +372,11 @@ final class PushEngine {
         built = PushPayload.apns(content, preview: options.push.preview, messageID: messageIDs.next())
         headers = PushPayload.apnsHeaders(
           station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000,
-          collapseID: content.collapseID)
+          collapseID: content.collapseID, priority: content.priority)
       case .webpush, .unifiedpush:
         built = WebPushPayload.body(
           content, preview: options.push.preview, encrypted: device.webPushKeys != nil)
-        headers = WebPushPayload.headers(ttlSeconds: ttlSeconds)
+        headers = WebPushPayload.headers(ttlSeconds: ttlSeconds, priority: content.priority)
       }
       switch built {
       case .failure(let error):
@@ -382,7 +386,9 @@ final class PushEngine {
       case .success(let payload):
         let job = SendJob(
           id: nextJobID, batchID: id, device: device, payload: payload.bytes, headers: headers,
-          attempts: state.attempts, throttles: throttles[device.token] ?? 0, expiresAt: expiresAt)
+          topic: content.entry == nil ? nil : content.collapseName, attempts: state.attempts,
+          throttles: throttles[device.token] ?? 0, expiresAt: expiresAt)
+        state.announcing[nextJobID] = view.ids
         nextJobID += 1
         client.enqueue(job)
         state.pending += 1
@@ -392,11 +398,12 @@ final class PushEngine {
     if state.pending == 0 { finish(id, now: now) }
   }
 
-  /// What a push of `entries` (one station's, oldest first) says, read inside the caller's snapshot: the newest
-  /// message, the count of what the station has not pulled (`otherSSIDs`: counting other-SSID entries too, for
-  /// devices that take them) and never less than this burst, the senders, the newest sender's avatar; for a sent
+  /// What a push of `entries` (one station's, oldest first: those a device with `wants` sees) says, read inside
+  /// the caller's snapshot: the newest entry (and, for a subscription entry, what it is), the count of what the
+  /// station has not pulled as `wants` counts it (other-SSID and subscription entries only for devices that take
+  /// them) and never less than this burst, the senders, the newest sender's avatar, the priority; for a sent
   /// message, its `sendFailed` notice.
-  private func pushContent(_ station: String, _ entries: [OutboxEntry], otherSSIDs: Bool) throws(StoreError)
+  private func pushContent(_ station: String, _ entries: [OutboxEntry], wants: Wants) throws(StoreError)
     -> PushContent
   {
     let newest = PushBatch(station: station, entries: entries).newest
@@ -405,14 +412,15 @@ final class PushEngine {
         station: station, to: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
         state: newest.message.state ?? .expired)
     }
-    let unpulled = try database.unpulledCount(station: station, wants: otherSSIDs ? .ssids : [])
-    let senders = try database.unpulledSenders(station: station, wants: otherSSIDs ? .ssids : [])
+    let unpulled = try database.unpulledCount(station: station, wants: wants)
+    let senders = try database.unpulledSenders(station: station, wants: wants)
     let avatar = try database.pushAvatar(of: newest.message.peer)
     // `count` never under-counts the banner it replaces: at least this burst, even when another device of the
     // station synced it already.
     return PushContent(
       station: station, fromCall: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
-      count: max(unpulled, entries.count), senders: senders, avatar: avatar, to: newest.message.to)
+      count: max(unpulled, entries.count), senders: senders, avatar: avatar, to: newest.message.to,
+      entry: newest.message.entry, priority: PushAudience.priority(of: entries))
   }
 
   /// Applies one device's decision to its batch.
@@ -434,6 +442,7 @@ final class PushEngine {
       delivered += 1
       counters[device.platform][.accepted] += 1
       counters.notifications += 1
+      state.announced.formUnion(state.announcing[outcome.job.id] ?? [])
       markDone(ids, device.token)
       failureWatches[device.platform]?.succeeded()
       if let environment = outcome.job.environmentToRemember(after: outcome.decision) {
@@ -538,6 +547,9 @@ final class PushEngine {
       return
     }
     if state.accepted > 0 { counters.messages += ids.count }
+    for entry in state.batch.entries where state.announced.contains(entry.id) {
+      if let kind = entry.message.entry?.kind { counters.subscriptions[kind, default: 0] += 1 }
+    }
     if state.accepted == 0 && state.deleted == 0 && state.gaveUp > 0 {
       writes.failed.append(contentsOf: ids)
     } else {
@@ -618,6 +630,16 @@ private struct BatchState {
   var gaveUp = 0
   var skipped = 0
   var retryAt: Int64?
+  /// The outbox ids each job's push announces (by job id).
+  var announcing: [Int: [Int64]] = [:]
+  /// The outbox ids a provider accepted a push for (counted by kind when the batch is done).
+  var announced: Set<Int64> = []
+}
+
+/// The push the devices with one set of wants get of a batch: the entries they see and what it says.
+private struct PushView {
+  var ids: [Int64]
+  var content: PushContent
 }
 
 /// Database writes of one round.

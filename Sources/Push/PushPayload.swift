@@ -71,10 +71,20 @@ public enum PushPayload {
         ("state", state.rawValue), ("fromCall", content.fromCall),
       ]
     }
-    var pairs: [(key: String, value: String)] = [
-      ("fromCall", content.fromCall), ("to", content.addressee), ("seqId", content.seqId ?? ""),
-      ("count", String(content.count)),
-    ]
+    var pairs: [(key: String, value: String)]
+    if let entry = content.entry {
+      // A subscription entry: `type` (its kind), `subscription` (its id), `event` for a watch, then the sender
+      // (`fromCall`, the watched station for a watch), `to` (its addressee: `BLN1WX`, a group, an NWS zone
+      // product; the station for a watch) and `count`.
+      pairs = [("type", entry.kind.rawValue), ("subscription", entry.subscription)]
+      if let event = entry.event { pairs.append(("event", event.rawValue)) }
+      pairs += [("fromCall", content.fromCall), ("to", content.addressee), ("count", String(content.count))]
+    } else {
+      pairs = [
+        ("fromCall", content.fromCall), ("to", content.addressee), ("seqId", content.seqId ?? ""),
+        ("count", String(content.count)),
+      ]
+    }
     switch content.avatar {
     case .none: break
     case .stored(let avatar):
@@ -129,7 +139,7 @@ public enum PushPayload {
       writer.key("android")
       writer.beginObject()
       writer.key("priority")
-      writer.string("high")
+      writer.string(content.priority == .low ? "normal" : "high")
       writer.key("collapse_key")
       writer.string(collapse)
       writer.key("ttl")
@@ -184,11 +194,15 @@ public enum PushPayload {
   /// The APNs request headers (without `authorization`, which the sender adds).
   /// `expiration` is epoch seconds after which APNs stops trying.
   /// `collapseID` defaults to the station's (``PushContent/collapseID`` gives a push's own).
+  /// `priority`: `apns-priority` 10 (at once) or, for ``PushPriority/low``, 5 (by the device's power; still an
+  /// `alert` push: Apple requires 5 for background pushes and allows it for alerts, which it may then group,
+  /// deliver in bursts or throttle).
   public static func apnsHeaders(
-    station: String, bundleId: String, expiration: Int64, collapseID: String? = nil
+    station: String, bundleId: String, expiration: Int64, collapseID: String? = nil,
+    priority: PushPriority = .high
   ) -> [(String, String)] {
     [
-      ("apns-topic", bundleId), ("apns-push-type", "alert"), ("apns-priority", "10"),
+      ("apns-topic", bundleId), ("apns-push-type", "alert"), ("apns-priority", priority == .low ? "5" : "10"),
       ("apns-expiration", String(max(0, expiration))),
       ("apns-collapse-id", collapseID ?? Self.collapseID(station: station)),
       ("content-type", "application/json"),

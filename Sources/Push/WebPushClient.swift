@@ -128,7 +128,7 @@ final class WebPushClient: ProviderClient {
       return .failure(Self.dead(job, "cannot encrypt for this subscription: \(error)"))
     }
     for (name, value) in job.headers { headers.append(name + ": " + value) }
-    headers.append("topic: " + vapid.topic(station: job.device.station))
+    headers.append("topic: " + vapid.topic(station: job.topic ?? job.device.station))
     // No `Expect: 100-continue` round trip on HTTP/1.1 push services.
     headers.append("expect:")
     var request = HTTPRequest(url: endpoint.url, headers: headers, body: body, caFile: settings.caFile)

@@ -33,10 +33,11 @@ public enum WebPushPayload {
     }
   }
 
-  /// The headers the engine knows: `TTL` (seconds the push service keeps an undelivered push) and
-  /// `Urgency: high` (a message for a person: deliver at once, even on a phone saving power). The sender adds
-  /// `Topic`, `Authorization`, `Content-Type` and `Content-Encoding`.
-  public static func headers(ttlSeconds: Int64) -> [(String, String)] {
-    [("ttl", String(max(0, ttlSeconds))), ("urgency", "high")]
+  /// The headers the engine knows: `TTL` (seconds the push service keeps an undelivered push) and `Urgency`
+  /// (RFC 8030 §5.3): `high` for a message for a person (deliver at once, even on a phone saving power), `low`
+  /// for a ``PushPriority/low`` push (subscription entries: delivered when the device is on power and Wi-Fi or
+  /// awake anyway). The sender adds `Topic`, `Authorization`, `Content-Type` and `Content-Encoding`.
+  public static func headers(ttlSeconds: Int64, priority: PushPriority = .high) -> [(String, String)] {
+    [("ttl", String(max(0, ttlSeconds))), ("urgency", priority == .low ? "low" : "high")]
   }
 }

@@ -8,6 +8,8 @@ import APRS
 // decoder takes a missing or garbled field as its default and ignores keys it does not know, and an encoder
 // writes every field it knows.
 
+import APRS
+
 // MARK: The listener
 
 /// The listener's state as `aprs-listener` publishes it (every few seconds and on every state change, never per
@@ -299,7 +301,7 @@ public struct PushProviderCounters: Sendable, Equatable {
 }
 
 /// The push sender's counters since it started, stored as `push.<platform>.<outcome>`,
-/// `push.<platform>.tokensDeleted`, `push.messages` and `push.notifications` rows.
+/// `push.<platform>.tokensDeleted`, `push.messages`, `push.notifications` and `push.subscriptions.<kind>` rows.
 public struct PushCounters: Sendable, Equatable {
   /// Per provider; a provider without pushes may be absent (read as all zero).
   public var providers: [DevicePlatform: PushProviderCounters] = [:]
@@ -307,6 +309,9 @@ public struct PushCounters: Sendable, Equatable {
   public var messages = 0
   /// Coalesced pushes sent (one per station burst).
   public var notifications = 0
+  /// Subscription entries announced by pushes, by the subscription's kind (absent reads as 0; a kind is
+  /// published once it was counted).
+  public var subscriptions: [SubscriptionKind: Int] = [:]
 
   /// All zero.
   public init() {}
@@ -320,6 +325,7 @@ public struct PushCounters: Sendable, Equatable {
   public static func == (lhs: PushCounters, rhs: PushCounters) -> Bool {
     lhs.messages == rhs.messages && lhs.notifications == rhs.notifications
       && DevicePlatform.allCases.allSatisfy { lhs[$0] == rhs[$0] }
+      && SubscriptionKind.allCases.allSatisfy { lhs.subscriptions[$0] ?? 0 == rhs.subscriptions[$0] ?? 0 }
   }
 }
 
@@ -363,6 +369,11 @@ extension PushStatus {
   /// The meta key of `platform`'s warning (`""` when it has none).
   static func warningKey(_ platform: DevicePlatform) -> String { keyPrefix + platform.rawValue + ".warning" }
 
+  /// The meta key of the count of subscription entries of `kind` announced by pushes.
+  static func subscriptionKey(_ kind: SubscriptionKind) -> String {
+    keyPrefix + "subscriptions." + kind.rawValue
+  }
+
   /// The meta key of `platform`'s counter `name` (an outcome, or `tokensDeleted`).
   static func counterKey(_ platform: DevicePlatform, _ name: String) -> String {
     keyPrefix + platform.rawValue + "." + name
@@ -378,6 +389,10 @@ extension PushStatus {
       switch rest {
       case "messages": counters.messages = StatusText.count(value)
       case "notifications": counters.notifications = StatusText.count(value)
+      case _ where rest.hasPrefix("subscriptions."):
+        if let kind = SubscriptionKind(rawValue: String(rest.dropFirst("subscriptions.".count))) {
+          counters.subscriptions[kind] = StatusText.count(value)
+        }
       default:
         let parts = rest.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, let platform = DevicePlatform(rawValue: String(parts[0])) else { continue }
@@ -411,6 +426,9 @@ extension PushCounters {
     }
     rows.append((PushStatus.keyPrefix + "messages", String(messages)))
     rows.append((PushStatus.keyPrefix + "notifications", String(notifications)))
+    for kind in SubscriptionKind.allCases {
+      if let count = subscriptions[kind] { rows.append((PushStatus.subscriptionKey(kind), String(count))) }
+    }
     return rows
   }
 }

@@ -1,0 +1,31 @@
+import Store
+
+/// Which entries of a station's batch a device sees, by what it opted into (PROTOCOL.md "Opt-in answers
+/// (`want`)"): each entry is in a ring (``Store/EntryRing``); messages to the station itself reach every device,
+/// messages to other SSIDs of its call only devices registered with `want:["ssids"]`, subscription entries only
+/// devices registered with `want:["subscriptions"]`. Pure.
+enum PushAudience {
+  /// The wants that change what a push holds: the key its content is built (and cached) under.
+  static let relevant: Wants = [.ssids, .subscriptions]
+
+  /// What of `device`'s wants shapes its pushes.
+  static func wants(of device: DeviceRecord) -> Wants { device.wants.intersection(relevant) }
+
+  /// Whether a device with `wants` sees `entry`.
+  static func sees(_ wants: Wants, _ entry: OutboxEntry) -> Bool {
+    let ring = EntryRing.of(to: entry.message.to, entry: entry.message.entry)
+    return wants.ringMask & (1 << ring.rawValue) != 0
+  }
+
+  /// The entries of `entries` a device with `wants` sees, in their order.
+  static func visible(_ entries: [OutboxEntry], to wants: Wants) -> [OutboxEntry] {
+    entries.filter { sees(wants, $0) }
+  }
+
+  /// The priority of a push announcing `entries`: low when every one is a subscription entry that is not urgent
+  /// (bulletins, group and NWS messages, a watched station heard or silent), high when any is a message or an
+  /// emergency.
+  static func priority(of entries: [OutboxEntry]) -> PushPriority {
+    entries.allSatisfy { $0.message.entry.map { !$0.isUrgent } ?? false } ? .low : .high
+  }
+}
