@@ -59,7 +59,8 @@ let package = Package(
 
     // MARK: Push delivery: payloads, JWTs, FCM and APNs over one curl multi handle.
     .target(
-      name: "Push", dependencies: ["JSON", "Store", "Config", "Logging", "Platform", "CCurl", "COpenSSL"]),
+      name: "Push",
+      dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "CCurl", "COpenSSL"]),
 
     // MARK: Executables.
     .executableTarget(
@@ -91,7 +92,7 @@ let package = Package(
       name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config", "Logging", "Platform"]),
     .testTarget(
       name: "PushTests",
-      dependencies: ["Push", "JSON", "Store", "Config", "Logging", "Platform", "TestSupport"]),
+      dependencies: ["Push", "APRS", "JSON", "Store", "Config", "Logging", "Platform", "TestSupport"]),
     .testTarget(name: "CLITests", dependencies: ["APRS", "JSON", "aprs-cloud", "TestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["JSON", "TestSupport"]),
   ],

@@ -1,0 +1,101 @@
+import Foundation
+import JSON
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Subscriptions end to end, through nginx, the responder, the real `aprs-listener`, the APRS-IS fake and the
+/// push fake: a bulletin repeated three times is one entry and one low-priority push to the device registered
+/// with `want:["subscriptions"]` (none to the shipping app's device), never ACKed; an NWS alert naming the
+/// subscribed zone likewise; inside quiet hours a watched station's Mic-E emergency is pushed at once at high
+/// priority while a new bulletin is held.
+@Suite(.serialized) struct SubscriptionsEndToEndTests {
+  static let optedIn = "subs-fcm:APA91bOpted_in-0123456789"
+
+  @Test func bulletinsAlertsAndEmergenciesReachOnlyTheOptedInDeviceAtTheirPriority() throws {
+    let rig = try SettingsRig()
+    defer { rig.stop() }
+    let answer = try rig.settings(
+      #""subscriptions":[{"kind":"bulletin","match":"BLN*"},{"kind":"nws","zones":["OHC081"]},"#
+        + #"{"kind":"watch","call":"K1ABC","emergency":true}]"#)
+    #expect(answer.objects("subscriptions").count == 3, "\(answer)")
+    let registered = try rig.stack.post(
+      "/v1/register",
+      json:
+        #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(Self.optedIn)","wantHistory":false,"since":0,"auth":"13023","want":["subscriptions"]}"#,
+      headers: ["Authorization: Bearer \(rig.stationKey)"])
+    #expect(registered.status == 200, "\(registered.text)")
+    let widened = waitUntil(timeout: 10, interval: 0.05) {
+      let filter = ((try? rig.aprsis.currentFilter()) ?? nil) ?? ""
+      return filter.contains("BLN*") && filter.contains("NWS*") && filter.contains("b/K1ABC")
+    }
+    #expect(widened, "filter: \(String(describing: try? rig.aprsis.currentFilter()))\n\(rig.listener.log)")
+
+    let bulletin = "WX1ABC>APRS,TCPIP*::BLN1WX   :Storm warning tonight"
+    // Three copies 20 minutes apart on the fake's clock (past its, aprsc's, 30 s duplicate filter); the listener's
+    // sliding window over the 20 minutes themselves is SubscriptionRoutingTests'.
+    for copy in 0..<3 {
+      if copy > 0 { try rig.aprsis.advance(1200) }
+      #expect(try rig.aprsis.inject([bulletin]) == 1)
+    }
+    #expect(
+      try rig.aprsis.inject(["WXSVR>APRS,TCPIP*::NWS-WARN :092345z,SEVERE_WEATHER,OHC081,PAC125 Tornado"])
+        == 1)
+    #expect(
+      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM messages WHERE kind IS NOT NULL") == 2 },
+      "\(rig.listener.log)")
+    #expect(try rig.push.endToEndWait("fcm", count: 1), "no push:\n\(rig.listener.log)")
+    #expect(
+      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(rig.listener.log)")
+    var requests = try rig.push.endToEndRequests("fcm")
+    #expect(
+      requests.compactMap { endToEndObject($0, "body", "message")?.string("token") }.allSatisfy {
+        $0 == Self.optedIn
+      }, "only the opted-in device")
+    let priorities = requests.compactMap {
+      endToEndObject($0, "body", "message", "android")?.string("priority")
+    }
+    #expect(!priorities.isEmpty && priorities.allSatisfy { $0 == "normal" }, "\(priorities)")
+    #expect(
+      requests.compactMap { endToEndObject($0, "body", "message", "data")?.string("type") }.last == "nws")
+    let pushedBefore = requests.count
+    #expect(try rig.aprsis.ackLines().isEmpty, "never ACKed")
+
+    // Quiet hours around now: the emergency goes through at high priority, a new bulletin is held.
+    let minute = Int(Date().timeIntervalSince1970 / 60) % 1440
+    _ = try rig.settings(
+      #""quietHours":{"start":\#((minute + 1380) % 1440),"end":\#((minute + 60) % 1440),"utcOffsetMinutes":0}"#
+    )
+    #expect(
+      try rig.aprsis.inject([
+        "WX1ABC>APRS,TCPIP*::BLN2     :Club meeting moved", "K1ABC>332U6T,TCPIP*:`dYgl\u{1C}\u{1C}>/",
+      ]) == 2)
+    #expect(
+      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM messages WHERE kind IS NOT NULL") == 4 },
+      "\(rig.listener.log)")
+    #expect(
+      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(rig.listener.log)")
+    #expect(
+      try rig.push.endToEndWait("fcm", count: pushedBefore + 1), "no emergency push:\n\(rig.listener.log)")
+    requests = try rig.push.endToEndRequests("fcm")
+    let last = try #require(requests.last)
+    #expect(endToEndObject(last, "body", "message", "android")?.string("priority") == "high")
+    #expect(endToEndObject(last, "body", "message", "data")?.string("event") == "emergency")
+    #expect(requests.count == pushedBefore + 1, "the bulletin inside quiet hours was held")
+
+    // Answers: nothing for the shipping app; the four entries with the opt-in.
+    #expect(try rig.sync().objects("messages").isEmpty)
+    let opted = try rig.stack.post(
+      "/v1/sync", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":0,"want":["subscriptions"]}"#,
+      headers: ["Authorization: Bearer \(rig.stationKey)"])
+    #expect(
+      opted.jsonObject?.objects("messages").map { $0.string("type") } == [
+        "bulletin", "nws", "bulletin", "watch",
+      ],
+      "\(opted.text)")
+    #expect(rig.listener.terminate() == 0)
+  }
+}
