@@ -1,5 +1,3 @@
-import APRS
-
 // The records the listener, the push sender and the store's own maintenance publish in `meta`, which
 // `/health`, `/metrics` and `aprs-cloud status` read: each a typed value with its one encoding beside it.
 // These are the only places that know the `listener.*`, `push.*` and `maintenance.*` key names.
