@@ -29,6 +29,7 @@ extension APIHandler {
           station: station.description, since: since, now: now, countsAsPull: access != .guest,
           wants: wants)
       } : nil
+    if let history, access.isOwner { markPulled(by: device.pushToken, station: station.description, history) }
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
     if let history { writeMessages(history.messages, to: &writer) }
@@ -36,6 +37,7 @@ extension APIHandler {
     writer.int(history?.serverTime ?? since)
     writeAvatarEcho(avatarResult, to: &writer)
     writeAvatarHashes(history?.avatarHashes ?? [:], to: &writer)
+    if let history, wants.contains(.inbox) { Self.writeInbox(history, to: &writer) }
     writer.endObject()
     return .ok(writer, station: station.description)
   }

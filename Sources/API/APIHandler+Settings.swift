@@ -11,7 +11,7 @@ extension APIHandler {
   func settings(
     _ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64
   ) throws(APIError) -> APIResponse {
-    let update = try body.settingsUpdate()
+    let update = try body.settingsUpdate(retentionCap: database.maxUnpulledPerStation)
     let drafts = try body.subscriptionDrafts()
     let address = station.description
     let stored: (StationSettings, [Subscription])?
@@ -43,6 +43,7 @@ extension APIHandler {
     writer.beginObject()
     Self.writeSettings(settings, to: &writer)
     Self.writeSubscriptions(subscriptions, to: &writer)
+    Self.writeRetention(settings.retention, to: &writer)
     writer.endObject()
     return .ok(writer, station: address)
   }
@@ -91,6 +92,22 @@ extension APIHandler {
     writer.beginArray()
     for ssid in settings.ackSsids.ssids { writer.int(Int64(ssid)) }
     writer.endArray()
+  }
+
+  /// `retention`: `{"mode":"ring"}` or `{"mode":"untilPulled","max":N}`.
+  static func writeRetention(_ retention: Retention, to writer: inout JSONWriter) {
+    writer.key("retention")
+    writer.beginObject()
+    writer.key("mode")
+    switch retention {
+    case .ring:
+      writer.string("ring")
+    case .untilPulled(let max):
+      writer.string("untilPulled")
+      writer.key("max")
+      writer.int(max)
+    }
+    writer.endObject()
   }
 
   /// `subscriptions`: each with its `id`, `kind`, the kind's fields and `bypass` ([] when none).

@@ -25,19 +25,23 @@ extension APIHandler {
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
     let wants = try body.wants()
     let pull = access != .guest
+    let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
+    let puller = access.isOwner ? token : nil
     let result = try store { () throws(StoreError) in
       try database.sync(
         station: station.description, since: since, now: now, countsAsPull: pull,
         wants: wants)
     }
     if wait > 0 && !hasVisibleMessages(result) {
-      return .park(
-        SyncPark(
-          station: station.description, since: since, seen: result.newestTimestamp,
-          deadline: now + wait * 1000, client: client.key, owner: access.isOwner, countsAsPull: pull,
-          wants: wants))
+      var park = SyncPark(
+        station: station.description, since: since, seen: result.newestTimestamp,
+        deadline: now + wait * 1000, client: client.key, owner: access.isOwner, countsAsPull: pull,
+        wants: wants)
+      park.puller = puller
+      return .park(park)
     }
-    return .response(syncResponse(result, station: station.description))
+    markPulled(by: puller, station: station.description, result)
+    return .response(syncResponse(result, station: station.description, wants: wants))
   }
 
   /// Reads a held sync again (PROTOCOL.md, "Long poll"): its messages, when there are any now; or,
@@ -61,7 +65,8 @@ extension APIHandler {
       again.seen = result.newestTimestamp
       return .park(again)
     }
-    return .response(syncResponse(result, station: park.station))
+    markPulled(by: park.puller, station: park.station, result)
+    return .response(syncResponse(result, station: park.station, wants: park.wants))
   }
 
   /// A sync the shell would not hold because its client address holds `[server]
@@ -79,7 +84,10 @@ extension APIHandler {
     } catch {
       return .error(error, station: park.station)
     }
-    if hasVisibleMessages(result) { return syncResponse(result, station: park.station) }
+    if hasVisibleMessages(result) {
+      markPulled(by: park.puller, station: park.station, result)
+      return syncResponse(result, station: park.station, wants: park.wants)
+    }
     return .error(
       .rateLimited(
         what: "long polls held for this client address", retryAfterSeconds: Self.parkRefusedRetryAfterSeconds),
@@ -91,16 +99,37 @@ extension APIHandler {
     result.messages.contains { config.includeSent || $0.direction == .received }
   }
 
-  /// `{"messages":[…],"serverTime":…,"avatars":{…}}`.
-  func syncResponse(_ result: SyncResult, station: String) -> APIResponse {
+  /// `{"messages":[…],"serverTime":…,"avatars":{…}}`; with `want:["inbox"]` also `more`, `dropped` and
+  /// `oldestTimestamp` (``writeInbox(_:to:)``).
+  func syncResponse(_ result: SyncResult, station: String, wants: Wants = []) -> APIResponse {
     var writer = JSONWriter(capacity: 128 + result.messages.count * 128)
     writer.beginObject()
     writeMessages(result.messages, to: &writer)
     writer.key("serverTime")
     writer.int(result.serverTime)
     writeAvatarHashes(result.avatarHashes, to: &writer)
+    if wants.contains(.inbox) { Self.writeInbox(result, to: &writer) }
     writer.endObject()
     return .ok(writer, station: station)
+  }
+
+  /// The inbox keys (`want:["inbox"]`): `more` (true when the page is full: sync again from `serverTime`),
+  /// `dropped` (messages evicted before they were pulled, after `since`), `oldestTimestamp` (the oldest message
+  /// still held, or null).
+  static func writeInbox(_ result: SyncResult, to writer: inout JSONWriter) {
+    writer.key("more")
+    writer.bool(result.more)
+    writer.key("dropped")
+    writer.int(result.dropped)
+    writer.key("oldestTimestamp")
+    if let oldest = result.oldestHeld { writer.int(oldest) } else { writer.null() }
+  }
+
+  /// Marks what an answer carried as pulled by the owner's device `token` (best effort: a storage fault leaves
+  /// the messages kept a little longer, never lost).
+  func markPulled(by token: String?, station: String, _ result: SyncResult) {
+    guard let token, !result.messages.isEmpty else { return }
+    try? database.markDevicePulled(station: station, token: token, through: result.serverTime)
   }
 
   /// `messages`: oldest first, each exactly the keys of PROTOCOL.md ("Messages"); `seqId` is a

@@ -4,8 +4,9 @@ import Store
 extension RequestBody {
   /// The settings fields of `POST /v1/settings` (PROTOCOL.md "Station settings") as a validated partial update:
   /// fields left out (or `null`, except `quietHours`, where `null` turns them off) stay as they are. Anything
-  /// wrong is a 400 naming the field (`blocked[2]`, `quietHours.start`, …), and nothing is stored.
-  func settingsUpdate() throws(APIError) -> StationSettingsUpdate {
+  /// wrong is a 400 naming the field (`blocked[2]`, `quietHours.start`, …), and nothing is stored. `retentionCap`:
+  /// the most `retention.max` may be (`[server] maxUnpulledPerStation`).
+  func settingsUpdate(retentionCap: Int = 500) throws(APIError) -> StationSettingsUpdate {
     var update = StationSettingsUpdate()
     if let value = self["blocked"] {
       let calls = try Self.callStrings(value, field: "blocked")
@@ -48,7 +49,39 @@ extension RequestBody {
         try SSIDSet(validating: numbers, field: "ackSsids")
       }
     }
+    if let value = self["retention"] {
+      update.retention = try Self.retention(value, cap: retentionCap)
+    }
     return update
+  }
+
+  /// `retention`: `{"mode":"ring"}` or `{"mode":"untilPulled","max":N}` (1 to the cap).
+  private static func retention(_ value: JSONValue, cap: Int) throws(APIError) -> Retention {
+    guard case .object(let object) = value else {
+      throw .badRequest(
+        #"retention must be {"mode":"ring"} or {"mode":"untilPulled","max":N}, not "# + value.typeName)
+    }
+    for key in object.keys where key != "mode" && key != "max" {
+      throw .badRequest("retention.\(key.prefix(32)) is not a retention field (mode, max)")
+    }
+    guard case .string(let mode) = object["mode"] ?? .null else {
+      throw .badRequest(#"retention.mode must be "ring" or "untilPulled""#)
+    }
+    switch mode {
+    case "ring":
+      guard (object["max"] ?? .null) == .null else {
+        throw .badRequest("retention.max is only for untilPulled")
+      }
+      return .ring
+    case "untilPulled":
+      guard case .number(let number) = object["max"] ?? .null, let max = number.int64 else {
+        throw .badRequest("retention.max must be an integer from 1 to \(cap) (the server's cap)")
+      }
+      return try validated { () throws(SettingsError) in try Retention.untilPulled(validating: max, cap: cap)
+      }
+    default:
+      throw .badRequest(#"retention.mode must be "ring" or "untilPulled""#)
+    }
   }
 
   /// `ssids`: `"exact"`, `"all"`, or an array of SSIDs 0–15 (repeats dropped, sorted; the station's own SSID is

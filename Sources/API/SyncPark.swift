@@ -26,6 +26,10 @@ public struct SyncPark: Sendable, Equatable {
   public var countsAsPull: Bool
   /// What the request opted in to (`want`): its answer, when it comes, holds what it asked for.
   public var wants: Wants
+  /// The push token of the owner's device the request named (`pushToken`, with the key): what it pulls is
+  /// marked pulled by that device (``Store/Retention/untilPulled(max:)`` keeps messages until every keyed device
+  /// pulled them). Nil otherwise.
+  public var puller: String? = nil
 
   /// The lane the shell parks it in: 1 for the owner's, 0 for the rest.
   public var lane: Int { owner ? 1 : 0 }

@@ -11,6 +11,7 @@ import Logging
 /// logLevel = info          ; debug, info, warn, error
 /// stationExpiry = 7d       ; a station not heard from for this long stops being used
 /// ringSize = 50            ; messages kept per station, 1–1000
+/// maxUnpulledPerStation = 500 ; the most a station with retention untilPulled keeps, ringSize–100000
 /// maxBody = 65536          ; largest request body in bytes
 /// busyTimeout = 5s         ; how long a write waits for another writer's lock
 /// logRequests = false      ; a log line per request at info (else at debug; CGI: always info)
@@ -50,6 +51,8 @@ public struct ServerConfig: Sendable, Equatable {
   public var stationExpiryMs: Int64 = 7 * 86_400_000
   /// Messages kept per station.
   public var ringSize = 50
+  /// The most messages a station with `retention` `untilPulled` keeps unpulled; its own `max` may not exceed it.
+  public var maxUnpulledPerStation = 500
   /// Largest request body, in bytes.
   public var maxBody = 65_536
   /// How long a write waits for another connection's lock before answering 503 (ms).
@@ -118,6 +121,9 @@ public struct ServerConfig: Sendable, Equatable {
     stationExpiryMs = try config.duration(
       "server", "stationExpiry", default: defaults.stationExpiryMs, range: 60_000...3650 * 86_400_000)
     ringSize = try config.int("server", "ringSize", default: defaults.ringSize, range: 1...1000)
+    maxUnpulledPerStation = try config.int(
+      "server", "maxUnpulledPerStation", default: max(defaults.maxUnpulledPerStation, ringSize),
+      range: ringSize...100_000)
     maxBody = try config.int("server", "maxBody", default: defaults.maxBody, range: 1024...16_777_216)
     busyTimeoutMs = try config.duration(
       "server", "busyTimeout", default: defaults.busyTimeoutMs, range: 0...60_000)
@@ -168,7 +174,8 @@ public struct ServerConfig: Sendable, Equatable {
   /// The keys this struct reads.
   public static let schema = ConfigSchema(sections: [
     "server": [
-      "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxBody", "busyTimeout",
+      "listen", "database", "workers", "logLevel", "stationExpiry", "ringSize", "maxUnpulledPerStation",
+      "maxBody", "busyTimeout",
       "logRequests", "maxParked", "maxParkedPerStation", "maxParkedPerAddress", "allowedOrigins",
     ],
     "ratelimit": [

@@ -412,7 +412,10 @@ final class PushEngine {
         station: station, to: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
         state: newest.message.state ?? .expired)
     }
-    let unpulled = try database.unpulledCount(station: station, wants: wants)
+    // Messages evicted before anyone pulled them still came: `count` is at least what is waiting.
+    let unpulled =
+      try database.unpulledCount(station: station, wants: wants)
+      + database.droppedSinceCursor(station: station)
     let senders = try database.unpulledSenders(station: station, wants: wants)
     let avatar = try database.pushAvatar(of: newest.message.peer)
     // `count` never under-counts the banner it replaces: at least this burst, even when another device of the

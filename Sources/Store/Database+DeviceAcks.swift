@@ -63,7 +63,9 @@ extension Database {
   /// read) as pulled at `now`, for the messages that arrived within ``DeviceAckRule/pullWindowMs`` before it;
   /// entries of the opt-in rings only with their `wants` (the sync returned them). Returns how many were marked.
   @discardableResult
-  func markPulled(_ address: String, since: Int64, now: Int64, wants: Wants = []) throws(StoreError)
+  func markPulled(
+    _ address: String, since: Int64, through: Int64 = .max, now: Int64, wants: Wants = []
+  ) throws(StoreError)
     -> Int
   {
     try writeTransaction { () throws(StoreError) in
@@ -72,7 +74,7 @@ extension Database {
         UPDATE device_acks SET pulled_at = ?3
         WHERE station = ?1 AND pulled_at IS NULL AND message_id IN (
           SELECT id FROM messages WHERE station = ?1 AND timestamp > ?2 AND timestamp >= ?4
-            AND ((1 << ring) & ?5) <> 0)
+            AND ((1 << ring) & ?5) <> 0 AND timestamp <= ?6)
         """)
       defer { statement.reset() }
       try statement.bind(1, address)
@@ -80,6 +82,7 @@ extension Database {
       try statement.bind(3, now)
       try statement.bind(4, DeviceAckRule.oldestAckedArrival(pulledAt: now))
       try statement.bind(5, wants.ringMask)
+      try statement.bind(6, through)
       try statement.run()
       return changes
     }

@@ -6,6 +6,8 @@ extension Database {
   /// The meta key holding the newest message timestamp ever assigned (the cursor's high-water
   /// mark). Written only by `storeMessages`.
   static let lastMessageTimestampKey = "last_message_ts"
+  /// The most messages one answer with `want:["inbox"]` carries (the rest follow with `more:true`).
+  public static let inboxPageSize = 100
 
   /// Stores a batch of messages in ONE write transaction and returns one outcome per message.
   ///
@@ -68,7 +70,7 @@ extension Database {
         if message.direction == .received {
           try queuePush(station: station, messageID: id, now: stamp)
         }
-        try trimRing(station, ring: .of(to: message.to, entry: message.entry))
+        try trimRing(station, ring: .of(to: message.to, entry: message.entry), storing: timestamp)
         outcomes.append(.stored(messageID: id, timestamp: timestamp))
       }
       if last != initialLast {
@@ -180,20 +182,53 @@ extension Database {
 
   /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade), except its sends
   /// still in flight: those stay until they end (and then, re-stamped, are among the newest), in one of its
-  /// rings (``EntryRing``: each is trimmed on its own).
-  func trimRing(_ station: String, ring: EntryRing = .direct) throws(StoreError) {
-    let statement = try prepared(
-      """
-      DELETE FROM messages WHERE station = ?1 AND ring = ?3 AND timestamp < (
-        SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
-        ORDER BY timestamp DESC LIMIT 1 OFFSET ?2)
+  /// rings (``EntryRing``: each is trimmed on its own). For the messages to the station itself, its
+  /// `retention` decides (``Retention``): with `untilPulled` a message newer than what every keyed device pulled
+  /// stays, up to its `max` (at most `maxUnpulledPerStation`). Received messages evicted before the station's
+  /// cursor passed them are recorded as dropped (`drops`) at `storing`, the timestamp of the message whose store
+  /// pushed them out.
+  func trimRing(_ station: String, ring: EntryRing = .direct, storing: Int64 = 0) throws(StoreError) {
+    var keepAfter = Int64.max
+    var cap = options.ringSize
+    if ring == .direct, case .untilPulled(let max) = try readSettings(station)?.retention ?? .ring {
+      keepAfter = try pulledFloor(station)
+      cap = Swift.max(options.ringSize, Swift.min(max, options.maxUnpulledPerStation))
+    }
+    let evicted = """
+      FROM messages WHERE station = ?1 AND ring = ?3 AND (
+          (timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
+                        ORDER BY timestamp DESC LIMIT 1 OFFSET ?2) AND timestamp <= ?4)
+          OR timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
+                          ORDER BY timestamp DESC LIMIT 1 OFFSET ?5))
         AND NOT EXISTS (SELECT 1 FROM sends WHERE sends.message_id = messages.id AND sends.state = 'pending')
-      """)
-    defer { statement.reset() }
+      """
+    let count = try prepared(
+      "SELECT count(*) " + evicted
+        + " AND direction = 'received' AND timestamp > (SELECT last_sync_cursor FROM stations WHERE address = ?1)"
+    )
+    let unpulled: Int
+    do {
+      defer { count.reset() }
+      try bindEviction(count, station, ring, keepAfter, cap)
+      unpulled = try count.step() ? count.int(0) : 0
+    }
+    let statement = try prepared("DELETE " + evicted)
+    do {
+      defer { statement.reset() }
+      try bindEviction(statement, station, ring, keepAfter, cap)
+      try statement.run()
+    }
+    if unpulled > 0, ring == .direct { try recordDrop(station, at: storing, count: unpulled) }
+  }
+
+  private func bindEviction(
+    _ statement: Statement, _ station: String, _ ring: EntryRing, _ keepAfter: Int64, _ cap: Int
+  ) throws(StoreError) {
     try statement.bind(1, station)
     try statement.bind(2, options.ringSize - 1)
     try statement.bind(3, ring.rawValue)
-    try statement.run()
+    try statement.bind(4, keepAfter)
+    try statement.bind(5, cap - 1)
   }
 
   /// Answers a sync for `station`: its messages newer than `since`, oldest first, the cursor,
@@ -225,7 +260,7 @@ extension Database {
       do throws(StoreError) {
         return try writeBatch { () throws(StoreError) in
           let result = try sync(station: address, since: since, now: now, wants: wants)
-          try markPulled(address, since: since, now: now, wants: wants)
+          try markPulled(address, since: since, through: result.serverTime, now: now, wants: wants)
           return result
         }
       } catch {
@@ -243,7 +278,7 @@ extension Database {
                messages.event, messages.latitude, messages.longitude
         FROM messages LEFT JOIN sends ON sends.message_id = messages.id
         WHERE messages.station = ?1 AND messages.timestamp > ?2 AND ((1 << messages.ring) & ?3) <> 0
-        ORDER BY messages.timestamp
+        ORDER BY messages.timestamp LIMIT ?4
         """)
       var messages: [StoredMessage] = []
       do {
@@ -251,17 +286,27 @@ extension Database {
         try select.bind(1, address)
         try select.bind(2, since)
         try select.bind(3, wants.ringMask)
+        // One more than a page: whether there is more.
+        try select.bind(4, wants.contains(.inbox) ? Self.inboxPageSize + 1 : -1)
         while try select.step() { messages.append(try Self.storedMessage(select)) }
       }
       afterSyncMessagesRead?()
       let last = try lastMessageTimestamp()
       let cursor = try syncCursor(address)
+      var more = false
+      if wants.contains(.inbox), messages.count > Self.inboxPageSize {
+        messages.removeLast(messages.count - Self.inboxPageSize)
+        more = true
+      }
       let hashes = try avatarHashes(of: messages)
-      return (
-        SyncResult(
-          messages: messages, serverTime: max(since, last), avatarHashes: hashes, newestTimestamp: last),
-        cursor
-      )
+      var result = SyncResult(
+        messages: messages, serverTime: more ? messages[messages.count - 1].timestamp : max(since, last),
+        avatarHashes: hashes, newestTimestamp: last, more: more)
+      if wants.contains(.inbox) {
+        result.dropped = try droppedCount(station: address, since: since)
+        result.oldestHeld = try oldestHeld(station: address)
+      }
+      return (result, cursor)
     }
     if countsAsPull, let storedCursor, result.serverTime > storedCursor, !options.readOnly {
       do throws(StoreError) {

@@ -42,18 +42,19 @@ extension Database {
       merged.ssids = merged.ssids.includingOwn(Self.ownSSID(of: station))
       if update.blocked != nil || update.mutedUntil != nil || update.quietHours != nil
         || update.quietBypass != nil || update.keylessDevices != nil || update.ssids != nil
-        || update.ackSsids != nil
+        || update.ackSsids != nil || update.retention != nil
       {
         let statement = try prepared(
           """
           INSERT INTO station_settings (station, blocked, muted_until, quiet_start, quiet_end, quiet_utc_offset,
-            quiet_bypass, updated_at, keyless_devices, ssids, ack_ssids)
-          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            quiet_bypass, updated_at, keyless_devices, ssids, ack_ssids, retention_max)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
           ON CONFLICT (station) DO UPDATE SET
             blocked = excluded.blocked, muted_until = excluded.muted_until, quiet_start = excluded.quiet_start,
             quiet_end = excluded.quiet_end, quiet_utc_offset = excluded.quiet_utc_offset,
             quiet_bypass = excluded.quiet_bypass, updated_at = excluded.updated_at,
-            keyless_devices = excluded.keyless_devices, ssids = excluded.ssids, ack_ssids = excluded.ack_ssids
+            keyless_devices = excluded.keyless_devices, ssids = excluded.ssids, ack_ssids = excluded.ack_ssids,
+            retention_max = excluded.retention_max
           """)
         defer { statement.reset() }
         try statement.bind(1, station)
@@ -67,6 +68,7 @@ extension Database {
         try statement.bind(9, merged.keylessDevices)
         try statement.bind(10, merged.ssids.storedText)
         try statement.bind(11, merged.ackSsids.storedText)
+        if case .untilPulled(let max) = merged.retention { try statement.bind(12, max) }
         try statement.run()
       }
       if merged.ackPolicy != current.ackPolicy {
@@ -90,12 +92,12 @@ extension Database {
 
   /// The settings of `address` (canonical) inside the caller's transaction, or nil when it is not registered.
   /// A stored value that does not read as a valid setting reads as its default.
-  private func readSettings(_ address: String) throws(StoreError) -> StationSettings? {
+  func readSettings(_ address: String) throws(StoreError) -> StationSettings? {
     let statement = try prepared(
       """
       SELECT stations.ack_policy, settings.blocked, settings.muted_until, settings.quiet_start,
              settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass, settings.keyless_devices,
-             settings.ssids, settings.ack_ssids
+             settings.ssids, settings.ack_ssids, settings.retention_max
       FROM stations LEFT JOIN station_settings AS settings ON settings.station = stations.address
       WHERE stations.address = ?1
       """)
@@ -114,6 +116,7 @@ extension Database {
     settings.keylessDevices = statement.optionalValue(7) ?? .allow
     settings.ssids = SSIDSelection(stored: statement.text(8))
     settings.ackSsids = SSIDSet(stored: statement.text(9))
+    if let max = statement.optionalInt64(10) { settings.retention = .untilPulled(max: Int(max)) }
     return settings
   }
 

@@ -61,6 +61,12 @@ public struct SyncResult: Sendable, Equatable {
   /// The newest message timestamp of the whole database in the read that built this answer
   /// (`serverTime` before `since` is folded in): a long poll that parks looks for messages after it.
   public var newestTimestamp: Int64 = 0
+  /// A paged answer (`want:["inbox"]`) that stopped at its page size: ask again from ``serverTime``.
+  public var more = false
+  /// With `want:["inbox"]`: messages evicted unpulled after `since`.
+  public var dropped = 0
+  /// With `want:["inbox"]`: the oldest timestamp the station still holds (nil when it holds none).
+  public var oldestHeld: Int64?
 }
 
 /// Which stations got messages after a given timestamp, read in one snapshot: what wakes parked

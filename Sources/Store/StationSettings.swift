@@ -48,13 +48,16 @@ public struct StationSettings: Sendable, Equatable {
   /// station collects them, its ``ackPolicy`` allows ACKs, and no station of that exact address is registered
   /// here (its own policy decides then).
   public var ackSsids: SSIDSet
+  /// How long messages are kept (`retention`): ``Retention/ring`` by default.
+  public var retention: Retention
 
   /// Settings; see the properties.
   public init(
     blocked: CallList = .empty, mutedUntil: Int64 = 0, quietHours: QuietHours? = nil,
     quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never, keylessDevices: KeylessDevices = .allow,
-    ssids: SSIDSelection = .exact, ackSsids: SSIDSet = .empty
+    ssids: SSIDSelection = .exact, ackSsids: SSIDSet = .empty, retention: Retention = .ring
   ) {
+    self.retention = retention
     self.keylessDevices = keylessDevices
     self.ssids = ssids
     self.ackSsids = ackSsids
@@ -79,6 +82,7 @@ public struct StationSettings: Sendable, Equatable {
     if let keylessDevices = update.keylessDevices { result.keylessDevices = keylessDevices }
     if let ssids = update.ssids { result.ssids = ssids }
     if let ackSsids = update.ackSsids { result.ackSsids = ackSsids }
+    if let retention = update.retention { result.retention = retention }
     return result
   }
 
@@ -94,6 +98,7 @@ public struct StationSettings: Sendable, Equatable {
     if keylessDevices != other.keylessDevices { fields.append("keylessDevices") }
     if ssids != other.ssids { fields.append("ssids") }
     if ackSsids != other.ackSsids { fields.append("ackSsids") }
+    if retention != other.retention { fields.append("retention") }
     return fields
   }
 
@@ -141,13 +146,16 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   public var ssids: SSIDSelection?
   /// New `ackSsids`, or nil.
   public var ackSsids: SSIDSet?
+  /// New `retention`, or nil.
+  public var retention: Retention?
 
   /// An update; see the properties.
   public init(
     blocked: CallList? = nil, mutedUntil: Int64? = nil, quietHours: QuietHours?? = nil,
     quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil, keylessDevices: KeylessDevices? = nil,
-    ssids: SSIDSelection? = nil, ackSsids: SSIDSet? = nil
+    ssids: SSIDSelection? = nil, ackSsids: SSIDSet? = nil, retention: Retention? = nil
   ) {
+    self.retention = retention
     self.keylessDevices = keylessDevices
     self.ssids = ssids
     self.ackSsids = ackSsids
@@ -161,6 +169,6 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   /// Whether it changes nothing (a read of the settings).
   public var isEmpty: Bool {
     blocked == nil && mutedUntil == nil && quietHours == nil && quietBypass == nil && ackPolicy == nil
-      && keylessDevices == nil && ssids == nil && ackSsids == nil
+      && keylessDevices == nil && ssids == nil && ackSsids == nil && retention == nil
   }
 }

@@ -5,6 +5,9 @@ public struct StoreOptions: Sendable, Equatable {
   public var busyTimeoutMs: Int32 = 5000
   /// How many of its newest messages each station keeps; older ones roll off.
   public var ringSize: Int = 50
+  /// The most messages a station with `retention` `untilPulled` keeps unpulled (`[server]
+  /// maxUnpulledPerStation`): its own `max` is cut to this.
+  public var maxUnpulledPerStation: Int = 500
   /// Opens the file read-only (no writes, no migrations, the file must exist).
   public var readOnly = false
   /// Shared by the connections of one process, it queues their write transactions on a mutex
@@ -19,8 +22,9 @@ public struct StoreOptions: Sendable, Equatable {
   /// Options with the given values; every parameter has the production default.
   public init(
     busyTimeoutMs: Int32 = 5000, ringSize: Int = 50, readOnly: Bool = false, writerGate: WriterGate? = nil,
-    synchronous: SynchronousMode = .normal
+    synchronous: SynchronousMode = .normal, maxUnpulledPerStation: Int = 500
   ) {
+    self.maxUnpulledPerStation = maxUnpulledPerStation
     self.busyTimeoutMs = busyTimeoutMs
     self.ringSize = ringSize
     self.readOnly = readOnly

@@ -15,9 +15,13 @@ public struct Wants: OptionSet, Sendable, Hashable {
   /// zones, watched stations), each with its `type`, and their low-priority pushes.
   public static let subscriptions = Wants(rawValue: 1 << 1)
 
+  /// `"inbox"`: answers paged (at most `Database.inboxPageSize` messages, `more:true` and the cursor to go on)
+  /// and saying what was evicted unpulled (`dropped`, `oldestTimestamp`).
+  public static let inbox = Wants(rawValue: 1 << 2)
+
   /// The names this build knows, as `want` spells them.
   public static let names: [(name: String, wants: Wants)] = [
-    ("ssids", .ssids), ("subscriptions", .subscriptions),
+    ("ssids", .ssids), ("subscriptions", .subscriptions), ("inbox", .inbox),
   ]
 
   /// The option `name` stands for; nil for a name this build does not know (ignored: clients may ask for what

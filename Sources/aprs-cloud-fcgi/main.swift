@@ -148,7 +148,8 @@ let apiConfig: APIConfig = {
 
 // The workers' connections queue for the write lock on one gate rather than SQLite's sleep-and-poll.
 let storeOptions = StoreOptions(
-  busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize, writerGate: WriterGate())
+  busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize, writerGate: WriterGate(),
+  maxUnpulledPerStation: settings.maxUnpulledPerStation)
 
 /// Opens one connection (the first one also creates the file's directory).
 func openDatabase() throws(StoreError) -> Database {

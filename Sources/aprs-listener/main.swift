@@ -82,7 +82,8 @@ PushService.globalInit()
 var pushOptions = PushServiceOptions(
   databasePath: settings.server.database,
   storeOptions: StoreOptions(
-    busyTimeoutMs: Int32(clamping: settings.server.busyTimeoutMs), ringSize: settings.server.ringSize),
+    busyTimeoutMs: Int32(clamping: settings.server.busyTimeoutMs), ringSize: settings.server.ringSize,
+    maxUnpulledPerStation: settings.server.maxUnpulledPerStation),
   push: pushConfig, stationExpiryMs: settings.server.stationExpiryMs, logger: logger)
 // The outbox's waits move with a step of the wall clock (PushServiceOptions.monotonic).
 pushOptions.monotonic = monotonicMilliseconds

@@ -28,21 +28,21 @@ import Testing
     let fixture = try APIFixture.withClaimedStation()
     var reply = fixture.settings()
     #expect(
-      reply.text.hasSuffix(#","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[]}"#),
+      reply.text.hasSuffix(#","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[],"retention":{"mode":"ring"}}"#),
       "\(reply.text)")
     reply = fixture.settings(["ssids": "all", "ackSsids": [9, 0, 9]])
     #expect(reply.status == 200, "\(reply.text)")
-    #expect(reply.text.hasSuffix(#","ssids":"all","ackSsids":[0,9],"subscriptions":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":"all","ackSsids":[0,9],"subscriptions":[],"retention":{"mode":"ring"}}"#), "\(reply.text)")
     // A list is deduplicated, sorted, and holds the station's own SSID.
     reply = fixture.settings(["ssids": [9, 0, 9]])
-    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[0,9],"subscriptions":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[0,9],"subscriptions":[],"retention":{"mode":"ring"}}"#), "\(reply.text)")
     reply = fixture.settings(["ackSsids": [Int]()])
-    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":[0,7,9],"ackSsids":[],"subscriptions":[],"retention":{"mode":"ring"}}"#), "\(reply.text)")
     reply = fixture.settings(["ssids": "exact"])
-    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[],"retention":{"mode":"ring"}}"#), "\(reply.text)")
     // An empty list is the default.
     reply = fixture.settings(["ssids": [Int]()])
-    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[]}"#), "\(reply.text)")
+    #expect(reply.text.hasSuffix(#","ssids":"exact","ackSsids":[],"subscriptions":[],"retention":{"mode":"ring"}}"#), "\(reply.text)")
   }
 
   @Test func hostileValuesAreA400NamingTheFieldAndChangeNothing() throws {

@@ -1,0 +1,83 @@
+/// The inbox that never loses a message unseen (`sql/017_inbox.sql`): what each keyed device pulled, and the
+/// messages evicted before the station pulled them.
+extension Database {
+  /// The most messages a station with `retention` `untilPulled` may keep (`[server] maxUnpulledPerStation`).
+  public var maxUnpulledPerStation: Int { options.maxUnpulledPerStation }
+
+  /// The newest timestamp every keyed device of `station` (canonical) pulled: the least `pulled_through` of its
+  /// devices registered with the key; with none, the station's cursor. Messages after it are kept by
+  /// ``Retention/untilPulled(max:)``.
+  func pulledFloor(_ station: String) throws(StoreError) -> Int64 {
+    let statement = try prepared(
+      """
+      SELECT coalesce(
+        (SELECT min(pulled_through) FROM devices WHERE station = ?1 AND keyed = 1),
+        (SELECT last_sync_cursor FROM stations WHERE address = ?1), 0)
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    return try statement.step() ? statement.int64(0) : 0
+  }
+
+  /// Records that storing the message with timestamp `at` evicted `count` unpulled messages of `station`.
+  func recordDrop(_ station: String, at: Int64, count: Int) throws(StoreError) {
+    let statement = try prepared(
+      """
+      INSERT INTO drops (station, at, count) VALUES (?1, ?2, ?3)
+      ON CONFLICT (station, at) DO UPDATE SET count = count + excluded.count
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, at)
+    try statement.bind(3, count)
+    try statement.run()
+  }
+
+  /// How many of `station`'s messages were evicted unpulled after `since` (a cursor, epoch ms): what a sync with
+  /// `want:["inbox"]` reports as `dropped`.
+  public func droppedCount(station: String, since: Int64) throws(StoreError) -> Int {
+    let statement = try prepared("SELECT coalesce(sum(count), 0) FROM drops WHERE station = ?1 AND at > ?2")
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    try statement.bind(2, since)
+    return try statement.step() ? statement.int(0) : 0
+  }
+
+  /// How many of `station`'s messages were evicted after its cursor, before any device pulled them: added to a
+  /// push's `count`, so it is never under the number that came.
+  public func droppedSinceCursor(station: String) throws(StoreError) -> Int {
+    let statement = try prepared(
+      """
+      SELECT coalesce(sum(drops.count), 0) FROM drops JOIN stations ON stations.address = drops.station
+      WHERE drops.station = ?1 AND drops.at > stations.last_sync_cursor
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    return try statement.step() ? statement.int(0) : 0
+  }
+
+  /// Marks that the keyed device with `token` of `station` pulled everything up to `through` (epoch ms).
+  public func markDevicePulled(station: String, token: String, through: Int64) throws(StoreError) {
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        """
+        UPDATE devices SET pulled_through = ?3
+        WHERE station = ?1 AND (token = ?2 OR token = lower(?2)) AND pulled_through < ?3
+        """)
+      defer { statement.reset() }
+      try statement.bind(1, station.canonicalAddress)
+      try statement.bind(2, token)
+      try statement.bind(3, through)
+      try statement.run()
+    }
+  }
+
+  /// The oldest timestamp `station` still holds in its own ring (nil when empty): what a sync with
+  /// `want:["inbox"]` names beside `dropped`.
+  public func oldestHeld(station: String) throws(StoreError) -> Int64? {
+    let statement = try prepared("SELECT min(timestamp) FROM messages WHERE station = ?1 AND ring = 0")
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    return try statement.step() ? statement.optionalInt64(0) : nil
+  }
+}
