@@ -17,7 +17,8 @@ extension Database {
   // MARK: Pruning
 
   /// Deletes bookkeeping that no longer matters: dedup keys whose window ended, ACK send
-  /// times older than `ackRetentionMs`, ended rate-limit windows and ended bans. The listener calls it
+  /// times older than `ackRetentionMs`, ended rate-limit windows, ended bans and records of evicted messages
+  /// older than 30 days. The listener calls it
   /// now and then; correctness never depends on it (expired rows are ignored anyway).
   ///
   /// Dedup rows and ACK send times are on the listener's steady clock (`Database.storeMessages`), which a
@@ -25,6 +26,9 @@ extension Database {
   /// passes its steady clock; a process without it (`aprs-cloud maintenance`) passes
   /// `min(now, steadyClockFloor())`, which is never past the listener's clock, so a wall clock an hour ahead of
   /// the listener's prunes no window still open on it. Rate-limit windows are the responder's, on `now`.
+  /// How long the record of evicted unpulled messages (`drops`) is kept (ms): 30 days.
+  static let dropsRetentionMs: Int64 = 30 * 86_400_000
+
   @discardableResult
   public func pruneExpired(
     now: Int64, windowsNow: Int64? = nil, ackRetentionMs: Int64 = 3_600_000
@@ -37,6 +41,8 @@ extension Database {
         ("DELETE FROM ack_state WHERE last_sent_at < ?1", windows - ackRetentionMs),
         ("DELETE FROM rate_limits WHERE expires_at <= ?1", now),
         ("DELETE FROM bans WHERE until IS NOT NULL AND until <= ?1", now),
+        // A record of evicted messages matters only to a cursor that old (sql/017_inbox.sql).
+        ("DELETE FROM drops WHERE at < ?1", now - Self.dropsRetentionMs),
       ] {
         let statement = try prepared(sql)
         defer { statement.reset() }

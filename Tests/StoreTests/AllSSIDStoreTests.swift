@@ -161,7 +161,8 @@ import Testing
   @Test func wantNamesParseForwardCompatibly() {
     #expect(Wants(name: "ssids") == .ssids)
     #expect(Wants(name: "subscriptions") == .subscriptions)
-    #expect(Wants(name: "inbox") == nil && Wants(name: "SSIDS") == nil)
+    #expect(Wants(name: "inbox") == .inbox)
+    #expect(Wants(name: "read-markers") == nil && Wants(name: "SSIDS") == nil)
     #expect(Wants.ssids.nameList == ["ssids"])
     #expect(Wants([.subscriptions, .ssids]).nameList == ["ssids", "subscriptions"])
   }

@@ -29,7 +29,7 @@ import Testing
       "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
     #expect(
       tables == [
-        "ack_state", "bans", "dedup", "device_acks", "devices", "listener_lease", "messages", "meta",
+        "ack_state", "bans", "dedup", "device_acks", "devices", "drops", "listener_lease", "messages", "meta",
         "outbox", "rate_limits", "receipts", "send_numbers", "sends", "sqlite_sequence", "station_audit",
         "station_changes", "station_settings", "stations", "subscriptions", "watch_states",
       ])
