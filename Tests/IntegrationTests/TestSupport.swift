@@ -110,22 +110,15 @@ func runProcess(
   let errPath = directory + "/err"
   _ = FileManager.default.createFile(atPath: outPath, contents: nil)
   _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: path)
-  process.arguments = arguments
-  if let environment { process.environment = environment }
-  process.standardInput = FileHandle.nullDevice
-  process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-  process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-  try process.run()
-  if !waitUntil(timeout: timeout, interval: 0.005, { !process.isRunning }) {
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+  // posix_spawn, not Foundation's Process: see SpawnedProcess (a crash of Process.run on Linux).
+  let process = try SpawnedProcess(
+    path, arguments, environment: environment, stdout: outPath, stderr: errPath)
+  guard let status = process.wait(timeoutSeconds: timeout) else {
+    process.kill()
     throw TestFailure("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
   }
-  process.waitUntilExit()
   return ProcessOutput(
-    status: process.terminationStatus,
+    status: status,
     stdout: FileManager.default.contents(atPath: outPath) ?? Data(),
     stderr: FileManager.default.contents(atPath: errPath) ?? Data())
 }
