@@ -94,9 +94,10 @@ extension APIHandler {
       station: park.station)
   }
 
-  /// Whether the answer would list a message (sent messages count only when `includeSent`).
+  /// Whether the answer would list a message (sent messages count only when `includeSent`), or (for
+  /// `want:["inbox"]`) a read marker that changed.
   func hasVisibleMessages(_ result: SyncResult) -> Bool {
-    result.messages.contains { config.includeSent || $0.direction == .received }
+    !result.read.isEmpty || result.messages.contains { config.includeSent || $0.direction == .received }
   }
 
   /// `{"messages":[…],"serverTime":…,"avatars":{…}}`; with `want:["inbox"]` also `more`, `dropped` and
@@ -123,6 +124,13 @@ extension APIHandler {
     writer.int(result.dropped)
     writer.key("oldestTimestamp")
     if let oldest = result.oldestHeld { writer.int(oldest) } else { writer.null() }
+    writer.key("read")
+    writer.beginObject()
+    for peer in result.read.keys.sorted() {
+      writer.key(peer)
+      writer.int(result.read[peer] ?? 0)
+    }
+    writer.endObject()
   }
 
   /// Marks what an answer carried as pulled by the owner's device `token` (best effort: a storage fault leaves

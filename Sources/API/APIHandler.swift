@@ -37,6 +37,7 @@ public final class APIHandler {
     case send = "/v1/send"
     case settings = "/v1/settings"
     case claim = "/v1/claim"
+    case read = "/v1/read"
     case health = "/health"
     case metrics = "/metrics"
     case status = "/status"
@@ -137,6 +138,10 @@ public final class APIHandler {
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "reading or changing settings")
         return .response(try settings(body, station: station!, client: client, now: now))
+      case .read:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        if access == .guest { try access.requireOwner(station!.description, for: "marking messages read") }
+        return .response(try read(body, station: station!, now: now))
       case .claim: throw .internalError("a claim is answered before the claim state is read")
       case .health: return .response(health())
       case .metrics: return .response(metrics())

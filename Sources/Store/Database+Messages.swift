@@ -305,6 +305,7 @@ extension Database {
       if wants.contains(.inbox) {
         result.dropped = try droppedCount(station: address, since: since)
         result.oldestHeld = try oldestHeld(station: address)
+        result.read = try readMarkers(station: address, changedAfter: since)
       }
       return (result, cursor)
     }
@@ -330,8 +331,12 @@ extension Database {
       let newest = try lastMessageTimestamp()
       var stations: [String: Int64] = [:]
       guard timestamp < newest else { return MessageActivity(newestTimestamp: newest, stations: stations) }
+      // Read markers (sql/018_read_markers.sql) are stamped from the same sequence: they wake long polls too.
       let statement = try prepared(
-        "SELECT station, timestamp FROM messages WHERE timestamp > ?1")
+        """
+        SELECT station, timestamp FROM messages WHERE timestamp > ?1
+        UNION ALL SELECT station, changed_at FROM read_markers WHERE changed_at > ?1
+        """)
       defer { statement.reset() }
       try statement.bind(1, timestamp)
       while try statement.step() {

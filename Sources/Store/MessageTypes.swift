@@ -67,6 +67,8 @@ public struct SyncResult: Sendable, Equatable {
   public var dropped = 0
   /// With `want:["inbox"]`: the oldest timestamp the station still holds (nil when it holds none).
   public var oldestHeld: Int64?
+  /// With `want:["inbox"]`: the read markers changed after `since`, by peer (`*`: every conversation).
+  public var read: [String: Int64] = [:]
 }
 
 /// Which stations got messages after a given timestamp, read in one snapshot: what wakes parked

@@ -30,7 +30,8 @@ import Testing
     #expect(
       tables == [
         "ack_state", "bans", "dedup", "device_acks", "devices", "drops", "listener_lease", "messages", "meta",
-        "outbox", "rate_limits", "receipts", "send_numbers", "sends", "sqlite_sequence", "station_audit",
+        "outbox", "rate_limits", "read_markers", "receipts", "send_numbers", "sends", "sqlite_sequence",
+        "station_audit",
         "station_changes", "station_settings", "stations", "subscriptions", "watch_states",
       ])
     #expect(try database.integrityCheck() == "ok")
