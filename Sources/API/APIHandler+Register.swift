@@ -29,6 +29,7 @@ extension APIHandler {
           station: station.description, since: since, now: now, countsAsPull: access != .guest,
           wants: wants)
       } : nil
+    if let history { noteSync(history) }
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
     if let history { writeMessages(history.messages, to: &writer) }

@@ -30,6 +30,7 @@ extension APIHandler {
         station: station.description, since: since, now: now, countsAsPull: pull,
         wants: wants)
     }
+    noteSync(result)
     if wait > 0 && !hasVisibleMessages(result) {
       return .park(
         SyncPark(
@@ -56,6 +57,7 @@ extension APIHandler {
     } catch {
       return .response(.error(error, station: park.station))
     }
+    noteSync(result)
     if !final && now < park.deadline && !hasVisibleMessages(result) {
       var again = park
       again.seen = result.newestTimestamp
@@ -79,6 +81,7 @@ extension APIHandler {
     } catch {
       return .error(error, station: park.station)
     }
+    noteSync(result)
     if hasVisibleMessages(result) { return syncResponse(result, station: park.station) }
     return .error(
       .rateLimited(

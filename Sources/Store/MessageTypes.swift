@@ -61,6 +61,9 @@ public struct SyncResult: Sendable, Equatable {
   /// The newest message timestamp of the whole database in the read that built this answer
   /// (`serverTime` before `since` is folded in): a long poll that parks looks for messages after it.
   public var newestTimestamp: Int64 = 0
+  /// How many kept `device`-policy ACKs this sync marked pulled (``Database/sync(station:since:now:countsAsPull:wants:)``):
+  /// more than 0 means the listener has ACKs to send (``ListenerWake/deviceAcks``).
+  public var pulledDeviceAcks = 0
 }
 
 /// Which stations got messages after a given timestamp, read in one snapshot: what wakes parked
