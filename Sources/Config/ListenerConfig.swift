@@ -86,7 +86,9 @@ public struct ListenerConfig: Sendable, Equatable {
   public var leaseTtlMs: Int64 = 30_000
   /// How often the listener's state is written to the database for /health (ms).
   public var publishIntervalMs: Int64 = 5_000
-  /// How often registrations are checked (`PRAGMA data_version`), the debounce of filter changes (ms).
+  /// The debounce of filter changes: the least time between two looks at registrations (ms). The responder's
+  /// commits wake the watcher (the first look after a quiet spell is at once); without the wake socket this is
+  /// how often registrations are checked (`PRAGMA data_version`).
   public var registrationPollMs: Int64 = 1_000
   /// The least time between two ACKs of the same message (ms).
   public var ackIntervalMs: Int64 = 30_000

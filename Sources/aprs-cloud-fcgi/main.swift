@@ -6,6 +6,7 @@ import FastCGI
 import Logging
 import Platform
 import Store
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -166,6 +167,9 @@ let requestMetrics = RequestMetrics(
 /// Wakes the listener after the commits it acts on (its wake socket beside the database; a listener that does not
 /// run costs a failed `sendto`, and the listener's slow fallback look covers a lost wake).
 let listenerWake = ListenerWakeSender(databasePath: settings.database)
+requestMetrics.countListenerWakes { [listenerWake] in
+  (listenerWake.sent.load(ordering: .relaxed), listenerWake.failed.load(ordering: .relaxed))
+}
 
 func makeResponder(_ database: Database) -> Responder {
   Responder(

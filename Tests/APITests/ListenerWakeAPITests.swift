@@ -67,3 +67,26 @@ import Testing
     #expect(fixture.wakes.take() == [.deviceAcks])
   }
 }
+
+@Suite struct ListenerWakeMetricsTests {
+  @Test func theWakesSentAndFailedAreCountedForMetrics() throws {
+    let api = try APIFixture()
+    let registry = RequestMetrics(startedAt: 0)
+    let clock = api.clock
+    let handler = APIHandler(database: api.database, metrics: registry, clock: { clock.now })
+    let metrics = { () -> String in
+      String(
+        decoding: handler.handle(
+          APIRequest(method: "GET", path: "/metrics", body: [], viaMetricsListener: true)
+        )
+        .body, as: UTF8.self)
+    }
+    // A process that sends none (CGI without the sender): no family.
+    #expect(!metrics().contains("aprs_cloud_listener_wakes_total"))
+    registry.countListenerWakes { (sent: 7, failed: 2) }
+    let text = metrics()
+    #expect(text.contains("# TYPE aprs_cloud_listener_wakes_total counter"))
+    #expect(text.contains(#"aprs_cloud_listener_wakes_total{result="sent"} 7"#))
+    #expect(text.contains(#"aprs_cloud_listener_wakes_total{result="failed"} 2"#))
+  }
+}
