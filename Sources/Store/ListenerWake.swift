@@ -51,6 +51,9 @@ public final class ListenerWakeSocket: @unchecked Sendable {
   private let descriptor: Int32
   private let stopPipe: WakePipe
   private let closed = Atomic<Bool>(false)
+  /// The socket file's device and inode once bound: ``close()`` removes the file only while it is still this one
+  /// (a successor may have bound its own at the path already).
+  private var boundFile: (device: UInt, inode: UInt)?
 
   /// Binds the socket at `path` (replacing a socket file there). Throws the `errno` of what failed (a path longer
   /// than a socket address holds is `ENAMETOOLONG`).
@@ -71,9 +74,13 @@ public final class ListenerWakeSocket: @unchecked Sendable {
       throw FileLockError(path: path, operation: "bind", errno: failure)
     }
     descriptor = fd
+    if lstat(path, &info) == 0 { boundFile = (UInt(info.st_dev), UInt(info.st_ino)) }
   }
 
-  deinit { close() }
+  deinit {
+    close()
+    Glibc.close(descriptor)
+  }
 
   /// Blocks until a datagram arrives (the kinds it names) or ``close()`` is called (nil).
   public func receive() -> Set<ListenerWake>? {
@@ -94,12 +101,17 @@ public final class ListenerWakeSocket: @unchecked Sendable {
     return nil
   }
 
-  /// Ends ``receive()``, closes the socket and removes its file. Safe to call twice.
+  /// Ends ``receive()`` (now and later) and removes the socket file, unless another listener's replaced it; the
+  /// descriptor is closed when the object goes (a receiving thread may still hold it). Safe to call twice.
   public func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     stopPipe.wake()
-    unlink(path)
-    Glibc.close(descriptor)
+    var info = stat()
+    if let boundFile, lstat(path, &info) == 0, UInt(info.st_dev) == boundFile.device,
+      UInt(info.st_ino) == boundFile.inode
+    {
+      unlink(path)
+    }
   }
 }
 
