@@ -157,6 +157,14 @@ extension APIHandler {
       "aprs_cloud_http_requests_parked", "gauge",
       "Long polls (/v1/sync with wait) held now, waiting for a message or their deadline.",
       String(metrics.parked()))
+    if let wakes = metrics.listenerWakes() {
+      out.family(
+        "aprs_cloud_listener_wakes_total", "counter",
+        "Datagrams this responder sent to wake the listener after a commit it acts on; failed: none listened"
+          + " (the listener looks every 30 s anyway).")
+      out.sample("aprs_cloud_listener_wakes_total", [("result", "sent")], String(wakes.sent))
+      out.sample("aprs_cloud_listener_wakes_total", [("result", "failed")], String(wakes.failed))
+    }
     out.single(
       "aprs_cloud_responder_start_time_seconds", "gauge",
       "When this responder process started, epoch seconds.",

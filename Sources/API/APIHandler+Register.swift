@@ -30,6 +30,7 @@ extension APIHandler {
           wants: wants)
       } : nil
     if let history, access.isOwner { markPulled(by: device.pushToken, station: station.description, history) }
+    if let history { noteSync(history) }
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
     if let history { writeMessages(history.messages, to: &writer) }

@@ -32,6 +32,7 @@ extension APIHandler {
         station: station.description, since: since, now: now, countsAsPull: pull,
         wants: wants)
     }
+    noteSync(result)
     if wait > 0 && !hasVisibleMessages(result) {
       var park = SyncPark(
         station: station.description, since: since, seen: result.newestTimestamp,
@@ -60,6 +61,7 @@ extension APIHandler {
     } catch {
       return .response(.error(error, station: park.station))
     }
+    noteSync(result)
     if !final && now < park.deadline && !hasVisibleMessages(result) {
       var again = park
       again.seen = result.newestTimestamp
@@ -84,6 +86,7 @@ extension APIHandler {
     } catch {
       return .error(error, station: park.station)
     }
+    noteSync(result)
     if hasVisibleMessages(result) {
       markPulled(by: park.puller, station: park.station, result)
       return syncResponse(result, station: park.station, wants: park.wants)

@@ -14,17 +14,37 @@ public final class APIHandler {
   /// The responder's request counters that `GET /metrics` shows (shared by every worker's handler);
   /// nil leaves them out.
   let requestMetrics: RequestMetrics?
+  /// Told after each commit the listener acts on (``Store/ListenerWake``): the responder sends it to the
+  /// listener's wake socket (``Store/ListenerWakeSender``), so the listener sleeps until then instead of polling.
+  let wakeListener: (ListenerWake) -> Void
 
   /// Creates a handler over one database connection. `clock` returns epoch milliseconds; `metrics`
-  /// is the registry the shell records requests in.
+  /// is the registry the shell records requests in; `wakeListener` is told after the commits the listener acts
+  /// on (registrations, settings, claims, sends, pulls that earn `device` ACKs).
   public init(
     database: Database, config: APIConfig = APIConfig(), metrics: RequestMetrics? = nil,
-    clock: @escaping EpochClock
+    clock: @escaping EpochClock, wakeListener: @escaping (ListenerWake) -> Void = { _ in }
   ) {
     self.database = database
     self.config = config
     self.requestMetrics = metrics
     self.clock = clock
+    self.wakeListener = wakeListener
+  }
+
+  /// What a successful request of `endpoint` wakes in the listener, nil for none (a sync wakes it only when it
+  /// marked pulls: ``noteSync(_:)``).
+  static func listenerWake(after endpoint: Endpoint) -> ListenerWake? {
+    switch endpoint {
+    case .register, .heartbeat, .unregister, .settings, .claim: .registrations
+    case .send: .sends
+    case .sync, .read, .avatars, .health, .metrics, .status, .info: nil
+    }
+  }
+
+  /// Wakes the listener's device ACK worker when `result` marked kept ACKs pulled.
+  func noteSync(_ result: SyncResult) {
+    if result.pulledDeviceAcks > 0 { wakeListener(.deviceAcks) }
   }
 
   /// The endpoints, by path.
@@ -79,6 +99,17 @@ public final class APIHandler {
     guard let endpoint = Endpoint(rawValue: request.path) else {
       return .response(.error(.notFound(path: request.path)))
     }
+    let answer = route(request, endpoint)
+    // After the request's commit: the listener looks at once (a refused request changed nothing).
+    if case .response(let response) = answer, response.status < 300,
+      let wake = Self.listenerWake(after: endpoint)
+    {
+      wakeListener(wake)
+    }
+    return answer
+  }
+
+  private func route(_ request: APIRequest, _ endpoint: Endpoint) -> APIAnswer {
     // A deleted or replaced database file is never read or written (DESIGN.md "Faults"): the process is about to
     // restart on the file the path names.
     if let change = database.fileChange() {

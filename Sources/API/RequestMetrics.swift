@@ -66,6 +66,7 @@ public final class RequestMetrics: Sendable {
   private let inFlight = Atomic<Int>(0)
   /// Reads how many long polls are held (the transport knows); nil: none ever are.
   private let parkedSource = Mutex<(@Sendable () -> Int)?>(nil)
+  private let wakeSource = Mutex<(@Sendable () -> (sent: Int, failed: Int))?>(nil)
   /// Hits of each long-poll cap, by position in `ParkLimit.allCases`, and when to log them.
   private let limitHits = Mutex(
     [(total: Int, report: HitReport)](repeating: (0, HitReport()), count: ParkLimit.allCases.count))
@@ -101,6 +102,17 @@ public final class RequestMetrics: Sendable {
   /// Long polls held right now.
   func parked() -> Int {
     parkedSource.withLock { $0 }?() ?? 0
+  }
+
+  /// Where the listener wake counts come from (`Store.ListenerWakeSender`: datagrams sent, and those that could
+  /// not be, as when no listener runs); nil: none are sent (the metric is left out).
+  public func countListenerWakes(with source: @escaping @Sendable () -> (sent: Int, failed: Int)) {
+    wakeSource.withLock { $0 = source }
+  }
+
+  /// The listener wakes sent and failed so far, nil when this process sends none.
+  func listenerWakes() -> (sent: Int, failed: Int)? {
+    wakeSource.withLock { $0 }?()
   }
 
   /// A long poll hit `limit` at `now` (monotonic ms). Returns the hits to log in one info line

@@ -55,7 +55,7 @@ public struct APRSISServer: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Tuning keys with safe defaults, mainly for tests: `[aprsis] watchdog` (60s), `reconnectDelay` (5s, the first
 /// step of the refused-login backoff), `maxReconnectDelay` (5m), `connectTimeout` (10s); `[listener] queueSize` (10000 lines),
-/// `queueBytes` (4 MiB: the same queue's bound in memory), `leaseTtl` (30s, renewed every third of it), `publishInterval` (5s), `registrationPoll` (1s),
+/// `queueBytes` (4 MiB: the same queue's bound in memory), `leaseTtl` (30s, renewed every third of it), `publishInterval` (10s: with the lease's renewal, one wake-up), `registrationPoll` (1s),
 /// `ackInterval` (30s: APRS-IS drops an identical packet repeated within 30 s, so only tests lower it).
 public struct ListenerConfig: Sendable, Equatable {
   /// The shared `[server]` settings (database, stationExpiry, logLevel, busyTimeout, ringSize).
@@ -84,9 +84,12 @@ public struct ListenerConfig: Sendable, Equatable {
   public var queueBytes = 4 << 20
   /// How long the listener lease lasts unless renewed (ms); renewed every third of it.
   public var leaseTtlMs: Int64 = 30_000
-  /// How often the listener's state is written to the database for /health (ms).
-  public var publishIntervalMs: Int64 = 5_000
-  /// How often registrations are checked (`PRAGMA data_version`), the debounce of filter changes (ms).
+  /// How often the listener's state is written to the database for /health (ms); status changes are published at
+  /// once. 10 s, the lease's renewal cadence with the default `leaseTtl`: an idle listener wakes once for both.
+  public var publishIntervalMs: Int64 = 10_000
+  /// The debounce of filter changes: the least time between two looks at registrations (ms). The responder's
+  /// commits wake the watcher (the first look after a quiet spell is at once); without the wake socket this is
+  /// how often registrations are checked (`PRAGMA data_version`).
   public var registrationPollMs: Int64 = 1_000
   /// The least time between two ACKs of the same message (ms).
   public var ackIntervalMs: Int64 = 30_000

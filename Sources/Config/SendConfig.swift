@@ -49,7 +49,8 @@ public struct SendConfig: Sendable, Equatable {
   public var scheduleMs: [Int64] = SendConfig.defaultScheduleSeconds.map { $0 * 1000 }
   /// How long an answer may take after the last copy before the message is `expired` (ms).
   public var ackWaitMs: Int64 = 60_000
-  /// How often the listener looks for new sends (ms).
+  /// How often the listener looks for new sends where its wake socket cannot be bound (ms); with it, each
+  /// `/v1/send` wakes the sender at once and the look is every 30 s (`ListenerWakeSocket.fallbackPollMs`).
   public var pollMs: Int64 = 250
 
   /// The defaults.

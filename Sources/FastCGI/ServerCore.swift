@@ -38,6 +38,7 @@ final class ServerCore: @unchecked Sendable {
     static let ready: UInt64 = 2
     static let exit: UInt64 = 3
     static let inbox: UInt64 = 4
+    static let help: UInt64 = 5
   }
 
   /// How long an answer may take to write (the web server stopped reading), in ms.
@@ -59,9 +60,17 @@ final class ServerCore: @unchecked Sendable {
 
   /// The first `acceptors` workers wait here: the listening socket, `readyEvent`, `exitEvent`.
   let workerEpoll: Int32
-  /// The other workers wait here: `readyEvent` and `exitEvent` only (and look at the listening
-  /// socket now and then: `Worker.fallbackAcceptMs`).
+  /// The other workers wait here: `readyEvent`, `exitEvent` and `helpEvent` (and look at the
+  /// listening socket every `Worker.fallbackAcceptMs` while no accepting worker waits for it).
   let servingEpoll: Int32
+  /// Accepting workers waiting in `epoll_wait` right now. When the last of them goes to work
+  /// (a count of 0), `helpEvent` wakes a serving worker, which then looks at the listening socket
+  /// now and then until an accepting worker waits again; while one waits, the serving workers
+  /// sleep without a timeout (an idle server wakes no thread).
+  let idleAcceptors = Atomic<Int>(0)
+  /// Made readable when the last idle accepting worker went to work (`askForHelp()`); a serving
+  /// worker drains it.
+  let helpEvent: Int32
   /// How many workers watch the listening socket (set by `run`): as many as there are CPUs (at
   /// least 2, at most every worker). More threads taking connections than CPUs to run them only
   /// makes them preempt each other inside SQLite's locks: measured on 2 CPUs, 4 accepting workers
@@ -100,25 +109,43 @@ final class ServerCore: @unchecked Sendable {
     readyEvent = eventfd(0, flags | Int32(EFD_SEMAPHORE))
     exitEvent = eventfd(0, flags)
     inboxEvent = eventfd(0, flags)
-    guard workerEpoll >= 0, readyEvent >= 0, exitEvent >= 0, inboxEvent >= 0 else {
+    helpEvent = eventfd(0, flags)
+    guard workerEpoll >= 0, servingEpoll >= 0, readyEvent >= 0, exitEvent >= 0, inboxEvent >= 0,
+      helpEvent >= 0
+    else {
       let reason = String(cString: strerror(errno))
-      for fd in [workerEpoll, readyEvent, exitEvent, inboxEvent] where fd >= 0 { Glibc.close(fd) }
+      for fd in [workerEpoll, servingEpoll, readyEvent, exitEvent, inboxEvent, helpEvent] where fd >= 0 {
+        Glibc.close(fd)
+      }
       throw StartupError("cannot create the server's event descriptors: \(reason)")
     }
     guard Self.add(listenFd, tag: Tag.listen, to: workerEpoll),
       Self.add(readyEvent, tag: Tag.ready, to: workerEpoll),
       Self.add(exitEvent, tag: Tag.exit, to: workerEpoll),
       Self.add(readyEvent, tag: Tag.ready, to: servingEpoll),
-      Self.add(exitEvent, tag: Tag.exit, to: servingEpoll)
+      Self.add(exitEvent, tag: Tag.exit, to: servingEpoll),
+      Self.add(helpEvent, tag: Tag.help, to: servingEpoll)
     else {
       let reason = String(cString: strerror(errno))
-      for fd in [workerEpoll, readyEvent, exitEvent, inboxEvent] { Glibc.close(fd) }
+      for fd in [workerEpoll, servingEpoll, readyEvent, exitEvent, inboxEvent, helpEvent] { Glibc.close(fd) }
       throw StartupError("cannot watch the listening socket: \(reason)")
     }
   }
 
   deinit {
-    for fd in [workerEpoll, readyEvent, exitEvent, inboxEvent] { Glibc.close(fd) }
+    for fd in [workerEpoll, servingEpoll, readyEvent, exitEvent, inboxEvent, helpEvent] { Glibc.close(fd) }
+  }
+
+  /// Wakes a serving worker to look at the listening socket: every accepting worker is busy.
+  func askForHelp() {
+    var one: UInt64 = 1
+    _ = write(helpEvent, &one, 8)
+  }
+
+  /// Empties `helpEvent` (a serving worker that woke on it).
+  func takeHelpRequest() {
+    var count: UInt64 = 0
+    _ = read(helpEvent, &count, 8)
   }
 
   /// Adds `fd` to `epoll`, level-triggered, for reading (and the peer's end of stream).

@@ -16,7 +16,8 @@ final class Worker: @unchecked Sendable {
   let resume: Resumer?
   private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
   /// How often a worker that does not watch the listening socket looks whether a connection is
-  /// waiting there anyway, in ms.
+  /// waiting there anyway while every accepting worker is busy (`ServerCore.idleAcceptors` is 0),
+  /// in ms. While an accepting worker waits, the others sleep until a job, a stop or a help request.
   static let fallbackAcceptMs: Int32 = 50
   /// Connections a worker takes one after the other before it looks at its epoll set again.
   static let acceptRun = 16
@@ -39,8 +40,14 @@ final class Worker: @unchecked Sendable {
     var event = epoll_event()
     while true {
       let accepting = index < core.acceptors
+      if accepting { core.idleAcceptors.add(1, ordering: .sequentiallyConsistent) }
+      let helping = !accepting && core.idleAcceptors.load(ordering: .sequentiallyConsistent) == 0
       let count = epoll_wait(
-        accepting ? core.workerEpoll : core.servingEpoll, &event, 1, accepting ? -1 : Self.fallbackAcceptMs)
+        accepting ? core.workerEpoll : core.servingEpoll, &event, 1, helping ? Self.fallbackAcceptMs : -1)
+      if accepting, core.idleAcceptors.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
+        // The last accepting worker that waited goes to work: a serving worker watches for it.
+        core.askForHelp()
+      }
       if count < 0 {
         if errno == EINTR { continue }
         core.fail("epoll_wait failed; worker stops", fields: [("worker", String(index)), describe(errno)])
@@ -62,6 +69,9 @@ final class Worker: @unchecked Sendable {
         while acceptOne() && runs < Self.acceptRun && !core.stopping.load(ordering: .relaxed) { runs += 1 }
       case ServerCore.Tag.ready:
         if let job = core.takeJob() { perform(job) }
+      case ServerCore.Tag.help:
+        core.takeHelpRequest()
+        if !core.stopping.load(ordering: .relaxed) { acceptOne() }
       default:
         break
       }

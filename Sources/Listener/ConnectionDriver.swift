@@ -161,12 +161,18 @@ final class ConnectionDriver: @unchecked Sendable {
 
   // MARK: The thread
 
+  /// The longest sleep of the connection thread (ms): every timer of the connection is a deadline of the state
+  /// machine (``ConnectionStateMachine/nextDeadline``), so this is a safety net only.
+  static let idleWaitMs: Int64 = 60_000
+
   func run() {
     perform(machine.handle(.start(now: monotonicMilliseconds())))
     while !stopping {
       let now = monotonicMilliseconds()
-      var timeout: Int64 = 1000
-      if let deadline = machine.nextDeadline { timeout = min(1000, max(0, deadline - now)) }
+      // Asleep until a line, a wake (ACKs, copies, a filter, the stop) or the state machine's next deadline (the
+      // watchdog, the login and filter timeouts, the end of a backoff); ``idleWaitMs`` at most.
+      var timeout = Self.idleWaitMs
+      if let deadline = machine.nextDeadline { timeout = min(Self.idleWaitMs, max(0, deadline - now)) }
       var fds = [pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0)]
       if let socket {
         var events = Int16(POLLIN)

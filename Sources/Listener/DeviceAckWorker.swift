@@ -4,7 +4,8 @@ import Store
 
 /// `ackPolicy:"device"` (PROTOCOL.md "Station settings"): sends the ACKs of messages that a device of their station
 /// pulled. The pull marks them in the transaction that reads them (`Database.sync`, in the responder); this worker
-/// notices the commit through `PRAGMA data_version` (polled every `pollMs`, as the registration watcher does) and,
+/// notices the commit through `PRAGMA data_version` (looked at when the responder's ``Store/ListenerWake/deviceAcks``
+/// or a change of the login's state wakes it, and every `pollMs` anyway, as the registration watcher does) and,
 /// while ACKs may be sent, takes the marked ones in one transaction (``Database/takePulledDeviceAcks(now:minIntervalMs:limit:)``:
 /// the 30 s rule applied, the rows marked handed on) and hands the lines to the connection after that commit.
 /// While ACKs cannot be sent (no verified login yet) the marked ones wait in the database.
@@ -55,10 +56,10 @@ final class DeviceAckWorker: @unchecked Sendable {
     return taken.lines.map { Array($0.utf8) }
   }
 
-  /// Polls until `stopped` is set, handing each poll's lines to `deliver`.
-  func run(stopped: Latch, canTransmit: () -> Bool, deliver: ([[UInt8]]) -> Void) {
+  /// Looks on every wake and every `pollMs` until `wake` is stopped, handing each look's lines to `deliver`.
+  func run(wake: WakeSignal, canTransmit: () -> Bool, deliver: ([[UInt8]]) -> Void) {
     var failing = false
-    while !stopped.wait(timeoutMs: more ? 0 : pollMs) {
+    while wake.wait(timeoutMs: more ? 0 : pollMs) != .stopped {
       do throws(StoreError) {
         let lines = try check(canTransmit: canTransmit())
         if !lines.isEmpty { deliver(lines) }

@@ -70,6 +70,11 @@ final class Housekeeper: @unchecked Sendable {
     }
   }
 
+  /// How early a renewal or a periodic publish may run so that it shares a wake-up with the other (ms): the two
+  /// cadences (a third of the lease, the publish interval) meet every few seconds, a few ms apart, and an idle
+  /// listener wakes once for both.
+  var coalesceMs: Int64 { max(0, min(1_000, publishIntervalMs / 4, leaseTtlMs / 12)) }
+
   /// Runs until stopped. Calls `leaseLost` (once) when another listener took the lease.
   func run(leaseLost: () -> Void) {
     var nextRenew = monotonicMilliseconds() + leaseTtlMs / 3
@@ -90,7 +95,7 @@ final class Housekeeper: @unchecked Sendable {
       }
       if stop { break }
       var now = monotonicMilliseconds()
-      if now >= nextRenew {
+      if now + coalesceMs >= nextRenew {
         do throws(StoreError) {
           guard try database.acquireLease(holder: holder, now: epochMilliseconds(), ttlMs: leaseTtlMs) else {
             let other = (try? database.lease())?.holder ?? "?"
@@ -111,7 +116,7 @@ final class Housekeeper: @unchecked Sendable {
         nextRenew = now + (leaseFailing ? min(1000, leaseTtlMs / 6) : leaseTtlMs / 3)
       }
       now = monotonicMilliseconds()
-      if now >= nextPublish || (requested && now - lastPublish >= Self.minimumPublishGapMs) {
+      if now + coalesceMs >= nextPublish || (requested && now - lastPublish >= Self.minimumPublishGapMs) {
         publish()
         lastPublish = now
         nextPublish = now + publishIntervalMs

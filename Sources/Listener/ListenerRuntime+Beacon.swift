@@ -6,14 +6,18 @@ import Store
   import Glibc
 #endif
 
-/// The beacon and the file watch (DESIGN.md "Faults"): one thread that, every second and at once on any change of
-/// ``ListenerHealth``, writes the ``ListenerBeacon`` (`/health` reads it without the database, so it names a full
-/// disk or a held lock while the status record in the database cannot be written), and checks that the database
-/// file is still the one the listener opened (``Store/DatabaseFileChange``; the writer checks it after every commit
-/// too).
+/// The beacon and the file watch (DESIGN.md "Faults"): one thread that, every ``beaconIntervalMs`` and at once on
+/// any change of ``ListenerHealth``, writes the ``ListenerBeacon`` (`/health` reads it without the database, so it
+/// names a full disk or a held lock while the status record in the database cannot be written); and one that
+/// sleeps on the database file's path (``Platform/PathWatch``: inotify, at once when the file is deleted or replaced,
+/// and every ``fileWatchFallbackMs`` anyway) and checks that the file is still the one the listener opened
+/// (``Store/DatabaseFileChange``; the writer checks it after every commit too).
 extension ListenerRuntime {
-  /// How often the beacon is written and the database file checked (ms).
-  static let beaconIntervalMs: Int64 = 1_000
+  /// How often the beacon is written (ms): well inside ``Store/ListenerBeacon/freshMs``, the age past which
+  /// `/health` no longer takes it for a live listener.
+  static let beaconIntervalMs: Int64 = 10_000
+  /// How often the database file is checked without an inotify event (ms).
+  static let fileWatchFallbackMs: Int64 = 30_000
 
   /// Starts the beacon thread; it runs until `stopped` is set, then writes a last record that says the listener
   /// stopped. `opened`: the database file's identity when the listener opened it.
@@ -30,20 +34,29 @@ extension ListenerRuntime {
       file = nil
     }
     let box = UncheckedBox(file)
+    let watch = PathWatch(path: path)
+    let watchDone = try startThread(
+      name: "file-watch",
+      { [self] in
+        guard let opened else { return }
+        repeat {
+          if let change = DatabaseFileChange.classify(
+            opened: opened, current: DatabaseFileChange.Identity.of(path: path), sqliteSaysMoved: false)
+          {
+            if health.databaseFile(change) { databaseFileChanged(change) }
+            return
+          }
+        } while watch.wait(timeoutMs: Self.fileWatchFallbackMs) != .cancelled
+      })
     return try startThread(
       name: "beacon",
       { [self] in
         while !stopped.value {
           box.value?.write(beacon())
-          if let opened,
-            let change = DatabaseFileChange.classify(
-              opened: opened, current: DatabaseFileChange.Identity.of(path: path), sqliteSaysMoved: false)
-          {
-            if health.databaseFile(change) { databaseFileChanged(change) }
-            box.value?.write(beacon())
-          }
           health.wait(untilMs: monotonicMilliseconds() + Self.beaconIntervalMs)
         }
+        watch.cancel()
+        watchDone.wait(timeoutMs: 5_000)
         var last = beacon()
         last.monotonicMs = 0
         box.value?.write(last)

@@ -2,15 +2,16 @@ import Platform
 import Store
 
 extension ListenerRuntime {
-  /// Starts the ``DeviceAckWorker`` thread on a database connection of its own; it runs until `stopped` is set.
-  /// The ACKs it takes go to `connection` (kept there until a verified login can write them).
-  func startDeviceAcks(storeOptions: StoreOptions, connection: ConnectionDriver, stopped: Latch) throws
-    -> Latch
-  {
+  /// Starts the ``DeviceAckWorker`` thread on a database connection of its own; it runs until `wake` is stopped,
+  /// and looks every `pollMs` and whenever `wake` is signalled. The ACKs it takes go to `connection` (kept there
+  /// until a verified login can write them).
+  func startDeviceAcks(
+    storeOptions: StoreOptions, connection: ConnectionDriver, wake: WakeSignal, pollMs: Int64
+  ) throws -> Latch {
     let config = options.config
     let database = try Database(path: config.server.database, options: storeOptions)
     let worker = DeviceAckWorker(
-      database: database, pollMs: min(250, config.registrationPollMs), ackIntervalMs: config.ackIntervalMs,
+      database: database, pollMs: pollMs, ackIntervalMs: config.ackIntervalMs,
       counters: counters, logger: logger, ackClock: steadyEpochMilliseconds)
     let box = UncheckedBox(worker)
     let health = health
@@ -18,7 +19,7 @@ extension ListenerRuntime {
       name: "device-acks",
       {
         box.value.run(
-          stopped: stopped, canTransmit: { connection.acceptsAcks && !health.databaseFileChanged },
+          wake: wake, canTransmit: { connection.acceptsAcks && !health.databaseFileChanged },
           deliver: { acks in
             // Nothing is ACKed once the database file was deleted or replaced.
             if !health.databaseFileChanged { connection.submit(acks: acks) }

@@ -19,7 +19,12 @@ import Synchronization
 /// - registration watcher (``RegistrationWatcher``): `PRAGMA data_version`, debounced, → the station change log →
 ///   the live stations (``StationRegistry``) and the one `#filter` line;
 /// - housekeeper (``Housekeeper``): lease renewal, state published to `meta`, pruning;
-/// - device ACKs (``DeviceAckWorker``): the ACKs of messages a device pulled (`ackPolicy` `device`) → the connection.
+/// - device ACKs (``DeviceAckWorker``): the ACKs of messages a device pulled (`ackPolicy` `device`) → the connection;
+/// - wake (``startWakeReader(_:wakes:)``): the responder's datagrams (``Store/ListenerWakeSocket``) → the watcher, the
+///   sender and the device ACK worker, which sleep on them (``ListenerWakes``) instead of polling the database.
+///
+/// At idle every thread sleeps until a real deadline (the watchdog, the lease, the beacon, housekeeping, expiry) or
+/// an event (a line, a wake datagram, a change of the database file): README "Idle".
 ///
 /// Stopping (``requestStop(status:)``, from a signal or a lost lease): the connection closes (no more reading), the
 /// writer commits everything already queued, the state is published a last time and the lease released.
@@ -127,10 +132,15 @@ public final class ListenerRuntime: Sendable {
       try? database.releaseLease(holder: options.holder)
       return 1
     }
+    let wakeSocket = bindWakeSocket()
+    defer { wakeSocket?.close() }
+    let wakes = ListenerWakes(listening: wakeSocket != nil)
     let watcherStopped = Latch()
     let watcher = RegistrationWatcher(
       database: database, expiryMs: config.server.stationExpiryMs, trackOutgoing: config.trackOutgoing,
-      pollMs: config.registrationPollMs, registry: shared.stations, logger: logger, stopped: watcherStopped)
+      pollMs: wakes.pollMs(.registrations, withoutSocket: config.registrationPollMs),
+      registry: shared.stations,
+      logger: logger, stopped: watcherStopped, debounceMs: wakes.listening ? config.registrationPollMs : 0)
     var settings = ConnectionSettings(
       servers: config.servers, login: options.login,
       passcode: config.isReceiveOnly ? -1 : (config.passcode ?? -1), watchdogMs: config.watchdogMs,
@@ -163,7 +173,10 @@ public final class ListenerRuntime: Sendable {
     let connection = ConnectionDriver(
       machine: machine, queue: queue, counters: counters, shared: shared, logger: logger,
       connectTimeoutMs: config.connectTimeoutMs, ackIntervalMs: config.ackIntervalMs, wake: wake,
-      onStatusChange: { [housekeeper] in housekeeper.requestPublish() })
+      onStatusChange: { [housekeeper, wakes] in
+        housekeeper.requestPublish()
+        wakes.loginChanged()
+      })
     // ACK only after the commit is on disk: the writer's connection syncs every commit (DESIGN.md "Durability").
     var writerOptions = storeOptions
     writerOptions.synchronous = .full
@@ -206,7 +219,9 @@ public final class ListenerRuntime: Sendable {
     guard
       let watcherDone = try? startThread(
         name: "registrations",
-        { [connection] in watcherBox.value.run(deliver: { connection.submit(filter: $0) }) })
+        { [connection, wakes] in
+          watcherBox.value.run(wake: wakes.registrations, deliver: { connection.submit(filter: $0) })
+        })
     else { return failStart(database, "registration watcher") }
     guard
       let writerDone = try? startThread(
@@ -218,24 +233,31 @@ public final class ListenerRuntime: Sendable {
     guard let connectionDone = try? startThread(name: "connection", { connection.run() }) else {
       return failStart(database, "connection")
     }
-    let senderStopped = Latch()
     guard
       let senderDone = try? startThread(
         name: "sender",
         { [self, writerOptions] in
           runSender(
             storeOptions: writerOptions, connection: connection, shared: shared, housekeeper: housekeeper,
-            stopped: senderStopped)
+            wakes: wakes)
         })
     else { return failStart(database, "sender") }
     guard
       let deviceAcksDone = try? startDeviceAcks(
-        storeOptions: storeOptions, connection: connection, stopped: watcherStopped)
+        storeOptions: storeOptions, connection: connection, wake: wakes.deviceAcks,
+        pollMs: wakes.pollMs(.deviceAcks, withoutSocket: min(250, config.registrationPollMs)))
     else { return failStart(database, "device ACK") }
+    var wakeReaderDone: Latch?
+    if let wakeSocket {
+      guard let done = try? startWakeReader(wakeSocket, wakes: wakes) else {
+        return failStart(database, "wake")
+      }
+      wakeReaderDone = done
+    }
 
     stopRequested.wait(timeoutMs: .max / 4)
     logger.info("stopping: closing the connection and committing what is queued")
-    senderStopped.set()
+    wakes.sends.stop()
     senderDone.wait(timeoutMs: 10_000)
     connection.stop()
     if !connectionDone.wait(timeoutMs: 10_000) {
@@ -246,6 +268,9 @@ public final class ListenerRuntime: Sendable {
       logger.error("the writer did not finish within 60 s", ["queued": String(queue.count)])
     }
     watcherStopped.set()
+    wakes.stopAll()
+    wakeSocket?.close()
+    wakeReaderDone?.wait(timeoutMs: 5_000)
     watcherDone.wait(timeoutMs: 10_000)
     deviceAcksDone.wait(timeoutMs: 10_000)
     housekeeper.stop()
@@ -270,7 +295,7 @@ public final class ListenerRuntime: Sendable {
   /// (`[send] transmitBudgetPerMinute`; the status says when copies wait for it).
   private func runSender(
     storeOptions: StoreOptions, connection: ConnectionDriver, shared: SharedState, housekeeper: Housekeeper,
-    stopped: Latch
+    wakes: ListenerWakes
   ) {
     let send = options.config.server.send
     let database: Database
@@ -283,7 +308,8 @@ public final class ListenerRuntime: Sendable {
     defer { database.close() }
     let sender = OutboundSender(
       database: database, scheduler: SendScheduler(offsetsMs: send.scheduleMs, ackWaitMs: send.ackWaitMs),
-      pollMs: send.pollMs, logger: logger, canTransmit: { shared.status.canTransmit },
+      pollMs: wakes.pollMs(.sends, withoutSocket: send.pollMs), logger: logger,
+      canTransmit: { shared.status.canTransmit },
       transmit: { connection.submit(transmissions: $0) },
       pushesQueued: { [notifier] in notifier?.messagesStored(stations: $0) },
       budget: TransmitBudget(perMinute: send.transmitBudgetPerMinute),
@@ -291,7 +317,7 @@ public final class ListenerRuntime: Sendable {
         shared.sendBudgetFull.store(full, ordering: .relaxed)
         housekeeper.requestPublish()
       }, followsClockSteps: true)
-    sender.run(stopped: stopped)
+    sender.run(wake: wakes.sends)
   }
 
   /// A thread could not be started: give the lease back (through a connection of its own: threads already

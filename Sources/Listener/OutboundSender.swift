@@ -4,8 +4,9 @@ import Store
 
 /// The sender thread: the thin shell around ``SendScheduler`` for messages sent through `/v1/send`.
 ///
-/// It watches the database as the registration watcher does (`PRAGMA data_version`, every ``pollMs``: a new
-/// send from the responder is one more commit), and on a change, when the login's state changed, or when the
+/// It watches the database as the registration watcher does (`PRAGMA data_version`, looked at when woken: the
+/// responder's ``Store/ListenerWake/sends`` after a `/v1/send` commit, or the login's state changed; and every
+/// ``pollMs`` anyway), and on a change, when the login's state changed, or when the
 /// next copy or expiry is due, it reads the due sends (``Database/dueSends(now:canTransmit:limit:)``), lets the
 /// scheduler decide, records every decision in ONE write transaction (copies counted with their next due time,
 /// schedules, expiries re-stamped with a `sendFailed` push) and only then hands the copies' lines to the
@@ -23,7 +24,7 @@ final class OutboundSender: @unchecked Sendable {
 
   let database: Database
   let scheduler: SendScheduler
-  /// How often the database is looked at, and the longest wait (ms).
+  /// How often the database is looked at without a wake, and the longest wait (ms).
   let pollMs: Int64
   let logger: Logger
   /// Whether a verified login is up now (copies can be written).
@@ -76,8 +77,8 @@ final class OutboundSender: @unchecked Sendable {
     self.monotonic = monotonic
   }
 
-  /// Runs until `stopped` is set.
-  func run(stopped: Latch) {
+  /// Runs until `wake` is stopped; looks again when it is signalled.
+  func run(wake: WakeSignal) {
     var failing = false
     repeat {
       do throws(StoreError) {
@@ -89,7 +90,7 @@ final class OutboundSender: @unchecked Sendable {
       }
       var wait = pollMs
       if let nextEvent { wait = min(wait, max(1, nextEvent - clock())) }
-      if stopped.wait(timeoutMs: wait) { return }
+      if wake.wait(timeoutMs: wait) == .stopped { return }
     } while true
   }
 

@@ -7,7 +7,10 @@ import Store
 /// `#filter` line when they change, with work proportional to what changed.
 ///
 /// - At start it reads every live station once (one snapshot, straight into the registry's tries).
-/// - Then it polls `PRAGMA data_version` (the poll interval is the debounce). When the database changed it reads
+/// - Then it sleeps on its ``Platform/WakeSignal`` until the responder says the stations changed
+///   (``Store/ListenerWake/registrations``, through ``Store/ListenerWakeSocket``), or ``pollMs`` passed (the long
+///   fallback look with the wake socket, `[listener] registrationPoll` without it), and looks at
+///   `PRAGMA data_version`. When the database changed it reads
 ///   the station change log (`station_changes`, written by triggers on `stations`) after the last row it read,
 ///   and looks those stations up: live ones are added, others removed. A registration, heartbeat or
 ///   unregistration costs it one row and one lookup, whatever the number of stations.
@@ -44,6 +47,9 @@ final class RegistrationWatcher: @unchecked Sendable {
   let expiryMs: Int64
   let trackOutgoing: Bool
   let pollMs: Int64
+  /// The shortest gap between two looks (ms): a wake within it waits for its end, so a stream of heartbeats costs
+  /// at most one look per gap, while the first wake after a quiet spell is looked at at once.
+  let debounceMs: Int64
   let registry: StationRegistry
   let logger: Logger
   let stopped: Latch
@@ -64,8 +70,9 @@ final class RegistrationWatcher: @unchecked Sendable {
 
   init(
     database: Database, expiryMs: Int64, trackOutgoing: Bool, pollMs: Int64, registry: StationRegistry,
-    logger: Logger, stopped: Latch, clock: @escaping EpochClock = epochMilliseconds
+    logger: Logger, stopped: Latch, clock: @escaping EpochClock = epochMilliseconds, debounceMs: Int64 = 0
   ) {
+    self.debounceMs = debounceMs
     self.database = database
     self.expiryMs = expiryMs
     self.trackOutgoing = trackOutgoing
@@ -131,10 +138,16 @@ final class RegistrationWatcher: @unchecked Sendable {
     return planned
   }
 
-  /// Polls until stopped, handing new filter lines to `deliver`.
-  func run(deliver: (FilterLine) -> Void) {
+  /// Looks at the registrations on every wake and every ``pollMs`` until `wake` is stopped, handing new filter
+  /// lines to `deliver`.
+  func run(wake: WakeSignal, deliver: (FilterLine) -> Void) {
     var failing = false
-    while !stopped.wait(timeoutMs: pollMs) {
+    var lastLook = Int64.min / 2
+    while wake.wait(timeoutMs: pollMs) != .stopped {
+      while monotonicMilliseconds() < lastLook + debounceMs {
+        if wake.wait(timeoutMs: lastLook + debounceMs - monotonicMilliseconds()) == .stopped { return }
+      }
+      lastLook = monotonicMilliseconds()
       do throws(StoreError) {
         if let line = try check() { deliver(line) }
         failing = false

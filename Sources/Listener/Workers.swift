@@ -23,9 +23,13 @@ final class WriterWorker: @unchecked Sendable {
   static let batchLimit = 500
   /// After the stop, how long a failing writer keeps trying before it gives the held lines up (ms).
   static let retryAfterStopMs: Int64 = 10_000
-  /// How often an idle writer looks for watches whose silence is due (ms): well inside the shortest `silentFor`
-  /// (300 s).
+  /// How often an idle writer looks for watches whose silence is due while a silence is pending (ms): well inside
+  /// the shortest `silentFor` (300 s). Without one (no watch state has a `silence_due_at`, and only this writer
+  /// writes them) it looks after its next stored batch, or after ``noWatchCheckMs``: an idle writer with no
+  /// watch sleeps until a line arrives.
   static let silenceCheckMs: Int64 = 15_000
+  /// The look for due silences when none was pending (ms): a safety net only.
+  static let noWatchCheckMs: Int64 = 300_000
 
   let databasePath: String
   let storeOptions: StoreOptions
@@ -82,8 +86,9 @@ final class WriterWorker: @unchecked Sendable {
     var nextSilenceCheck: Int64 = 0
     while true {
       let now = monotonicMilliseconds()
-      // Wait for lines while nothing is held; while failing, take what arrives until the next attempt is due.
-      let deadline = held.isEmpty ? now + 1000 : (retry.isFailing ? retry.nextAttemptAt : now)
+      // Wait for lines while nothing is held (or until a watch's silence may be due); while failing, take what
+      // arrives until the next attempt is due.
+      let deadline = held.isEmpty ? max(now, nextSilenceCheck) : (retry.isFailing ? retry.nextAttemptAt : now)
       let (lines, closed) = queue.popBatch(
         maximum: held.isEmpty ? Self.batchLimit : Int.max, until: deadline)
       if !lines.isEmpty {
@@ -104,8 +109,8 @@ final class WriterWorker: @unchecked Sendable {
       if held.isEmpty {
         if closed { return true }
         if monotonicMilliseconds() >= nextSilenceCheck {
-          nextSilenceCheck = monotonicMilliseconds() + Self.silenceCheckMs
-          reportSilences(writer, database)
+          let pending = reportSilences(writer, database)
+          nextSilenceCheck = monotonicMilliseconds() + (pending ? Self.silenceCheckMs : Self.noWatchCheckMs)
         }
         continue
       }
@@ -131,6 +136,8 @@ final class WriterWorker: @unchecked Sendable {
       defer { health.attempt(startedAt: nil) }
       do throws(StoreError) {
         try store(batch, writer, database)
+        // The batch may have started a watch's silence: look within the usual interval.
+        nextSilenceCheck = min(nextSilenceCheck, monotonicMilliseconds() + Self.silenceCheckMs)
         held.removeOldest(batch.count)
         queue.hold(lines: held.count, bytes: held.bytes)
         if let failedMs = retry.succeeded(now: monotonicMilliseconds()) {
@@ -184,13 +191,16 @@ final class WriterWorker: @unchecked Sendable {
 
   /// Reports the watches' silences that are due (``MessageWriter/reportSilences(now:stampedAt:)``) and hands
   /// their pushes on; a failure is logged and tried at the next check (nothing is lost: the states stay due).
-  private func reportSilences(_ writer: MessageWriter, _ database: Database) {
+  /// True when a silence is still pending afterwards (or the look failed: look again soon).
+  private func reportSilences(_ writer: MessageWriter, _ database: Database) -> Bool {
     do throws(StoreError) {
       let result = try writer.reportSilences(now: steadyEpochMilliseconds(), stampedAt: epochMilliseconds())
       record(result)
       if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }
+      return try database.nextWatchDeadline() != nil
     } catch {
       logger.warn("writer: cannot report the watches' silences; trying again", ["error": error.description])
+      return true
     }
   }
 

@@ -259,8 +259,9 @@ extension Database {
     if countsAsPull, batchDepth == 0, try syncMarksPulls(address) {
       do throws(StoreError) {
         return try writeBatch { () throws(StoreError) in
-          let result = try sync(station: address, since: since, now: now, wants: wants)
-          try markPulled(address, since: since, through: result.serverTime, now: now, wants: wants)
+          var result = try sync(station: address, since: since, now: now, wants: wants)
+          result.pulledDeviceAcks = try markPulled(
+            address, since: since, through: result.serverTime, now: now, wants: wants)
           return result
         }
       } catch {

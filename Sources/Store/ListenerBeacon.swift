@@ -8,7 +8,7 @@ import Platform
 /// write lock (DESIGN.md "Faults"): the `listener.*` status record lives in the database and cannot be written
 /// while the disk is full or another process holds the lock, which is exactly when `/health` must name the cause.
 ///
-/// The listener writes this record every second (and at once when storing starts or stops failing) into
+/// The listener writes this record every 10 s (and at once when storing starts or stops failing) into
 /// ``ListenerBeaconFile``, a file of exactly ``ListenerBeaconFile/size`` bytes beside the database that it
 /// pre-allocates (written and synced once at start) and then only overwrites in place with one `pwrite`: an
 /// overwrite of allocated blocks needs no free space, takes no lock, and works on any local file system, tmpfs
@@ -18,9 +18,10 @@ import Platform
 /// wall-clock step does not age the record): a record written within ``freshMs`` says that the listener process
 /// is alive, whatever its lease says.
 public struct ListenerBeacon: Sendable, Equatable {
-  /// A record older than this (ms, on the monotonic clock) no longer says the listener is alive (it writes one a
-  /// second).
-  public static let freshMs: Int64 = 5_000
+  /// A record older than this (ms, on the monotonic clock) no longer says the listener is alive. It writes one
+  /// every 10 s (`ListenerRuntime.beaconIntervalMs`, slow so that an idle listener sleeps) and at once on any
+  /// change of its health: three intervals, so one late write under load is not taken for a dead listener.
+  public static let freshMs: Int64 = 30_000
 
   /// The listener's host (`gethostname`): its monotonic clock means nothing on another host, so a reader elsewhere
   /// (two hosts sharing the data directory) ignores the record.

@@ -69,6 +69,9 @@ public struct SyncResult: Sendable, Equatable {
   public var oldestHeld: Int64?
   /// With `want:["inbox"]`: the read markers changed after `since`, by peer (`*`: every conversation).
   public var read: [String: Int64] = [:]
+  /// How many kept `device`-policy ACKs this sync marked pulled (``Database/sync(station:since:now:countsAsPull:wants:)``):
+  /// more than 0 means the listener has ACKs to send (``ListenerWake/deviceAcks``).
+  public var pulledDeviceAcks = 0
 }
 
 /// Which stations got messages after a given timestamp, read in one snapshot: what wakes parked

@@ -6,6 +6,7 @@ import FastCGI
 import Logging
 import Platform
 import Store
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -15,6 +16,8 @@ import Store
 StopSignals.ignoreBrokenPipes()
 
 let environment = ConfigFile.processEnvironment()
+/// How often the file watch looks at the database file without an inotify event (ms).
+let fileWatchFallbackMs: Int64 = 30_000
 
 let options: Options
 do {
@@ -162,10 +165,18 @@ let requestMetrics = RequestMetrics(
   startedAt: epochMilliseconds(), mode: runsAsCGI ? "cgi" : "fastcgi",
   workers: runsAsCGI ? 1 : settings.workers)
 
+/// Wakes the listener after the commits it acts on (its wake socket beside the database; a listener that does not
+/// run costs a failed `sendto`, and the listener's slow fallback look covers a lost wake).
+let listenerWake = ListenerWakeSender(databasePath: settings.database)
+requestMetrics.countListenerWakes { [listenerWake] in
+  (listenerWake.sent.load(ordering: .relaxed), listenerWake.failed.load(ordering: .relaxed))
+}
+
 func makeResponder(_ database: Database) -> Responder {
   Responder(
     handler: APIHandler(
-      database: database, config: apiConfig, metrics: requestMetrics, clock: epochMilliseconds),
+      database: database, config: apiConfig, metrics: requestMetrics, clock: epochMilliseconds,
+      wakeListener: { listenerWake.send($0) }),
     logger: logger, metrics: requestMetrics, acceptsMetricsParameter: !runsAsCGI,
     // One line per request duplicates nginx's access log: debug unless asked for. A CGI request
     // is a process of its own, where the line costs nothing next to the start.
@@ -245,15 +256,16 @@ case .socket, .inherited:
     socket.close()
     exit(1)
   }
-  // The file watch: a database file deleted or replaced under the responder ends it within a second, without
-  // touching the file or its write-ahead log (every request checks it too and answers 503), so the supervisor
-  // starts it again on the file the path names.
+  // The file watch: a database file deleted or replaced under the responder ends it at once (inotify, `PathWatch`;
+  // a look every `fileWatchFallbackMs` besides, where inotify sees nothing), without touching the file or its
+  // write-ahead log (every request checks it too and answers 503), so the supervisor starts it again on the file
+  // the path names. It sleeps while nothing happens to the file: no wake-up at idle.
   if let opened = databases.first?.openedIdentity {
     let path = settings.database
+    let watch = PathWatch(path: path)
     _ = try? startThread(name: "file-watch") {
       while true {
-        var pause = timespec(tv_sec: 1, tv_nsec: 0)
-        nanosleep(&pause, nil)
+        _ = watch.wait(timeoutMs: fileWatchFallbackMs)
         if let change = DatabaseFileChange.classify(
           opened: opened, current: DatabaseFileChange.Identity.of(path: path), sqliteSaysMoved: false)
         {

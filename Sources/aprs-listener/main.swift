@@ -87,6 +87,10 @@ var pushOptions = PushServiceOptions(
   push: pushConfig, stationExpiryMs: settings.server.stationExpiryMs, logger: logger)
 // The outbox's waits move with a step of the wall clock (PushServiceOptions.monotonic).
 pushOptions.monotonic = monotonicMilliseconds
+// Every commit that queues pushes wakes the sender (`PushNotifier`): its own look at the outbox is for pushes left
+// from before a restart and for retries that came due (at least 10 s after a failure, 1 s after a lost connection),
+// so it can be slow enough that an idle listener sleeps (README "Idle").
+pushOptions.pollIntervalMs = 10_000
 let push = PushService(options: pushOptions)
 
 /// Starts and stops the push sender with the listener, and wakes it after every commit that queued pushes.

@@ -13,6 +13,18 @@ final class ManualClock: Sendable {
   func advance(ms: Int64) { value.withLock { $0 += ms } }
 }
 
+/// The listener wakes a handler asked for, in order.
+final class WakeLog: Sendable {
+  private let kinds = Mutex<[ListenerWake]>([])
+  func append(_ kind: ListenerWake) { kinds.withLock { $0.append(kind) } }
+  /// What was asked for since the last call (and forgets it).
+  func take() -> [ListenerWake] {
+    kinds.withLock { kinds in
+      defer { kinds = [] }; return kinds
+    }
+  }
+}
+
 /// A handler over a fresh database file in its own temp directory.
 final class APIFixture {
   let directory: String
@@ -20,6 +32,8 @@ final class APIFixture {
   let database: Database
   let clock = ManualClock()
   let handler: APIHandler
+  /// The listener wakes the handler asked for.
+  let wakes = WakeLog()
 
   init(config: APIConfig = APIConfig(), ringSize: Int = 50) throws {
     directory = NSTemporaryDirectory() + "api-\(UUID().uuidString)"
@@ -30,7 +44,9 @@ final class APIFixture {
     database = try Database(path: path, options: options)
     _ = try database.migrate()
     let clock = self.clock
-    handler = APIHandler(database: database, config: config, clock: { clock.now })
+    let wakes = self.wakes
+    handler = APIHandler(
+      database: database, config: config, clock: { clock.now }, wakeListener: { wakes.append($0) })
   }
 
   deinit {

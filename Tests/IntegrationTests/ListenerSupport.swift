@@ -300,11 +300,38 @@ struct SQLiteFile {
         + "ON CONFLICT (address) DO UPDATE SET ack_messages = excluded.ack_messages, heartbeat_at = excluded.heartbeat_at;\n"
     }
     try run(sql + "COMMIT;")
+    wakeListener()
   }
 
   /// Unregisters a station (as /v1/unregister would).
   func unregister(_ address: String) throws {
     try run("PRAGMA foreign_keys=ON; DELETE FROM stations WHERE address = '\(address)';")
+    wakeListener()
+  }
+
+  /// Wakes the listener of this database as the responder does after a commit the listener acts on: one datagram
+  /// to its wake socket, `<database>.listener-wake` (`ListenerWake`: 1 registrations, 2 sends, 3 device ACKs).
+  /// Nothing happens when no listener runs.
+  func wakeListener(_ kind: UInt8 = 1) {
+    var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let base = realpath(path, &resolved) != nil ? String(cString: resolved) : path
+    let socketPath = Array((base + ".listener-wake").utf8)
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    guard socketPath.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: socketPath)
+      raw[socketPath.count] = 0
+    }
+    var byte = kind
+    _ = withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        sendto(fd, &byte, 1, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
   }
 
   /// Waits until `condition` holds on this database.
