@@ -414,7 +414,7 @@ final class PushEngine {
     }
     // Messages evicted before anyone pulled them still came: `count` is at least what is waiting.
     let unpulled =
-      try database.unreadCount(station: station, wants: wants)
+      try database.unpulledCount(station: station, wants: wants)
       + database.droppedSinceCursor(station: station)
     let senders = try database.unpulledSenders(station: station, wants: wants)
     let avatar = try database.pushAvatar(of: newest.message.peer)

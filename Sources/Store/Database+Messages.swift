@@ -386,16 +386,20 @@ extension Database {
     return hashes
   }
 
-  /// How many of the station's received messages are newer than its last sync cursor (the
-  /// `count` a push carries; sent messages, re-stamped as their state changes, are not news). Entries of the
-  /// opt-in rings count only with their `wants` (a device registered with `want:["ssids"]` or
-  /// `want:["subscriptions"]`).
+  /// How many of the station's received messages are newer than its last sync cursor and not covered by a read
+  /// marker (their peer's or `*`'s, ``markRead(station:peer:upTo:now:)``): the `count` a push carries (sent
+  /// messages, re-stamped as their state changes, are not news). Entries of the opt-in rings count only with
+  /// their `wants` (a device registered with `want:["ssids"]` or `want:["subscriptions"]`).
   public func unpulledCount(station: String, wants: Wants = []) throws(StoreError) -> Int {
     let statement = try prepared(
       """
       SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
         AND messages.direction = 'received' AND ((1 << messages.ring) & ?2) <> 0
+        AND messages.timestamp > coalesce(
+          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = '*'), 0)
+        AND messages.timestamp > coalesce(
+          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = messages.peer), 0)
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
@@ -404,7 +408,8 @@ extension Database {
   }
 
   /// The distinct senders of the station's messages newer than its last sync cursor (the ones a
-  /// push's `count` counts), newest first, at most `limit`; opt-in entries only with their `wants`.
+  /// push's `count` counts: not covered by a read marker), newest first, at most `limit`; opt-in entries only
+  /// with their `wants`.
   public func unpulledSenders(station: String, limit: Int = 5, wants: Wants = []) throws(StoreError)
     -> [String]
   {
@@ -414,6 +419,10 @@ extension Database {
       FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
         AND messages.direction = 'received' AND ((1 << messages.ring) & ?3) <> 0
+        AND messages.timestamp > coalesce(
+          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = '*'), 0)
+        AND messages.timestamp > coalesce(
+          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = messages.peer), 0)
       GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
       """)
     defer { statement.reset() }

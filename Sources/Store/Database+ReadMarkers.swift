@@ -50,23 +50,4 @@ extension Database {
     while try statement.step() { markers[statement.text(0)] = statement.int64(1) }
     return markers
   }
-
-  /// How many of the station's received messages are newer than its cursor and not read by its markers (their
-  /// peer's, or `*`): a push's `count` once the station uses read markers.
-  public func unreadCount(station: String, wants: Wants = []) throws(StoreError) -> Int {
-    let statement = try prepared(
-      """
-      SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
-      WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received' AND ((1 << messages.ring) & ?2) <> 0
-        AND messages.timestamp > coalesce(
-          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = '*'), 0)
-        AND messages.timestamp > coalesce(
-          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = messages.peer), 0)
-      """)
-    defer { statement.reset() }
-    try statement.bind(1, station.canonicalAddress)
-    try statement.bind(2, wants.ringMask)
-    return try statement.step() ? statement.int(0) : 0
-  }
 }

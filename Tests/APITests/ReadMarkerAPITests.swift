@@ -34,7 +34,7 @@ import Testing
       Issue.record("the long poll was not held")
       return
     }
-    #expect(try fixture.database.unreadCount(station: "N0CALL-7") == 0, "the sync pulled them")
+    #expect(try fixture.database.unpulledCount(station: "N0CALL-7") == 0, "the sync pulled them")
     // The phone reads KJ7ABC's two.
     let upTo = try #require(first.messages[1]["timestamp"]?.intValue)
     let marked = fixture.post("/v1/read", Self.identity.merging(["peer": "kj7abc", "upTo": upTo]) { $1 })
@@ -60,9 +60,9 @@ import Testing
     try fixture.deliver(to: "N0CALL-7", from: "KJ7ABC", text: "four")
     try fixture.deliver(to: "N0CALL-7", from: "OH7AA", text: "five")
     let five = try #require(fixture.database.recentMessages(station: "N0CALL-7", limit: 1).last?.timestamp)
-    #expect(try fixture.database.unreadCount(station: "N0CALL-7") == 2)
+    #expect(try fixture.database.unpulledCount(station: "N0CALL-7") == 2)
     _ = fixture.post("/v1/read", Self.identity.merging(["peer": "*", "upTo": five]) { $1 })
-    #expect(try fixture.database.unreadCount(station: "N0CALL-7") == 0)
+    #expect(try fixture.database.unpulledCount(station: "N0CALL-7") == 0)
   }
 
   @Test func badValuesAreA400NamingTheFieldAndAClaimedStationNeedsItsKey() throws {
