@@ -27,8 +27,8 @@ public struct SubscriptionIndex: Sendable, Equatable {
   /// The addressee prefixes of weather alerts (``PacketKind/weather``), as `g/` entries.
   public static let weatherEntries = ["BOM*", "CWA*", "NWS*", "SKY*"]
 
-  /// Bulletin and NWS subscriptions, by station (few; scanned).
-  private var scanned: [String: SubscriptionMatcher] = [:]
+  /// Bulletin and NWS subscriptions of each station, in station order (few; scanned for each such packet).
+  private var scanned: [ScannedStation] = []
   /// Group subscriptions by call: the stations, each with its first subscription to it.
   private var groups: [String: [SubscriptionMatch]] = [:]
   /// Watched calls (canonical), with who watches them.
@@ -54,7 +54,15 @@ public struct SubscriptionIndex: Sendable, Equatable {
       case .watch(let rule): watched[rule.call, default: []].append(match)
       }
     }
-    scanned = scannedLists.mapValues(SubscriptionMatcher.init)
+    scanned = scannedLists.keys.sorted().map {
+      ScannedStation(station: $0, matcher: SubscriptionMatcher(scannedLists[$0] ?? []))
+    }
+  }
+
+  /// One station's bulletin and NWS subscriptions.
+  private struct ScannedStation: Sendable, Equatable {
+    var station: String
+    var matcher: SubscriptionMatcher
   }
 
   /// Whether no station subscribes to anything.
@@ -69,9 +77,9 @@ public struct SubscriptionIndex: Sendable, Equatable {
       return groups[message.addressee] ?? []
     case .bulletin, .announcement, .weather:
       var found: [SubscriptionMatch] = []
-      for station in scanned.keys.sorted() {
-        if let first = scanned[station]?.matches(message).first {
-          found.append(SubscriptionMatch(station: station, subscription: first))
+      for entry in scanned {
+        if let first = entry.matcher.matches(message).first {
+          found.append(SubscriptionMatch(station: entry.station, subscription: first))
         }
       }
       return found
@@ -96,8 +104,8 @@ public struct SubscriptionIndex: Sendable, Equatable {
   public func filterEntries(budget: Int) -> (addressees: [String], senders: [String]) {
     guard !isEmpty, budget > 0 else { return ([], []) }
     var addressees = Set(groups.keys)
-    for matcher in scanned.values {
-      for subscription in matcher.subscriptions {
+    for entry in scanned {
+      for subscription in entry.matcher.subscriptions {
         switch subscription.rule {
         case .bulletin(let pattern):
           addressees.insert(pattern.isExact ? pattern.text : pattern.literalPrefix + "*")

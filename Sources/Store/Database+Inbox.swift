@@ -19,6 +19,15 @@ extension Database {
     return try statement.step() ? statement.int64(0) : 0
   }
 
+  /// The `max` of `station`'s `retention` `untilPulled` (canonical address), nil for the ring: the one column
+  /// the ring trim needs, not the whole settings.
+  func retentionMax(_ station: String) throws(StoreError) -> Int? {
+    let statement = try prepared("SELECT retention_max FROM station_settings WHERE station = ?1")
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    return try statement.step() ? statement.optionalInt64(0).map { Int($0) } : nil
+  }
+
   /// Records that storing the message with timestamp `at` evicted `count` unpulled messages of `station`.
   func recordDrop(_ station: String, at: Int64, count: Int) throws(StoreError) {
     let statement = try prepared(

@@ -190,45 +190,40 @@ extension Database {
   func trimRing(_ station: String, ring: EntryRing = .direct, storing: Int64 = 0) throws(StoreError) {
     var keepAfter = Int64.max
     var cap = options.ringSize
-    if ring == .direct, case .untilPulled(let max) = try readSettings(station)?.retention ?? .ring {
-      keepAfter = try pulledFloor(station)
-      cap = Swift.max(options.ringSize, Swift.min(max, options.maxUnpulledPerStation))
+    // Only the station's own ring has a retention and records what it dropped.
+    var cursor = Int64.max
+    if ring == .direct {
+      if let max = try retentionMax(station) {
+        keepAfter = try pulledFloor(station)
+        cap = Swift.max(options.ringSize, Swift.min(max, options.maxUnpulledPerStation))
+      }
+      cursor = try syncCursor(station) ?? Int64.max
     }
-    let evicted = """
-      FROM messages WHERE station = ?1 AND ring = ?3 AND (
+    // One statement: each deleted row says whether it was a received message the station had not pulled.
+    let statement = try prepared(
+      """
+      DELETE FROM messages WHERE station = ?1 AND ring = ?3 AND (
           (timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
                         ORDER BY timestamp DESC LIMIT 1 OFFSET ?2) AND timestamp <= ?4)
           OR timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
                           ORDER BY timestamp DESC LIMIT 1 OFFSET ?5))
         AND NOT EXISTS (SELECT 1 FROM sends WHERE sends.message_id = messages.id AND sends.state = 'pending')
-      """
-    let count = try prepared(
-      "SELECT count(*) " + evicted
-        + " AND direction = 'received' AND timestamp > (SELECT last_sync_cursor FROM stations WHERE address = ?1)"
-    )
-    let unpulled: Int
-    do {
-      defer { count.reset() }
-      try bindEviction(count, station, ring, keepAfter, cap)
-      unpulled = try count.step() ? count.int(0) : 0
-    }
-    let statement = try prepared("DELETE " + evicted)
+      RETURNING direction = 'received' AND timestamp > ?6
+      """)
+    var unpulled = 0
     do {
       defer { statement.reset() }
-      try bindEviction(statement, station, ring, keepAfter, cap)
-      try statement.run()
+      try statement.bind(1, station)
+      try statement.bind(2, options.ringSize - 1)
+      try statement.bind(3, ring.rawValue)
+      try statement.bind(4, keepAfter)
+      try statement.bind(5, cap - 1)
+      try statement.bind(6, cursor)
+      while try statement.step() {
+        if statement.bool(0) { unpulled += 1 }
+      }
     }
-    if unpulled > 0, ring == .direct { try recordDrop(station, at: storing, count: unpulled) }
-  }
-
-  private func bindEviction(
-    _ statement: Statement, _ station: String, _ ring: EntryRing, _ keepAfter: Int64, _ cap: Int
-  ) throws(StoreError) {
-    try statement.bind(1, station)
-    try statement.bind(2, options.ringSize - 1)
-    try statement.bind(3, ring.rawValue)
-    try statement.bind(4, keepAfter)
-    try statement.bind(5, cap - 1)
+    if unpulled > 0 { try recordDrop(station, at: storing, count: unpulled) }
   }
 
   /// Answers a sync for `station`: its messages newer than `since`, oldest first, the cursor,
@@ -396,16 +391,22 @@ extension Database {
       SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
         AND messages.direction = 'received' AND ((1 << messages.ring) & ?2) <> 0
-        AND messages.timestamp > coalesce(
-          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = '*'), 0)
-        AND messages.timestamp > coalesce(
-          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = messages.peer), 0)
-      """)
+      """ + Self.notMarkedRead)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
     try statement.bind(2, wants.ringMask)
     return try statement.step() ? statement.int(0) : 0
   }
+
+  /// The condition (SQL, `?1` the station) that a message is not covered by a read marker of its peer or `*`
+  /// (sql/018_read_markers.sql): what a push's count and names leave out.
+  private static let notMarkedRead = """
+      AND messages.timestamp > coalesce(
+        (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = '*'), 0)
+      AND messages.timestamp > coalesce(
+        (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = messages.peer), 0)
+
+    """
 
   /// The distinct senders of the station's messages newer than its last sync cursor (the ones a
   /// push's `count` counts: not covered by a read marker), newest first, at most `limit`; opt-in entries only
@@ -419,12 +420,9 @@ extension Database {
       FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
         AND messages.direction = 'received' AND ((1 << messages.ring) & ?3) <> 0
-        AND messages.timestamp > coalesce(
-          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = '*'), 0)
-        AND messages.timestamp > coalesce(
-          (SELECT up_to FROM read_markers WHERE station = ?1 AND peer = messages.peer), 0)
-      GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
-      """)
+      """ + Self.notMarkedRead + """
+        GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
+        """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
     try statement.bind(2, limit)

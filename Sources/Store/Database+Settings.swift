@@ -92,7 +92,7 @@ extension Database {
 
   /// The settings of `address` (canonical) inside the caller's transaction, or nil when it is not registered.
   /// A stored value that does not read as a valid setting reads as its default.
-  func readSettings(_ address: String) throws(StoreError) -> StationSettings? {
+  private func readSettings(_ address: String) throws(StoreError) -> StationSettings? {
     let statement = try prepared(
       """
       SELECT stations.ack_policy, settings.blocked, settings.muted_until, settings.quiet_start,
