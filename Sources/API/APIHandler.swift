@@ -15,7 +15,7 @@ public final class APIHandler {
   /// nil leaves them out.
   let requestMetrics: RequestMetrics?
   /// Told after each commit the listener acts on (``Store/ListenerWake``): the responder sends it to the
-  /// listener's wake socket (``Store/ListenerWakeSender``), so the listener sleeps until then instead of polling.
+  /// listener's wake socket (``Store/WakeSender``), so the listener sleeps until then instead of polling.
   let wakeListener: (ListenerWake) -> Void
 
   /// Creates a handler over one database connection. `clock` returns epoch milliseconds; `metrics`

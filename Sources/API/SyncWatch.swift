@@ -3,8 +3,9 @@ import Store
 
 /// What wakes held long polls: the database, the one state the listener and the responder share.
 ///
-/// The responder's FastCGI server asks (its keeper thread, every 10 ms while anything is held:
-/// `changes(recheckFrom:)` is its `WakeSource`). The answer costs
+/// The responder's FastCGI server asks (its keeper thread, while anything is held: `changes(recheckFrom:)` is
+/// its `WakeSource`): when a writer's commit woke it through the long-poll wake socket, or every 10 ms where the
+/// socket could not be bound. The answer costs
 /// one `PRAGMA data_version` when nothing was committed since the last look (the listener's commits,
 /// and the workers' own, change it). After a commit, one read lists the stations that got messages
 /// after the newest timestamp seen so far (`messageActivity(after:)`: only the new rows, through the
@@ -23,9 +24,16 @@ public final class SyncWatch {
   /// Monotonic ms of the last complaint, so a broken database is logged once a minute, not every 10 ms.
   private var lastComplaint: Int64 = -60_000
 
-  /// Watches through `database` (a connection of its own) from where the messages stand now.
-  public init(database: Database, complain: @escaping (String) -> Void = { _ in }) throws(StoreError) {
+  /// The long-poll wake socket it sleeps on (``Store/LongPollWakeSocket``), nil: it is asked every 10 ms.
+  public let wakeSocket: LongPollWakeSocket?
+
+  /// Watches through `database` (a connection of its own) from where the messages stand now; with `wakeSocket`,
+  /// only when a writer's commit woke it (and every ``Store/LongPollWakeSocket/fallbackPollMs``).
+  public init(
+    database: Database, wakeSocket: LongPollWakeSocket? = nil, complain: @escaping (String) -> Void = { _ in }
+  ) throws(StoreError) {
     self.database = database
+    self.wakeSocket = wakeSocket
     self.complain = complain
     newest = try database.messageActivity(after: .max).newestTimestamp
   }
@@ -52,6 +60,18 @@ public final class SyncWatch {
     }
   }
 
-  /// Closes the connection.
-  public func close() { database.close() }
+  /// The wake socket's descriptor, nil without one.
+  public var wakeDescriptor: Int32? { wakeSocket?.descriptor }
+
+  /// Reads the queued wakes.
+  public func drainWakes() { _ = wakeSocket?.drain() }
+
+  /// How often to look anyway while the wake socket is bound, ms.
+  public var fallbackPollMs: Int64 { LongPollWakeSocket.fallbackPollMs }
+
+  /// Closes the connection (and removes the wake socket's file).
+  public func close() {
+    wakeSocket?.close()
+    database.close()
+  }
 }

@@ -39,6 +39,10 @@ final class Keeper: @unchecked Sendable {
     else {
       throw StartupError("cannot create the keeper's epoll set: \(String(cString: strerror(errno)))")
     }
+    if let fd = core.parking.source?.wakeDescriptor, !ServerCore.add(fd, tag: ServerCore.Tag.wake, to: epoll)
+    {
+      throw StartupError("cannot watch the long-poll wake socket: \(String(cString: strerror(errno)))")
+    }
   }
 
   deinit {
@@ -58,6 +62,9 @@ final class Keeper: @unchecked Sendable {
         switch events[index].data.u64 {
         case ServerCore.Tag.exit: leave = true
         case ServerCore.Tag.inbox: takeInbox()
+        case ServerCore.Tag.wake:
+          core.parking.source?.drainWakes()
+          nextPoll = 0
         case let id: readable(id)
         }
       }
@@ -263,7 +270,9 @@ final class Keeper: @unchecked Sendable {
   /// Asks the wake source, while anything is parked, what changed; wakes what waits for it.
   private func pollSource(_ now: Int64) {
     guard !parked.isEmpty, let source = core.parking.source, now >= nextPoll else { return }
-    nextPoll = now + core.parking.pollIntervalMs
+    // A source that says when to look is asked again on its wake (or a new request's recheck), else at its
+    // fallback; one without is asked every poll interval.
+    nextPoll = now + (source.wakeDescriptor == nil ? core.parking.pollIntervalMs : source.fallbackPollMs)
     let changes = source.changes(recheckFrom: recheckFrom)
     recheckFrom = nil
     for (key, newest) in changes {
@@ -282,6 +291,7 @@ final class Keeper: @unchecked Sendable {
     case .parked(let displacing):
       connection.wasHeld = true
       recheckFrom = min(recheckFrom ?? ticket.seen, ticket.seen)
+      nextPoll = min(nextPoll, now + core.parking.pollIntervalMs)
       if let displacing {
         if core.logger.isEnabled(.debug) {
           core.logger.log(.debug, "parked request displaced by a newer one", fields: [("key", ticket.key)])

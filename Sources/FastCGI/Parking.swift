@@ -103,13 +103,28 @@ public enum ParkOutcome: Sendable, Equatable {
 public typealias Resumer = (ParkedRequest, inout ResponseWriter) -> Void
 
 /// Where the server learns that keys changed. Called on the server's keeper thread only (so it may
-/// own a database connection that no other thread touches), every `ParkingOptions.pollIntervalMs`
-/// while any request is parked.
+/// own a database connection that no other thread touches) while any request is parked: every
+/// `ParkingOptions.pollIntervalMs`, or, for a source with a ``wakeDescriptor``, when that descriptor is
+/// readable, within `pollIntervalMs` of a request parking (its recheck), and every ``fallbackPollMs`` anyway.
 public protocol WakeSource: AnyObject {
   /// The keys that changed, each with its newest version; empty when nothing changed. `recheckFrom`
   /// is the smallest `ParkTicket.seen` among the requests parked since the last call (nil when
   /// none were): changes after that version must be reported again for them.
   func changes(recheckFrom: Int64?) -> [String: Int64]
+  /// A descriptor that becomes readable when keys may have changed (the API's long-poll wake socket), watched
+  /// in the keeper's epoll set; nil (the default): the keeper asks every `pollIntervalMs`.
+  var wakeDescriptor: Int32? { get }
+  /// Reads what made ``wakeDescriptor`` readable (the keeper asks ``changes(recheckFrom:)`` right after).
+  func drainWakes()
+  /// With a ``wakeDescriptor``: how often the keeper asks anyway while requests are parked, ms (what a lost
+  /// wake costs).
+  var fallbackPollMs: Int64 { get }
+}
+
+extension WakeSource {
+  public var wakeDescriptor: Int32? { nil }
+  public func drainWakes() {}
+  public var fallbackPollMs: Int64 { 5_000 }
 }
 
 /// How the server parks requests.

@@ -39,6 +39,7 @@ final class ServerCore: @unchecked Sendable {
     static let exit: UInt64 = 3
     static let inbox: UInt64 = 4
     static let help: UInt64 = 5
+    static let wake: UInt64 = 6
   }
 
   /// How long an answer may take to write (the web server stopped reading), in ms.

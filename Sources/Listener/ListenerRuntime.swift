@@ -74,8 +74,11 @@ public final class ListenerRuntime: Sendable {
   /// Runs until stopped; returns the exit status (0: stopped by request, 1: could not start or lost the lease).
   public func run() -> Int32 {
     let config = options.config
-    let storeOptions = StoreOptions(
-      busyTimeoutMs: Int32(clamping: config.server.busyTimeoutMs), ringSize: config.server.ringSize)
+    // Every commit (stored messages, send states, subscription entries) wakes the responder's held long polls.
+    var storeOptions = StoreOptions(
+      busyTimeoutMs: Int32(clamping: config.server.busyTimeoutMs), ringSize: config.server.ringSize,
+      maxUnpulledPerStation: config.server.maxUnpulledPerStation)
+    storeOptions.commitNotice = .wakingLongPolls(of: config.server.database)
     // Never beside processes still using another file at this path (DESIGN.md "Faults"): held until the end.
     let users: DatabaseUsers
     do throws(FileLockError) {

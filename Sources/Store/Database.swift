@@ -173,10 +173,16 @@ import CSQLite
     guard !options.readOnly else { throw .readOnly("this connection was opened read-only") }
     guard !inReadSnapshot else { throw .invalidArgument("a write inside readSnapshot") }
     if batchDepth > 0 { return try body() }
-    guard let gate = options.writerGate else { return try transaction("BEGIN IMMEDIATE", body) }
-    gate.enter()
-    defer { gate.leave() }
-    return try transaction("BEGIN IMMEDIATE", body)
+    let result: T
+    if let gate = options.writerGate {
+      gate.enter()
+      defer { gate.leave() }
+      result = try transaction("BEGIN IMMEDIATE", body)
+    } else {
+      result = try transaction("BEGIN IMMEDIATE", body)
+    }
+    options.commitNotice?.committed()
+    return result
   }
 
   /// Runs `body` in a deferred `BEGIN` transaction: every read inside sees one snapshot.

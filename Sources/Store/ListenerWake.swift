@@ -53,7 +53,7 @@ public final class ListenerWakeSocket: @unchecked Sendable {
   private let closed = Atomic<Bool>(false)
   /// The socket file's device and inode once bound: ``close()`` removes the file only while it is still this one
   /// (a successor may have bound its own at the path already).
-  private var boundFile: (device: UInt, inode: UInt)?
+  private let boundFile: (device: UInt, inode: UInt)?
 
   /// Binds the socket at `path` (replacing a socket file there). Throws the `errno` of what failed (a path longer
   /// than a socket address holds is `ENAMETOOLONG`).
@@ -61,20 +61,7 @@ public final class ListenerWakeSocket: @unchecked Sendable {
     self.path = path
     guard let pipe = WakePipe() else { throw FileLockError(path: path, operation: "pipe", errno: errno) }
     stopPipe = pipe
-    guard var address = UnixAddress(path) else {
-      throw FileLockError(path: path, operation: "bind", errno: ENAMETOOLONG)
-    }
-    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw FileLockError(path: path, operation: "socket", errno: errno) }
-    var info = stat()
-    if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
-    guard address.bind(fd) == 0 else {
-      let failure = errno
-      Glibc.close(fd)
-      throw FileLockError(path: path, operation: "bind", errno: failure)
-    }
-    descriptor = fd
-    if lstat(path, &info) == 0 { boundFile = (UInt(info.st_dev), UInt(info.st_ino)) }
+    (descriptor, boundFile) = try bindDatagramSocket(at: path)
   }
 
   deinit {
@@ -106,45 +93,49 @@ public final class ListenerWakeSocket: @unchecked Sendable {
   public func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     stopPipe.wake()
-    var info = stat()
-    if let boundFile, lstat(path, &info) == 0, UInt(info.st_dev) == boundFile.device,
-      UInt(info.st_ino) == boundFile.inode
-    {
-      unlink(path)
-    }
+    unlinkBoundSocket(path, boundFile)
   }
 }
 
-/// The responder's end: sends a wake to the listener's socket after a commit it acts on. Never blocks and never
-/// fails a request: a listener that is not running (no socket, nobody bound, a full queue) costs one failed
-/// `sendto`, counted in ``failed``; the listener's fallback poll covers it. Safe from every worker thread.
-public final class ListenerWakeSender: Sendable {
-  /// The database whose listener it wakes.
-  public let databasePath: String
+/// The sending end of a wake socket: one-byte datagrams to a socket path, after a commit another process acts on
+/// (the responder to the listener's ``ListenerWakeSocket``; every writer to the responder's
+/// ``LongPollWakeSocket``). Never blocks and never fails a request: nobody bound (no socket, a process not running,
+/// a full queue) costs one failed `sendto`, counted in ``failed``; the receiver's fallback poll covers it. Safe from
+/// every thread.
+public final class WakeSender: Sendable {
+  /// The socket path it sends to (resolved at each send: the file may not exist yet when the sender is made).
+  public let socketPath: String
   private let descriptor: Int32
   /// Wakes sent, and wakes that could not be sent (since start).
   public let sent = Atomic<Int>(0)
   public let failed = Atomic<Int>(0)
 
-  /// A sender to the listener of the database at `databasePath` (``ListenerWakeSocket/path(forDatabase:)``,
-  /// resolved at each send: the file may not exist yet when the sender is made).
-  public init(databasePath: String) {
-    self.databasePath = databasePath
+  /// A sender to the socket at `socketPath`.
+  public init(socketPath: String) {
+    self.socketPath = socketPath
     descriptor = socket(
       AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
   }
 
+  /// A sender to the listener of the database at `databasePath` (``ListenerWakeSocket/path(forDatabase:)``).
+  public convenience init(listenerOf databasePath: String) {
+    self.init(socketPath: ListenerWakeSocket.path(forDatabase: databasePath))
+  }
+
   deinit { if descriptor >= 0 { Glibc.close(descriptor) } }
 
-  /// Sends `wake` (one datagram); false (and counted) when it could not be sent.
+  /// Sends `wake` to the listener (one datagram); false (and counted) when it could not be sent.
   @discardableResult
-  public func send(_ wake: ListenerWake) -> Bool {
-    guard descriptor >= 0, var address = UnixAddress(ListenerWakeSocket.path(forDatabase: databasePath))
-    else {
+  public func send(_ wake: ListenerWake) -> Bool { send(byte: wake.rawValue) }
+
+  /// Sends one datagram of one byte; false (and counted) when it could not be sent.
+  @discardableResult
+  public func send(byte: UInt8) -> Bool {
+    guard descriptor >= 0, var address = UnixAddress(socketPath) else {
       failed.add(1, ordering: .relaxed)
       return false
     }
-    var byte = wake.rawValue
+    var byte = byte
     let result = address.withPointer { pointer, length in sendto(descriptor, &byte, 1, 0, pointer, length) }
     guard result == 1 else {
       failed.add(1, ordering: .relaxed)
@@ -152,6 +143,35 @@ public final class ListenerWakeSender: Sendable {
     }
     sent.add(1, ordering: .relaxed)
     return true
+  }
+}
+
+/// Binds a UNIX datagram socket at `path`, replacing a socket file there (a stale one: the caller decided no live
+/// process owns it). Returns the descriptor and the bound file's device and inode (to remove it later only while it
+/// is still this one). Throws the `errno` of what failed (a path longer than a socket address holds is
+/// `ENAMETOOLONG`).
+func bindDatagramSocket(at path: String) throws(FileLockError) -> (Int32, (device: UInt, inode: UInt)?) {
+  guard var address = UnixAddress(path) else {
+    throw FileLockError(path: path, operation: "bind", errno: ENAMETOOLONG)
+  }
+  let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw FileLockError(path: path, operation: "socket", errno: errno) }
+  var info = stat()
+  if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
+  guard address.bind(fd) == 0 else {
+    let failure = errno
+    Glibc.close(fd)
+    throw FileLockError(path: path, operation: "bind", errno: failure)
+  }
+  if lstat(path, &info) == 0 { return (fd, (UInt(info.st_dev), UInt(info.st_ino))) }
+  return (fd, nil)
+}
+
+/// Removes the socket file at `path` while it is still the one `bound` names (a successor may have bound its own).
+func unlinkBoundSocket(_ path: String, _ bound: (device: UInt, inode: UInt)?) {
+  var info = stat()
+  if let bound, lstat(path, &info) == 0, UInt(info.st_dev) == bound.device, UInt(info.st_ino) == bound.inode {
+    unlink(path)
   }
 }
 

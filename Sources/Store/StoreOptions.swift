@@ -18,6 +18,9 @@ public struct StoreOptions: Sendable, Equatable {
   /// log at every commit, for a writer that promises something once it committed (the listener's ACKs,
   /// DESIGN.md "Durability").
   public var synchronous: SynchronousMode = .normal
+  /// Told after each write transaction of this connection commits (the outermost one of a batch; never after a
+  /// rollback): the listener and the responder wake held long polls with it (``CommitNotice``). Nil: nobody.
+  public var commitNotice: CommitNotice?
 
   /// Options with the given values; every parameter has the production default.
   public init(

@@ -149,10 +149,16 @@ let apiConfig: APIConfig = {
   return config
 }()
 
-// The workers' connections queue for the write lock on one gate rather than SQLite's sleep-and-poll.
-let storeOptions = StoreOptions(
-  busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize, writerGate: WriterGate(),
-  maxUnpulledPerStation: settings.maxUnpulledPerStation)
+// The workers' connections queue for the write lock on one gate rather than SQLite's sleep-and-poll. Each commit
+// (a read marker, a send) wakes the held long polls of the responder that binds the wake socket (this one, or the
+// FastCGI responder beside a CGI request).
+let storeOptions = {
+  var options = StoreOptions(
+    busyTimeoutMs: Int32(settings.busyTimeoutMs), ringSize: settings.ringSize, writerGate: WriterGate(),
+    maxUnpulledPerStation: settings.maxUnpulledPerStation)
+  options.commitNotice = .wakingLongPolls(of: settings.database)
+  return options
+}()
 
 /// Opens one connection (the first one also creates the file's directory).
 func openDatabase() throws(StoreError) -> Database {
@@ -167,9 +173,30 @@ let requestMetrics = RequestMetrics(
 
 /// Wakes the listener after the commits it acts on (its wake socket beside the database; a listener that does not
 /// run costs a failed `sendto`, and the listener's slow fallback look covers a lost wake).
-let listenerWake = ListenerWakeSender(databasePath: settings.database)
+let listenerWake = WakeSender(listenerOf: settings.database)
 requestMetrics.countListenerWakes { [listenerWake] in
   (listenerWake.sent.load(ordering: .relaxed), listenerWake.failed.load(ordering: .relaxed))
+}
+
+/// The long-poll wake socket beside the database (``Store/LongPollWakeSocket``): held long polls are looked at when
+/// a writer's commit says so. Nil (and logged) when another responder holds it or it cannot be bound: this one then
+/// looks every 10 ms while anything is held.
+func bindLongPollWakeSocket() -> LongPollWakeSocket? {
+  let path = LongPollWakeSocket.path(forDatabase: settings.database)
+  do throws(FileLockError) {
+    guard let socket = try LongPollWakeSocket.bindIfFree(path: path) else {
+      logger.warn(
+        "another responder holds the long-poll wake socket; held long polls are looked at every 10 ms",
+        ["socket": path])
+      return nil
+    }
+    return socket
+  } catch {
+    logger.warn(
+      "cannot bind the long-poll wake socket; held long polls are looked at every 10 ms",
+      ["socket": path, "error": error.description])
+    return nil
+  }
 }
 
 func makeResponder(_ database: Database) -> Responder {
@@ -248,7 +275,7 @@ case .socket, .inherited:
     while databases.count < settings.workers { databases.append(try openDatabase()) }
     wakeSource =
       settings.maxParked > 0
-      ? try SyncWatch(database: try openDatabase()) { [logger] error in
+      ? try SyncWatch(database: try openDatabase(), wakeSocket: bindLongPollWakeSocket()) { [logger] error in
         logger.error("cannot read what woke long polls", ["error": error])
       } : nil
   } catch {

@@ -307,3 +307,43 @@ func waitFor(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
     #expect(rig.stop() == true)
   }
 }
+
+/// A source with a wake descriptor (as the API's long-poll wake socket): the keeper asks it when the descriptor is
+/// readable, when a request parks (its recheck), and at its fallback, never on the poll interval.
+@Suite struct DescriptorWakeTests {
+  final class PipeWakeSource: WakeSource, @unchecked Sendable {
+    let inner = TestWakeSource()
+    let pipe = WakePipe()!
+    private let lock = NSLock()
+    private var askCount = 0
+
+    var asks: Int { lock.withLock { askCount } }
+    var wakeDescriptor: Int32? { pipe.readDescriptor }
+    var fallbackPollMs: Int64 { 60_000 }
+    func drainWakes() { pipe.drain() }
+    func changes(recheckFrom: Int64?) -> [String: Int64] {
+      lock.withLock { askCount += 1 }
+      return inner.changes(recheckFrom: recheckFrom)
+    }
+  }
+
+  @Test func aParkedRequestWaitsForTheDescriptorNotThePollInterval() throws {
+    let source = PipeWakeSource()
+    let rig = try ServerRig(
+      workers: 2, parking: ParkingOptions(pollIntervalMs: 2, source: source),
+      code: ParkingTests.code(Recorder()))
+    let alpha = try rig.connect()
+    try alpha.send(ParkingTests.parkRequest("ALPHA", after: 10))
+    let beta = try rig.connect()
+    try beta.send(ParkingTests.parkRequest("BETA", waitMs: 400))
+    #expect(waitFor { rig.server.parkedCount == 2 && source.asks >= 1 }, "parked, and their recheck asked")
+    // A commit that wakes nobody: ALPHA's key passes its version, but nothing is asked until the descriptor says.
+    source.inner.set("ALPHA", 11)
+    #expect(beta.receive().reply?.text == "timedOut BETA")
+    #expect(rig.server.parkedCount == 1, "400 ms passed with no ask: ALPHA still waits")
+    #expect(source.asks <= 2, "asked \(source.asks) times: only for the rechecks, never every 2 ms")
+    source.pipe.wake()
+    #expect(alpha.receive().reply?.text == "woken ALPHA")
+    #expect(rig.stop() == true)
+  }
+}

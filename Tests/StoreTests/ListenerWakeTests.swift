@@ -27,7 +27,7 @@ import Testing
     let path = ListenerWakeSocket.path(forDatabase: database)
     #expect(path == database + ".listener-wake")
     let socket = try ListenerWakeSocket(path: path)
-    let sender = ListenerWakeSender(databasePath: database)
+    let sender = WakeSender(listenerOf: database)
     #expect(sender.send(.sends))
     #expect(sender.send(.deviceAcks))
     // Datagrams queue while the listener is busy; each is one wake.
@@ -54,7 +54,7 @@ import Testing
     var info = stat()
     #expect(lstat(path, &info) == 0)
     #expect(info.st_mode & 0o777 == 0o770)
-    #expect(ListenerWakeSender(databasePath: folder + "/aprs.sqlite").send(.registrations))
+    #expect(WakeSender(listenerOf: folder + "/aprs.sqlite").send(.registrations))
     #expect(socket.receive() == [.registrations])
     // The old one going away leaves the new one's file alone.
     stale.close()
