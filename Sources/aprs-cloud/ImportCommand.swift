@@ -56,6 +56,8 @@ enum ImportCommand: Command {
       } catch {
         throw CommandFailure("\(settings.database): \(error)")
       }
+      // The listener takes the new station into its filter now, not at its next fallback look.
+      WakeSender(listenerOf: settings.database).send(.registrations)
       print(
         "imported \(archive.station): \(archive.entries.count) entries, \(archive.readMarkers.count) read markers,"
           + " \(archive.subscriptions.count) subscriptions"
