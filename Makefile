@@ -14,8 +14,9 @@ DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 # Only the tests need these: strace shows that the listener's commit is synced before its ACK is written;
 # Debian's Chromium and its WebDriver run the web client's browser tests (headless, never a downloaded browser);
 # libevent and libcap build the real APRS-IS server, aprsc, from the shared source ($(APRSC_BUILD)), that the
-# listener's integration tests run against.
-DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make faketime
+# listener's integration tests run against; iproute2 makes the network namespace of the per-/64 limit test
+# (Tests/netns).
+DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make faketime iproute2
 # aprsc 2.1.21's source and build script live beside the project (../shared/aprsc); the binary is cached in
 # .build/aprsc (rebuilt only when the source is newer). The tests build it themselves when it is missing.
 APRSC_BUILD  := ../shared/aprsc/build.sh
@@ -88,7 +89,8 @@ test-deb: deps-test release-static
 # the integration tests through real nginx, responder, listener, and the real aprsc. The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
 # pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
-# measure the queue, not the code. Last, the Debian package (`make test-deb`): a release build of its own, installed
+# measure the queue, not the code. Then nginx's per-/64 limit in a network namespace of its own (Tests/netns: three
+# IPv6 addresses on its loopback; needs root, as CI runs). Last, the Debian package (`make test-deb`): a release build of its own, installed
 # and upgraded in a clean Debian root.
 test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/fakes -p 'test_*.py'
@@ -98,6 +100,7 @@ test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	$(SWIFT) test --skip-build --filter IntegrationTests
+	Tests/netns/limit-per-64 .build/debug
 	$(MAKE) test-deb
 
 run: release
