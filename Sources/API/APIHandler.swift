@@ -38,7 +38,7 @@ public final class APIHandler {
     switch endpoint {
     case .register, .heartbeat, .unregister, .settings, .claim: .registrations
     case .send: .sends
-    case .sync, .read, .avatars, .health, .metrics, .status, .info: nil
+    case .sync, .read, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
     }
   }
 
@@ -58,6 +58,7 @@ public final class APIHandler {
     case settings = "/v1/settings"
     case claim = "/v1/claim"
     case read = "/v1/read"
+    case forwardConfirm = "/v1/forward/confirm"
     case health = "/health"
     case metrics = "/metrics"
     case status = "/status"
@@ -173,6 +174,10 @@ public final class APIHandler {
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         if access == .guest { try access.requireOwner(station!.description, for: "marking messages read") }
         return .response(try read(body, station: station!, now: now))
+      case .forwardConfirm:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        try access.requireOwner(station!.description, for: "confirming forward targets")
+        return .response(try forwardConfirm(body, station: station!, now: now))
       case .claim: throw .internalError("a claim is answered before the claim state is read")
       case .health: return .response(health())
       case .metrics: return .response(metrics())

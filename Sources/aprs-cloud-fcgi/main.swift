@@ -146,6 +146,16 @@ let apiConfig: APIConfig = {
   } catch {
     logger.warn("web push is off for /v1/info: its configuration is invalid", ["error": error.description])
   }
+  // Forwarding: which targets may be saved (the listener sends them).
+  do throws(ConfigError) {
+    let forward = try PushConfig.forward(configFile)
+    config.forward = forward != nil
+    config.forwardEmail = forward?.email != nil
+    config.allowPrivateForwardEndpoints = forward?.allowPrivateEndpoints ?? false
+  } catch {
+    config.forward = false
+    logger.warn("forwarding is off: its configuration is invalid", ["error": error.description])
+  }
   return config
 }()
 

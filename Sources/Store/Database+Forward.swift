@@ -1,0 +1,325 @@
+/// The stations' forward targets (`sql/020_forward_targets.sql`, README "Forwarding"): written by
+/// `POST /v1/settings` `forward` and `POST /v1/forward/confirm`, read and disabled by the push sender.
+extension Database {
+  /// The columns ``forwardTarget(_:)`` reads, in order.
+  private static let forwardColumns =
+    "station, id, kind, address, secret, priority, always, status, reason, disabled_at, confirm_due"
+
+  /// A station's forward targets, in the order given (every status).
+  public func forwardTargets(of station: String) throws(StoreError) -> [ForwardTarget] {
+    let statement = try prepared(
+      "SELECT \(Self.forwardColumns) FROM forward_targets WHERE station = ?1 ORDER BY position")
+    defer { statement.reset() }
+    try statement.bind(1, station.canonicalAddress)
+    var found: [ForwardTarget] = []
+    while try statement.step() {
+      if let target = Self.forwardTarget(statement) { found.append(target) }
+    }
+    return found
+  }
+
+  /// Replaces a station's forward targets with `drafts` (at most ``ForwardTarget/maximumPerStation``). A draft with
+  /// the id of a target the station has keeps it (its status and confirmation, its secret when the draft gives
+  /// none) and takes the draft's `always` and `priority`; if the draft changes its kind, address or secret, it is a
+  /// fresh target under a new id. A fresh email target is `unconfirmed` with a confirmation mail due; the others
+  /// start `active`. Returns the stored list; nil when the station is not registered.
+  /// - Throws: ``StoreError/invalidArgument(_:)`` for too many, an id the station does not have, a new target
+  ///   without kind or address, or a webhook without a secret.
+  public func replaceForwardTargets(of station: String, with drafts: [ForwardDraft], now: Int64)
+    throws(StoreError) -> [ForwardTarget]?
+  {
+    let address = station.canonicalAddress
+    guard drafts.count <= ForwardTarget.maximumPerStation else {
+      throw .invalidArgument("at most \(ForwardTarget.maximumPerStation) forward targets")
+    }
+    return try writeBatch { () throws(StoreError) -> [ForwardTarget]? in
+      guard try hasStation(address) else { return nil }
+      var existing: [String: ForwardTarget] = [:]
+      for target in try forwardTargets(of: address) { existing[target.id] = target }
+      var planned: [ForwardTarget] = []
+      // A fresh id is never one the station has (a dropped target's id is not reused in the same call).
+      var used = Set(drafts.compactMap(\.id)).union(existing.keys)
+      var serial = 0
+      func freshID() -> String {
+        var id = ""
+        while id.isEmpty || used.contains(id) {
+          id = "f" + String(now, radix: 36) + String(serial, radix: 36)
+          serial += 1
+        }
+        used.insert(id)
+        return id
+      }
+      for (index, draft) in drafts.enumerated() {
+        if let id = draft.id {
+          guard var kept = existing[id] else {
+            throw .invalidArgument("[\(index)].id: no forward target \(id)")
+          }
+          let changed =
+            (draft.kind.map { $0 != kept.kind } ?? false)
+            || (draft.address.map { $0 != kept.address } ?? false)
+            || (draft.secret.map { $0 != kept.secret } ?? false)
+          if let always = draft.always { kept.always = always }
+          if let priority = draft.priority { kept.priority = priority }
+          if changed {
+            kept.kind = draft.kind ?? kept.kind
+            kept.address = draft.address ?? kept.address
+            kept.secret = draft.secret ?? kept.secret
+            kept.id = freshID()
+            kept.status = kept.kind == .email ? .unconfirmed : .active
+            kept.confirmDue = kept.kind == .email
+          }
+          planned.append(kept)
+        } else {
+          guard let kind = draft.kind, let target = draft.address else {
+            throw .invalidArgument("[\(index)]: a new forward target needs its type and address")
+          }
+          if kind == .webhook && draft.secret == nil {
+            throw .invalidArgument("[\(index)].secret: a webhook needs a secret")
+          }
+          planned.append(
+            ForwardTarget(
+              station: address, id: freshID(), kind: kind, address: target, secret: draft.secret,
+              priority: draft.priority ?? 4, always: draft.always ?? false,
+              status: kind == .email ? .unconfirmed : .active, confirmDue: kind == .email))
+        }
+      }
+      let keptIDs = Set(planned.map(\.id))
+      let remove = try prepared("DELETE FROM forward_targets WHERE station = ?1 AND id = ?2")
+      for id in existing.keys where !keptIDs.contains(id) {
+        defer { remove.reset() }
+        try remove.bind(1, address)
+        try remove.bind(2, id)
+        try remove.run()
+      }
+      let upsert = try prepared(
+        """
+        INSERT INTO forward_targets (station, id, position, kind, address, secret, priority, always, status,
+          confirm_due, created_at)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        ON CONFLICT (station, id) DO UPDATE SET position = excluded.position, priority = excluded.priority,
+          always = excluded.always
+        """)
+      for (position, target) in planned.enumerated() {
+        defer { upsert.reset() }
+        try upsert.bind(1, address)
+        try upsert.bind(2, target.id)
+        try upsert.bind(3, position)
+        try upsert.bind(4, target.kind.rawValue)
+        try upsert.bind(5, target.address)
+        try upsert.bind(6, target.secret)
+        try upsert.bind(7, target.priority)
+        try upsert.bind(8, target.always)
+        try upsert.bind(9, target.status.name)
+        try upsert.bind(10, target.confirmDue)
+        try upsert.bind(11, now)
+        try upsert.run()
+      }
+      return try forwardTargets(of: address)
+    }
+  }
+
+  /// Checks a confirmation code (`code`, as entered) for the email target `id` of `station` in one write
+  /// transaction: right and not expired, the target becomes active; wrong,
+  /// it is counted, and after ``ForwardTarget/maximumWrongCodes`` the code is void.
+  public func confirmForwardTarget(station: String, id: String, code: String, now: Int64)
+    throws(StoreError) -> ForwardConfirmation
+  {
+    let address = station.canonicalAddress
+    return try writeTransaction { () throws(StoreError) -> ForwardConfirmation in
+      let read = try prepared(
+        """
+        SELECT \(Self.forwardColumns), confirm_code, confirm_expires_at, confirm_wrong FROM forward_targets
+        WHERE station = ?1 AND id = ?2
+        """)
+      guard
+        let (target, hash, expires, wrong) = try { () throws(StoreError) in
+          defer { read.reset() }
+          try read.bind(1, address)
+          try read.bind(2, id)
+          guard try read.step(), let target = Self.forwardTarget(read) else {
+            return (ForwardTarget, String?, Int64?, Int)?.none
+          }
+          return (target, read.optionalText(11), read.optionalInt64(12), read.int(13))
+        }()
+      else { return .notFound }
+      guard target.status == .unconfirmed else { return .notPending(target) }
+      guard let stored = hash, let expires, expires > now, wrong < ForwardTarget.maximumWrongCodes else {
+        return .wrongCode
+      }
+      guard Self.constantTimeEqual(stored, code) else {
+        let count = try prepared(
+          "UPDATE forward_targets SET confirm_wrong = confirm_wrong + 1 WHERE station = ?1 AND id = ?2")
+        defer { count.reset() }
+        try count.bind(1, address)
+        try count.bind(2, id)
+        try count.run()
+        return .wrongCode
+      }
+      let activate = try prepared(
+        """
+        UPDATE forward_targets SET status = 'active', confirm_due = 0, confirm_code = NULL,
+          confirm_expires_at = NULL, confirm_wrong = 0
+        WHERE station = ?1 AND id = ?2
+        """)
+      defer { activate.reset() }
+      try activate.bind(1, address)
+      try activate.bind(2, id)
+      try activate.run()
+      var confirmed = target
+      confirmed.status = .active
+      confirmed.confirmDue = false
+      return .confirmed(confirmed)
+    }
+  }
+
+  /// Asks for another confirmation mail for the email target `id` of `station`: queued unless today's
+  /// (UTC) ``ForwardTarget/confirmationsPerDay`` were sent.
+  public func resendForwardConfirmation(station: String, id: String, now: Int64) throws(StoreError)
+    -> ForwardResend
+  {
+    let address = station.canonicalAddress
+    return try writeTransaction { () throws(StoreError) -> ForwardResend in
+      let read = try prepared(
+        "SELECT \(Self.forwardColumns), confirm_day, confirm_sent FROM forward_targets WHERE station = ?1 AND id = ?2"
+      )
+      guard
+        let (target, day, sent) = try { () throws(StoreError) in
+          defer { read.reset() }
+          try read.bind(1, address)
+          try read.bind(2, id)
+          guard try read.step(), let target = Self.forwardTarget(read) else {
+            return (ForwardTarget, Int64, Int)?.none
+          }
+          return (target, read.int64(11), read.int(12))
+        }()
+      else { return .notFound }
+      guard target.status == .unconfirmed else { return .notPending(target) }
+      let today = Self.utcDay(now)
+      if day == today && sent >= ForwardTarget.confirmationsPerDay {
+        return .limited(retryAt: (today + 1) * 86_400_000)
+      }
+      let queue = try prepared("UPDATE forward_targets SET confirm_due = 1 WHERE station = ?1 AND id = ?2")
+      defer { queue.reset() }
+      try queue.bind(1, address)
+      try queue.bind(2, id)
+      try queue.run()
+      var queued = target
+      queued.confirmDue = true
+      return .queued(queued)
+    }
+  }
+
+  /// Unconfirmed email targets with a confirmation mail due, at most `limit`.
+  public func dueForwardConfirmations(limit: Int = 100) throws(StoreError) -> [ForwardTarget] {
+    let statement = try prepared(
+      """
+      SELECT \(Self.forwardColumns) FROM forward_targets
+      WHERE confirm_due = 1 AND status = 'unconfirmed' AND kind = 'email' LIMIT ?1
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, limit)
+    var found: [ForwardTarget] = []
+    while try statement.step() {
+      if let target = Self.forwardTarget(statement) { found.append(target) }
+    }
+    return found
+  }
+
+  /// Takes one due confirmation mail for sending, in one write transaction: counts it in the UTC day of `now`
+  /// and keeps `code` (the 6 digits the mail carries; a hash would add nothing to a million candidates, which the
+  /// wrong-code limit guards) until `now` +
+  /// ``ForwardTarget/confirmationLifetimeMs``, clearing the due flag. False (and the flag cleared) when today's
+  /// ``ForwardTarget/confirmationsPerDay`` were sent, or the target is no longer waiting.
+  public func beginForwardConfirmation(station: String, id: String, code: String, now: Int64)
+    throws(StoreError) -> Bool
+  {
+    try writeTransaction { () throws(StoreError) -> Bool in
+      let today = Self.utcDay(now)
+      let statement = try prepared(
+        """
+        UPDATE forward_targets SET
+          confirm_sent = CASE WHEN confirm_day = ?3 THEN confirm_sent + 1 ELSE 1 END, confirm_day = ?3,
+          confirm_code = ?4, confirm_expires_at = ?5, confirm_wrong = 0, confirm_due = 0
+        WHERE station = ?1 AND id = ?2 AND status = 'unconfirmed' AND confirm_due = 1
+          AND (confirm_day <> ?3 OR confirm_sent < ?6)
+        """)
+      defer { statement.reset() }
+      try statement.bind(1, station)
+      try statement.bind(2, id)
+      try statement.bind(3, today)
+      try statement.bind(4, code)
+      try statement.bind(5, now + ForwardTarget.confirmationLifetimeMs)
+      try statement.bind(6, ForwardTarget.confirmationsPerDay)
+      try statement.run()
+      if changes > 0 { return true }
+      let clear = try prepared("UPDATE forward_targets SET confirm_due = 0 WHERE station = ?1 AND id = ?2")
+      defer { clear.reset() }
+      try clear.bind(1, station)
+      try clear.bind(2, id)
+      try clear.run()
+      return false
+    }
+  }
+
+  /// A confirmation mail that could not be sent for a passing reason: not counted, and due again.
+  public func requeueForwardConfirmation(station: String, id: String) throws(StoreError) {
+    let statement = try prepared(
+      """
+      UPDATE forward_targets SET confirm_due = 1, confirm_sent = max(0, confirm_sent - 1)
+      WHERE station = ?1 AND id = ?2 AND status = 'unconfirmed'
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, id)
+    try statement.run()
+  }
+
+  /// Disables targets the push sender found dead (joins a `writeBatch`): `status` disabled with the reason and
+  /// `now`. A target the owner replaced meanwhile (another id) is not touched.
+  public func disableForwardTargets(_ targets: [ForwardDisable], now: Int64) throws(StoreError) {
+    guard !targets.isEmpty else { return }
+    try writeTransaction { () throws(StoreError) in
+      let statement = try prepared(
+        """
+        UPDATE forward_targets SET status = 'disabled', reason = ?3, disabled_at = ?4, confirm_due = 0
+        WHERE station = ?1 AND id = ?2
+        """)
+      for target in targets {
+        defer { statement.reset() }
+        try statement.bind(1, target.station)
+        try statement.bind(2, target.id)
+        try statement.bind(3, String(target.reason.prefix(300)))
+        try statement.bind(4, now)
+        try statement.run()
+      }
+    }
+  }
+
+  /// The UTC day number of `ms` (days since 1970-01-01).
+  static func utcDay(_ ms: Int64) -> Int64 { ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000 }
+
+  /// Equal strings compared in time that depends only on their lengths.
+  static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    var difference: UInt8 = 0
+    for index in x.indices { difference |= x[index] ^ y[index] }
+    return difference == 0
+  }
+
+  /// Reads one row of ``forwardColumns``; nil for a row edited by hand into something unreadable.
+  static func forwardTarget(_ row: Statement) -> ForwardTarget? {
+    guard let kind = row.optionalValue(2, as: ForwardKind.self) else { return nil }
+    let status: ForwardStatus
+    switch row.text(7) {
+    case "active": status = .active
+    case "unconfirmed": status = .unconfirmed
+    case "disabled": status = .disabled(reason: row.text(8), at: row.int64(9))
+    default: return nil
+    }
+    return ForwardTarget(
+      station: row.text(0), id: row.text(1), kind: kind, address: row.text(3), secret: row.optionalText(4),
+      priority: min(5, max(1, row.int(5))), always: row.bool(6), status: status, confirmDue: row.bool(10))
+  }
+}
