@@ -214,4 +214,59 @@ import Testing
     #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.text)")
     #expect(confirm(["id": id, "code": "444444"]).status == 200)
   }
+
+  static let badConfirms: [(String, Int, String)] = [
+    (#""id":7,"code":"123456""#, 400, "id must be a string"),
+    (#""code":"123456""#, 400, "id is required"),
+    (#""id":"f1""#, 400, "code is required"),
+    (#""id":"f1","code":123456"#, 400, "code must be a string"),
+    (#""id":"f1","code":"12345a""#, 400, "code must be the 6 digits"),
+    (#""id":"f1","code":"1234567890123456789""#, 400, "code"),
+    (#""id":"f1","resend":"yes""#, 400, "resend"),
+    (#""id":"f-unknown","code":"123456""#, 404, "no forward target"),
+    (#""id":"f-unknown","resend":true"#, 404, "no forward target"),
+  ]
+
+  @Test(arguments: badConfirms)
+  func hostileConfirmationsAreClearErrors(fields: String, status: Int, error: String) throws {
+    let fixture = try Self.fixture()
+    let reply = fixture.post(
+      "/v1/forward/confirm", #"{"callsign":"N0CALL","ssid":7,"auth":"13023",\#(fields)}"#)
+    #expect(reply.status == status, "\(reply.text)")
+    #expect(reply["error"]?.stringValue?.contains(error) == true, "\(reply.text)")
+  }
+
+  @Test func randomMutationsOfForwardSettingsNeverCauseA5xx() throws {
+    let fixture = try Self.fixture()
+    let seeds: [(String, String)] = [
+      (
+        "/v1/settings",
+        #"{"callsign":"N0CALL","ssid":7,"auth":"13023","forward":[{"type":"webhook","url":"https://h.example.org/x","secret":"0123456789abcdef","always":true},{"type":"email","to":"me@example.org"},{"type":"ntfy","url":"https://n.example.org/t","token":"tk","priority":3}]}"#
+      ),
+      ("/v1/forward/confirm", #"{"callsign":"N0CALL","ssid":7,"auth":"13023","id":"f1","code":"123456"}"#),
+    ]
+    var random = SplitMix64(seed: 20_261_202)
+    let alphabet =
+      Array(#"{}[]":,\-0123456789.eEtrufalsnN0CALL@/ "#.utf8) + [0x00, 0x0D, 0x7F, 0x80, 0xC3, 0xFF]
+    var statuses: [Int: Int] = [:]
+    for round in 0..<2000 {
+      let (path, seed) = seeds[round % seeds.count]
+      var bytes = Array(seed.utf8)
+      for _ in 0..<(1 + Int(random.next() % 4)) {
+        let position = Int(random.next() % UInt64(bytes.count))
+        switch random.next() % 3 {
+        case 0: bytes[position] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+        case 1: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: position)
+        default: if bytes.count > 1 { bytes.remove(at: position) }
+        }
+      }
+      let reply = fixture.post(path, String(decoding: bytes, as: UTF8.self))
+      statuses[reply.status, default: 0] += 1
+      #expect(reply.status < 500, "\(path) \(String(decoding: bytes, as: UTF8.self)): \(reply.text)")
+      if reply.status != 200 { #expect(reply["error"] != nil, "\(reply.text)") }
+    }
+    #expect(statuses[400, default: 0] > 500)
+    #expect(try fixture.database.forwardTargets(of: "N0CALL-7").count <= ForwardTarget.maximumPerStation)
+    #expect(try fixture.database.integrityCheck() == "ok")
+  }
 }

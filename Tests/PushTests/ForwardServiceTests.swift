@@ -25,7 +25,7 @@ final class ForwardRig {
   private(set) var service: PushService?
   let configText: String
 
-  init(allowPrivate: Bool = true, messaging: String = "coalesceWindow = 0") throws {
+  init(allowPrivate: Bool = true, messaging: String = "coalesceWindow = 0", forward: String = "") throws {
     fake = try ForwardFake()
     directory = fake.directory
     databasePath = directory + "/db.sqlite"
@@ -40,6 +40,7 @@ final class ForwardRig {
       [forward]
       caFile = ca.pem
       allowPrivateEndpoints = \(allowPrivate)
+      \(forward)
       [forward.email]
       url = smtps://127.0.0.1:\(fake.smtpPort)
       from = aprs@example.org
@@ -319,5 +320,21 @@ final class ForwardRig {
     #expect(try rig.fake.wait(path: "/hook/quiet", count: 1), "\(rig.log())")
     #expect(
       try rig.fake.requests("/hook/quiet").first?.string(at: ["body"])?.contains("after the mute") == true)
+  }
+
+  @Test func theGlobalRateHoldsForwardsPastPerMinute() throws {
+    let rig = try ForwardRig(forward: "perMinute = 1")
+    defer { rig.close() }
+    try rig.register("N0CALL-7")
+    try rig.targets("N0CALL-7", [rig.webhook("/hook/rate")])
+    try rig.start()
+    try rig.store("N0CALL-7", ["first", "second"])
+    #expect(try rig.fake.wait(path: "/hook/rate", count: 1), "\(rig.log())")
+    // The second waits for the minute (the fake's bounded wait runs out with one request).
+    #expect(try !rig.fake.wait(path: "/hook/rate", count: 2, timeoutMs: 700))
+    rig.clock.advance(by: 60_001)
+    rig.service?.notify()
+    #expect(try rig.fake.wait(path: "/hook/rate", count: 2), "\(rig.log())")
+    #expect(try eventually { try rig.database.dueOutbox(now: .max, limit: 100).isEmpty })
   }
 }
