@@ -126,88 +126,84 @@ final class CurlMulti {
 
   /// Starts `request`; `tag` comes back with its response from `perform()`.
   func start(_ request: HTTPRequest, tag: Int) throws(PushError) {
-    guard !closed else { throw PushError("the HTTP client is closed") }
-    let easy: UnsafeMutableRawPointer
-    if let reused = idle.popLast() {
-      curl_easy_reset(reused)
-      easy = reused
-    } else {
-      guard let created = curl_easy_init() else { throw PushError("curl_easy_init failed") }
-      easy = created
-    }
     let transfer = Transfer(tag: tag, body: request.body)
     for header in request.headers { transfer.headers = curl_slist_append(transfer.headers, header) }
-    let user = Unmanaged.passUnretained(transfer).toOpaque()
-    var ok = true
-    func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
-    check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_POST, 1))
-    check(ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
-    check(ccurl_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, transfer.body.baseAddress))
-    check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headers))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(10_000, request.timeoutMs)))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
-    check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, "aprs-cloud-push/1"))
-    check(ccurl_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
-    check(ccurl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWrite))
-    check(ccurl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, user))
-    if let caFile = request.caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
-    if request.refusePrivateAddresses {
-      check(ccurl_easy_setopt_opensocket(easy, curlOpenSocket))
-      check(ccurl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, user))
+    try add(transfer, url: request.url, timeoutMs: request.timeoutMs, caFile: request.caFile) {
+      easy, user, check in
+      check(ccurl_easy_setopt_long(easy, CURLOPT_POST, 1))
+      check(ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+      check(ccurl_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, transfer.body.baseAddress))
+      check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headers))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+      check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, "aprs-cloud-push/1"))
+      if request.refusePrivateAddresses {
+        check(ccurl_easy_setopt_opensocket(easy, curlOpenSocket))
+        check(ccurl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, user))
+      }
     }
-    guard ok, curl_multi_add_handle(multi, easy) == CURLM_OK else {
-      transfer.release()
-      curl_easy_cleanup(easy)
-      throw PushError("cannot start a request to \(request.url)")
-    }
-    active[easy] = transfer
   }
 
   /// Starts sending `request` (SMTP over TLS: `smtps://`, or `smtp://` with STARTTLS required); `tag` comes back
   /// with its result from `perform()`: status 250 when the server took the mail, else the transport error with
   /// the server's last reply code as `status` (550 for a refused recipient), 0 when it never answered.
   func startMail(_ request: MailRequest, tag: Int) throws(PushError) {
-    guard !closed else { throw PushError("the HTTP client is closed") }
+    let transfer = Transfer(tag: tag, body: request.message)
+    transfer.isMail = true
+    transfer.headers = curl_slist_append(transfer.headers, "<" + request.to + ">")
+    try add(transfer, url: request.url, timeoutMs: request.timeoutMs, caFile: request.caFile) {
+      easy, user, check in
+      check(ccurl_easy_setopt_string(easy, CURLOPT_MAIL_FROM, "<" + request.from + ">"))
+      check(ccurl_easy_setopt_slist(easy, CURLOPT_MAIL_RCPT, transfer.headers))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1))
+      check(ccurl_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.message.count)))
+      check(ccurl_easy_setopt_write(easy, CURLOPT_READFUNCTION, curlRead))
+      check(ccurl_easy_setopt_ptr(easy, CURLOPT_READDATA, user))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)))
+      if let username = request.username { check(ccurl_easy_setopt_string(easy, CURLOPT_USERNAME, username)) }
+      if let password = request.password { check(ccurl_easy_setopt_string(easy, CURLOPT_PASSWORD, password)) }
+    }
+  }
+
+  /// Puts `transfer` on the wire: a pooled (or new) easy handle with the options every transfer shares (URL,
+  /// timeouts, the error buffer, the response sink, the CA bundle) and those `configure` sets (it reports each
+  /// `CURLcode` to its third argument); on any failure the transfer's buffers are freed and nothing is started.
+  private func add(
+    _ transfer: Transfer, url: String, timeoutMs: Int, caFile: String?,
+    configure: (UnsafeMutableRawPointer, UnsafeMutableRawPointer, (CURLcode) -> Void) -> Void
+  ) throws(PushError) {
+    guard !closed else {
+      transfer.release()
+      throw PushError("the HTTP client is closed")
+    }
     let easy: UnsafeMutableRawPointer
     if let reused = idle.popLast() {
       curl_easy_reset(reused)
       easy = reused
     } else {
-      guard let created = curl_easy_init() else { throw PushError("curl_easy_init failed") }
+      guard let created = curl_easy_init() else {
+        transfer.release()
+        throw PushError("curl_easy_init failed")
+      }
       easy = created
     }
-    let transfer = Transfer(tag: tag, body: request.message)
-    transfer.isMail = true
-    transfer.headers = curl_slist_append(transfer.headers, "<" + request.to + ">")
     let user = Unmanaged.passUnretained(transfer).toOpaque()
     var ok = true
     func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
-    check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url))
-    check(ccurl_easy_setopt_string(easy, CURLOPT_MAIL_FROM, "<" + request.from + ">"))
-    check(ccurl_easy_setopt_slist(easy, CURLOPT_MAIL_RCPT, transfer.headers))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1))
-    check(ccurl_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.message.count)))
-    check(ccurl_easy_setopt_write(easy, CURLOPT_READFUNCTION, curlRead))
-    check(ccurl_easy_setopt_ptr(easy, CURLOPT_READDATA, user))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)))
-    if let username = request.username { check(ccurl_easy_setopt_string(easy, CURLOPT_USERNAME, username)) }
-    if let password = request.password { check(ccurl_easy_setopt_string(easy, CURLOPT_PASSWORD, password)) }
+    check(ccurl_easy_setopt_string(easy, CURLOPT_URL, url))
     check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(10_000, request.timeoutMs)))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(10_000, timeoutMs)))
     check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000))
     check(ccurl_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
     check(ccurl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWrite))
     check(ccurl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, user))
-    if let caFile = request.caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
+    if let caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
+    configure(easy, user, check)
     guard ok, curl_multi_add_handle(multi, easy) == CURLM_OK else {
       transfer.release()
       curl_easy_cleanup(easy)
-      throw PushError("cannot start a mail to \(request.url)")
+      throw PushError("cannot start a request to \(url)")
     }
     active[easy] = transfer
   }
