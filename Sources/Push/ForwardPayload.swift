@@ -1,4 +1,5 @@
 import JSON
+import Logging
 import Store
 
 /// What a forward target receives for one message, pure (README "Forwarding"):
@@ -148,41 +149,25 @@ enum ForwardPayload {
   }
 }
 
-/// Epoch milliseconds as UTC calendar text (proleptic Gregorian; no time zone database needed).
+/// Epoch milliseconds as UTC calendar text, from the logger's ISO 8601 timestamp (one civil-date conversion in
+/// the project: `Logger.timestamp(epochMs:)`).
 enum UTCTime {
-  /// `(year, month 1–12, day 1–31, weekday 0 = Sunday, hour, minute, second)` of `ms`.
-  static func parts(_ ms: Int64) -> (Int64, Int64, Int64, Int64, Int64, Int64, Int64) {
-    let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-    let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-    let rest = seconds - days * 86_400
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let day = doy - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-    let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday (4)
-    return (year, month, day, weekday, rest / 3600, rest % 3600 / 60, rest % 60)
-  }
-
-  private static func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-
   /// `2026-12-02 07:59:00 UTC`.
   static func readable(_ ms: Int64) -> String {
-    let (year, month, day, _, hour, minute, second) = parts(ms)
-    return "\(year)-\(two(month))-\(two(day)) \(two(hour)):\(two(minute)):\(two(second)) UTC"
+    let iso = Array(Logger.timestamp(epochMs: ms))  // 2026-12-02T07:59:00.000Z
+    return String(iso[0..<10]) + " " + String(iso[11..<19]) + " UTC"
   }
 
   /// RFC 5322 §3.3: `Wed, 02 Dec 2026 07:59:00 +0000`.
   static func mailDate(_ ms: Int64) -> String {
-    let (year, month, day, weekday, hour, minute, second) = parts(ms)
-    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    let iso = Array(Logger.timestamp(epochMs: ms))
+    let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+    let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+    let weekday = Int(((days % 7) + 11) % 7)  // 1970-01-01 was a Thursday (4)
+    let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    return "\(days[Int(weekday)]), \(two(day)) \(months[Int(month - 1)]) \(year) "
-      + "\(two(hour)):\(two(minute)):\(two(second)) +0000"
+    let month = Int(String(iso[5..<7])) ?? 1
+    return "\(names[weekday]), \(String(iso[8..<10])) \(months[month - 1]) \(String(iso[0..<4])) "
+      + String(iso[11..<19]) + " +0000"
   }
 }
