@@ -328,17 +328,18 @@ final class PushEngine {
   private func prepare(_ whole: PushBatch, now: Int64) {
     let split = quietSplit(whole, now: now)
     let forwards = forwardPlan(whole, pushable: split.batch)
-    // No push provider: the rows no target takes wait as they always did.
-    if clients.isEmpty && forwards.isEmpty {
-      coalescer.finished(whole.ids)
-      return
-    }
     let forwarded = Set(forwards.map(\.entry.id))
-    for entry in split.held where !forwarded.contains(entry.id) {
-      writes.completed.append(entry.id)
-      done[entry.id] = nil
+    if clients.isEmpty {
+      // No push provider: the rows no target takes wait as they always did.
+      coalescer.finished(whole.ids.filter { !forwarded.contains($0) })
+      if forwarded.isEmpty { return }
+    } else {
+      for entry in split.held where !forwarded.contains(entry.id) {
+        writes.completed.append(entry.id)
+        done[entry.id] = nil
+      }
     }
-    let pushable = Set(split.batch?.ids ?? [])
+    let pushable = clients.isEmpty ? [] : Set(split.batch?.ids ?? [])
     let kept = whole.entries.filter { pushable.contains($0.id) || forwarded.contains($0.id) }
     guard !kept.isEmpty else { return }
     let id = nextBatchID

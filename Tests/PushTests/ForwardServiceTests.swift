@@ -337,4 +337,20 @@ final class ForwardRig {
     #expect(try rig.fake.wait(path: "/hook/rate", count: 2), "\(rig.log())")
     #expect(try eventually { try rig.database.dueOutbox(now: .max, limit: 100).isEmpty })
   }
+
+  /// Without any push provider, a row no target takes stays pending for the provider a restart may bring.
+  @Test func withoutAPushProviderTheRowsNoTargetTakesWait() throws {
+    let rig = try ForwardRig()
+    defer { rig.close() }
+    try rig.register("N0CALL-7")
+    try rig.register("N0CALL-8")
+    try rig.targets("N0CALL-7", [rig.webhook("/hook/w")])
+    try rig.start()
+    try rig.store("N0CALL-8", ["no target here"])
+    try rig.store("N0CALL-7", ["forwarded"])
+    #expect(try rig.fake.wait(path: "/hook/w", count: 1), "\(rig.log())")
+    #expect(
+      try eventually { try rig.database.dueOutbox(now: .max, limit: 100).map(\.station) == ["N0CALL-8"] })
+    #expect(try rig.fake.requests().count == 1)
+  }
 }
