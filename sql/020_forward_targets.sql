@@ -4,9 +4,10 @@
 -- for none); never answered in full. `status`: active, unconfirmed (an email address that has not entered its
 -- code: it gets only confirmation mails) or disabled (with `reason` and `disabled_at`: 404/410, an SMTP 5xx for
 -- the address, a private address at connect).
--- Confirmation of an email target: `confirm_due` = 1 while a confirmation mail is to be sent (the push sender
--- makes the 6-digit code and keeps it in `confirm_code` until `confirm_expires_at`, and counts the mails of the UTC
--- day `confirm_day` in `confirm_sent`, at most 3); `confirm_wrong` counts wrong codes (5 void the code).
+-- Confirmation of an email target: `confirm_due` 1 while a confirmation mail with a new code is to be sent, 2 while
+-- the last one is to be sent again after a passing failure (the push sender makes the 6-digit code and keeps it in
+-- `confirm_code` until `confirm_expires_at`; the mails one address gets are counted in `rate_limits`, at most 3 in
+-- 24 hours whatever station asks); `confirm_wrong` counts wrong codes (5 void the code).
 -- `id` is the server's (`f` + base-36 digits), kept while the target exists. Deleted with the station.
 CREATE TABLE forward_targets (
   station            TEXT NOT NULL REFERENCES stations (address) ON DELETE CASCADE,
@@ -24,9 +25,7 @@ CREATE TABLE forward_targets (
   confirm_code       TEXT,
   confirm_expires_at INTEGER,
   confirm_wrong      INTEGER NOT NULL DEFAULT 0,
-  confirm_day        INTEGER NOT NULL DEFAULT 0,
-  confirm_sent       INTEGER NOT NULL DEFAULT 0,
   created_at         INTEGER NOT NULL,
   PRIMARY KEY (station, id)
 ) WITHOUT ROWID;
-CREATE INDEX forward_targets_confirm_due ON forward_targets (confirm_due) WHERE confirm_due = 1;
+CREATE INDEX forward_targets_confirm_due ON forward_targets (confirm_due) WHERE confirm_due > 0;

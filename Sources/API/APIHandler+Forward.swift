@@ -5,7 +5,7 @@ import Store
 extension APIHandler {
   /// `POST /v1/forward/confirm` (README "Forwarding"): `{callsign, ssid, id, code}` confirms the email target `id`
   /// with the code its confirmation mail carried; `{…, id, resend:true}` asks for another mail (at most
-  /// ``Store/ForwardTarget/confirmationsPerDay`` a day: 429 past it). Answers `{"target":{…}}`, the target as
+  /// ``Store/ForwardTarget/confirmationsPerDay`` to one address in 24 hours: 429 past it). Answers `{"target":{…}}`, the target as
   /// `/v1/settings` shows it. A wrong, expired or void code is a 400 naming `code`; an unknown `id` a 404; a target
   /// that is not waiting for a code a 409. Only the owner of a claimed station gets here.
   func forwardConfirm(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError)
@@ -22,7 +22,8 @@ extension APIHandler {
       case .queued(let queued): target = queued
       case .limited(let retryAt):
         throw .rateLimited(
-          what: "confirmation mails for this target today (at most \(ForwardTarget.confirmationsPerDay))",
+          what:
+            "confirmation mails to this address (at most \(ForwardTarget.confirmationsPerDay) in 24 hours)",
           retryAfterSeconds: Int(max(1, (retryAt - now + 999) / 1000)))
       case .notFound: throw .forwardTargetNotFound(id: id)
       case .notPending(let other): throw .conflict(Self.notPending(other))

@@ -118,8 +118,9 @@ extension PushEngine {
   // MARK: Confirmation mails
 
   /// Sends the confirmation mails that are due (an email target saved or a resend asked for), when email
-  /// forwarding is configured: a fresh 6-digit code each, counted in the target's day
-  /// (`Database.beginForwardConfirmation`, at most 3 a day) before the mail goes out.
+  /// forwarding is configured: a fresh 6-digit code each, counted against the address
+  /// (`Database.beginForwardConfirmation`, at most 3 in 24 hours) before the mail goes out; a mail put off by a
+  /// passing failure goes again with the same code, not counted again.
   func pollConfirmations(now: Int64) {
     guard let forwarder, forwarder.settings.email != nil else { return }
     let due: [ForwardTarget]
@@ -132,30 +133,31 @@ extension PushEngine {
     for target in due where !confirming.contains(target.deliveryKey) {
       if let time = notBefore[target.deliveryKey], time > now { continue }
       var generator = SystemRandomNumberGenerator()
-      let code = String(UInt32.random(in: 0..<1_000_000, using: &generator) + 1_000_000).dropFirst()
+      let fresh = String(String(UInt32.random(in: 0..<1_000_000, using: &generator) + 1_000_000).dropFirst())
+      let code: String
       do throws(StoreError) {
         guard
-          try database.beginForwardConfirmation(
-            station: target.station, id: target.id, code: String(code), now: now)
+          let taken = try database.beginForwardConfirmation(
+            station: target.station, id: target.id, newCode: fresh, now: now)
         else {
           logger.info(
-            "forward: no confirmation mail: today's were sent",
+            "forward: no confirmation mail: the address had its mails of the last 24 hours",
             ["station": target.station, "target": target.id])
           continue
         }
+        code = taken
       } catch {
         logger.error("forward: cannot record a confirmation mail", ["error": error.description])
         continue
       }
       confirming.insert(target.deliveryKey)
-      forwarder.enqueue(
-        ForwardJob(id: nextJobID, batchID: nil, target: target, confirmationCode: String(code)))
+      forwarder.enqueue(ForwardJob(id: nextJobID, batchID: nil, target: target, confirmationCode: code))
       nextJobID += 1
     }
   }
 
-  /// A confirmation mail's outcome: sent (counted); put off (due again after the wait, not counted against the
-  /// day); refused for the address (the target is disabled); given up (logged).
+  /// A confirmation mail's outcome: sent (counted); put off (due again with the same code after the wait, not
+  /// counted again); refused for the address (the target is disabled); given up (logged).
   private func handleConfirmation(_ outcome: ForwardOutcome, now: Int64) {
     let target = outcome.job.target
     confirming.remove(target.deliveryKey)

@@ -172,31 +172,28 @@ extension Database {
     }
   }
 
-  /// Asks for another confirmation mail for the email target `id` of `station`: queued unless today's
-  /// (UTC) ``ForwardTarget/confirmationsPerDay`` were sent.
+  /// Asks for another confirmation mail (with a new code) for the email target `id` of `station`: queued unless
+  /// the address had its ``ForwardTarget/confirmationsPerDay`` mails in the last 24 hours.
   public func resendForwardConfirmation(station: String, id: String, now: Int64) throws(StoreError)
     -> ForwardResend
   {
     let address = station.canonicalAddress
     return try writeTransaction { () throws(StoreError) -> ForwardResend in
       let read = try prepared(
-        "SELECT \(Self.forwardColumns), confirm_day, confirm_sent FROM forward_targets WHERE station = ?1 AND id = ?2"
-      )
-      guard
-        let (target, day, sent) = try { () throws(StoreError) in
-          defer { read.reset() }
-          try read.bind(1, address)
-          try read.bind(2, id)
-          guard try read.step(), let target = Self.forwardTarget(read) else {
-            return (ForwardTarget, Int64, Int)?.none
-          }
-          return (target, read.int64(11), read.int(12))
-        }()
-      else { return .notFound }
+        "SELECT \(Self.forwardColumns) FROM forward_targets WHERE station = ?1 AND id = ?2")
+      let found = try { () throws(StoreError) -> ForwardTarget? in
+        defer { read.reset() }
+        try read.bind(1, address)
+        try read.bind(2, id)
+        return try read.step() ? Self.forwardTarget(read) : nil
+      }()
+      guard let target = found else { return .notFound }
       guard target.status == .unconfirmed else { return .notPending(target) }
-      let today = Self.utcDay(now)
-      if day == today && sent >= ForwardTarget.confirmationsPerDay {
-        return .limited(retryAt: (today + 1) * 86_400_000)
+      if case .limited(let retryAfterMs) = try peekRate(
+        key: Self.confirmationKey(target.address), limit: ForwardTarget.confirmationsPerDay,
+        windowMs: ForwardTarget.confirmationWindowMs, now: now)
+      {
+        return .limited(retryAt: now + retryAfterMs)
       }
       let queue = try prepared("UPDATE forward_targets SET confirm_due = 1 WHERE station = ?1 AND id = ?2")
       defer { queue.reset() }
@@ -214,7 +211,7 @@ extension Database {
     let statement = try prepared(
       """
       SELECT \(Self.forwardColumns) FROM forward_targets
-      WHERE confirm_due = 1 AND status = 'unconfirmed' AND kind = 'email' LIMIT ?1
+      WHERE confirm_due > 0 AND status = 'unconfirmed' AND kind = 'email' LIMIT ?1
       """)
     defer { statement.reset() }
     try statement.bind(1, limit)
@@ -225,53 +222,73 @@ extension Database {
     return found
   }
 
-  /// Takes one due confirmation mail for sending, in one write transaction: counts it in the UTC day of `now`
-  /// and keeps `code` (the 6 digits the mail carries; a hash would add nothing to a million candidates, which the
-  /// wrong-code limit guards) until `now` +
-  /// ``ForwardTarget/confirmationLifetimeMs``, clearing the due flag. False (and the flag cleared) when today's
-  /// ``ForwardTarget/confirmationsPerDay`` were sent, or the target is no longer waiting.
-  public func beginForwardConfirmation(station: String, id: String, code: String, now: Int64)
-    throws(StoreError) -> Bool
+  /// Takes one due confirmation mail for sending, in one write transaction, and returns the code it carries (nil:
+  /// none goes out; the due flag is cleared either way). A mail due again after a passing failure carries the code
+  /// kept (while it is good); a new one carries `newCode` (6 digits; kept in the clear: a hash would add nothing to
+  /// a million candidates, which the wrong-code limit guards), good until `now` +
+  /// ``ForwardTarget/confirmationLifetimeMs``, and is counted against the address: none past
+  /// ``ForwardTarget/confirmationsPerDay`` in 24 hours.
+  public func beginForwardConfirmation(station: String, id: String, newCode: String, now: Int64)
+    throws(StoreError) -> String?
   {
-    try writeTransaction { () throws(StoreError) -> Bool in
-      let today = Self.utcDay(now)
-      let statement = try prepared(
+    try writeBatch { () throws(StoreError) -> String? in
+      let read = try prepared(
         """
-        UPDATE forward_targets SET
-          confirm_sent = CASE WHEN confirm_day = ?3 THEN confirm_sent + 1 ELSE 1 END, confirm_day = ?3,
-          confirm_code = ?4, confirm_expires_at = ?5, confirm_wrong = 0, confirm_due = 0
-        WHERE station = ?1 AND id = ?2 AND status = 'unconfirmed' AND confirm_due = 1
-          AND (confirm_day <> ?3 OR confirm_sent < ?6)
+        SELECT address, confirm_due, confirm_code, confirm_expires_at FROM forward_targets
+        WHERE station = ?1 AND id = ?2 AND status = 'unconfirmed' AND confirm_due > 0
         """)
-      defer { statement.reset() }
-      try statement.bind(1, station)
-      try statement.bind(2, id)
-      try statement.bind(3, today)
-      try statement.bind(4, code)
-      try statement.bind(5, now + ForwardTarget.confirmationLifetimeMs)
-      try statement.bind(6, ForwardTarget.confirmationsPerDay)
-      try statement.run()
-      if changes > 0 { return true }
+      let found = try { () throws(StoreError) -> (String, Int, String?, Int64?)? in
+        defer { read.reset() }
+        try read.bind(1, station)
+        try read.bind(2, id)
+        guard try read.step() else { return nil }
+        return (read.text(0), read.int(1), read.optionalText(2), read.optionalInt64(3))
+      }()
+      guard let (address, due, kept, expires) = found else { return nil }
       let clear = try prepared("UPDATE forward_targets SET confirm_due = 0 WHERE station = ?1 AND id = ?2")
-      defer { clear.reset() }
-      try clear.bind(1, station)
-      try clear.bind(2, id)
-      try clear.run()
-      return false
+      do {
+        defer { clear.reset() }
+        try clear.bind(1, station)
+        try clear.bind(2, id)
+        try clear.run()
+      }
+      if due == 2, let kept, let expires, expires > now { return kept }
+      let decision = try consumeRate(
+        key: Self.confirmationKey(address), limit: ForwardTarget.confirmationsPerDay,
+        windowMs: ForwardTarget.confirmationWindowMs, now: now)
+      guard decision == .allowed else { return nil }
+      let store = try prepared(
+        """
+        UPDATE forward_targets SET confirm_code = ?3, confirm_expires_at = ?4, confirm_wrong = 0
+        WHERE station = ?1 AND id = ?2
+        """)
+      defer { store.reset() }
+      try store.bind(1, station)
+      try store.bind(2, id)
+      try store.bind(3, newCode)
+      try store.bind(4, now + ForwardTarget.confirmationLifetimeMs)
+      try store.run()
+      return newCode
     }
   }
 
-  /// A confirmation mail that could not be sent for a passing reason: not counted, and due again.
+  /// A confirmation mail that could not be sent for a passing reason: due again with the same code, not counted
+  /// again.
   public func requeueForwardConfirmation(station: String, id: String) throws(StoreError) {
     let statement = try prepared(
       """
-      UPDATE forward_targets SET confirm_due = 1, confirm_sent = max(0, confirm_sent - 1)
-      WHERE station = ?1 AND id = ?2 AND status = 'unconfirmed'
+      UPDATE forward_targets SET confirm_due = 2
+      WHERE station = ?1 AND id = ?2 AND status = 'unconfirmed' AND confirm_code IS NOT NULL
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
     try statement.bind(2, id)
     try statement.run()
+  }
+
+  /// The `rate_limits` key confirmation mails to `address` are counted under.
+  static func confirmationKey(_ address: String) -> String {
+    RateKey.forwardConfirmationsTo + address.lowercased()
   }
 
   /// Disables targets the push sender found dead (joins a `writeBatch`): `status` disabled with the reason and
@@ -294,9 +311,6 @@ extension Database {
       }
     }
   }
-
-  /// The UTC day number of `ms` (days since 1970-01-01).
-  static func utcDay(_ ms: Int64) -> Int64 { ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000 }
 
   /// Equal strings compared in time that depends only on their lengths.
   static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -32,8 +32,10 @@ public enum ForwardStatus: Sendable, Equatable {
 public struct ForwardTarget: Sendable, Equatable {
   /// Targets one station may have.
   public static let maximumPerStation = 5
-  /// Confirmation mails one target gets per UTC day at most.
+  /// Confirmation mails one address gets in 24 hours at most, whatever station (and target) asks.
   public static let confirmationsPerDay = 3
+  /// The window they are counted in, ms.
+  public static let confirmationWindowMs: Int64 = 86_400_000
   /// Wrong codes after which the code is void (a new confirmation mail is needed).
   public static let maximumWrongCodes = 5
   /// How long a confirmation code is good, ms.
@@ -124,7 +126,7 @@ public enum ForwardConfirmation: Sendable, Equatable {
 public enum ForwardResend: Sendable, Equatable {
   /// Queued: the push sender mails a new code.
   case queued(ForwardTarget)
-  /// Today's confirmation mails were sent already: the next may go at `retryAt` (epoch ms, the next UTC day).
+  /// The address had its confirmation mails of 24 hours already: the next may go at `retryAt` (epoch ms).
   case limited(retryAt: Int64)
   /// The station has no target with that id.
   case notFound

@@ -173,7 +173,7 @@ import Testing
     #expect(due.map(\.id) == [id])
     #expect(
       try fixture.database.beginForwardConfirmation(
-        station: "N0CALL-7", id: id, code: "482913", now: fixture.clock.now))
+        station: "N0CALL-7", id: id, newCode: "482913", now: fixture.clock.now) == "482913")
     #expect(try fixture.database.dueForwardConfirmations().isEmpty)
     // Malformed, wrong, unknown id, then right.
     #expect(confirm(["id": id, "code": "48291"])["error"]?.stringValue?.contains("code must be") == true)
@@ -191,28 +191,52 @@ import Testing
     #expect(confirm(["id": id, "resend": true]).status == 409)
   }
 
-  @Test func fiveWrongCodesVoidTheCodeAndResendsAreThreeADay() throws {
+  @Test func fiveWrongCodesVoidTheCodeAndAnAddressGetsThreeMailsIn24Hours() throws {
     let fixture = try Self.fixture()
-    let reply = fixture.settings(["forward": [["type": "email", "to": "me@example.org"]]])
+    var reply = fixture.settings(["forward": [["type": "email", "to": "me@example.org"]]])
     let id = try #require(targets(reply).first?["id"] as? String)
     let identity = APIFixture.settingsIdentity
     func confirm(_ fields: [String: Any]) -> Reply {
       fixture.post("/v1/forward/confirm", identity.merging(fields) { $1 })
     }
+    let database = fixture.database
     let now = fixture.clock.now
     #expect(
-      try fixture.database.beginForwardConfirmation(station: "N0CALL-7", id: id, code: "222222", now: now))
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: id, newCode: "222222", now: now) != nil)
     for _ in 0..<5 { #expect(confirm(["id": id, "code": "999999"]).status == 400) }
     #expect(confirm(["id": id, "code": "222222"]).status == 400, "void after 5 wrong codes")
-    // Two more mails today (three in all), then 429 with Retry-After until the next UTC day.
-    for code in ["333333", "444444"] {
-      #expect(confirm(["id": id, "resend": true]).status == 200)
-      #expect(
-        try fixture.database.beginForwardConfirmation(station: "N0CALL-7", id: id, code: code, now: now))
-    }
+    // A passing failure sends the same code again, not counted again.
+    #expect(confirm(["id": id, "resend": true]).status == 200)
+    #expect(
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: id, newCode: "333333", now: now) != nil)
+    try database.requeueForwardConfirmation(station: "N0CALL-7", id: id)
+    #expect(
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: id, newCode: "000001", now: now)
+        == "333333")
+    // The third mail, then 429 with Retry-After.
+    #expect(confirm(["id": id, "resend": true]).status == 200)
+    #expect(
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: id, newCode: "444444", now: now) != nil)
     let limited = confirm(["id": id, "resend": true])
     #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.text)")
-    #expect(confirm(["id": id, "code": "444444"]).status == 200)
+    // Removing the target and adding the address again does not start a new count.
+    reply = fixture.settings(["forward": [["type": "email", "to": "ME@example.org"]]])
+    let again = try #require(targets(reply).first?["id"] as? String)
+    #expect(again != id)
+    #expect(
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: again, newCode: "555555", now: now)
+        == nil)
+    #expect(try database.dueForwardConfirmations().isEmpty)
+    // A day later the address may get mails again.
+    #expect(confirm(["id": again, "resend": true]).status == 429)
+    let later = now + ForwardTarget.confirmationWindowMs
+    guard case .queued = try database.resendForwardConfirmation(station: "N0CALL-7", id: again, now: later)
+    else {
+      throw TestFailure("not queued a day later")
+    }
+    #expect(
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: again, newCode: "666666", now: later)
+        != nil)
   }
 
   static let badConfirms: [(String, Int, String)] = [
