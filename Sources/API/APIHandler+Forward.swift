@@ -5,11 +5,12 @@ import Store
 extension APIHandler {
   /// `POST /v1/forward/confirm` (README "Forwarding"): `{callsign, ssid, id, code}` confirms the email target `id`
   /// with the code its confirmation mail carried; `{…, id, resend:true}` asks for another mail (at most
-  /// ``Store/ForwardTarget/confirmationsPerDay`` to one address in 24 hours: 429 past it). Answers `{"target":{…}}`, the target as
-  /// `/v1/settings` shows it. A wrong, expired or void code is a 400 naming `code`; an unknown `id` a 404; a target
-  /// that is not waiting for a code a 409. Only the owner of a claimed station gets here.
-  func forwardConfirm(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError)
-    -> APIResponse
+  /// ``Store/ForwardTarget/confirmationsPerDay`` to one address in 24 hours: 429 past it). Answers
+  /// `{"target":{…}}`, the target as `/v1/settings` shows it. A wrong, expired or void code is a 400 naming `code`;
+  /// an unknown `id` a 404; a target that is not waiting for a code a 409. Only the owner of a claimed station gets
+  /// here; a confirmation is recorded in the station's audit trail under `client`.
+  func forwardConfirm(_ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64)
+    throws(APIError) -> APIResponse
   {
     let id = try body.requiredString("id", maxLength: 16)
     let address = station.description
@@ -37,7 +38,14 @@ extension APIHandler {
         try database.confirmForwardTarget(station: address, id: id, code: code, now: now)
       }
       switch result {
-      case .confirmed(let confirmed): target = confirmed
+      case .confirmed(let confirmed):
+        target = confirmed
+        try store { () throws(StoreError) in
+          try database.recordAudit(
+            AuditEntry(
+              station: address, at: now, action: .settings, client: client.key,
+              detail: "forward \(confirmed.id) confirmed"))
+        }
       case .wrongCode:
         throw .badRequest(
           "code: wrong or expired confirmation code (after \(ForwardTarget.maximumWrongCodes) wrong ones, ask for"

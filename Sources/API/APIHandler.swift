@@ -177,7 +177,7 @@ public final class APIHandler {
       case .forwardConfirm:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "confirming forward targets")
-        return .response(try forwardConfirm(body, station: station!, now: now))
+        return .response(try forwardConfirm(body, station: station!, client: client, now: now))
       case .claim: throw .internalError("a claim is answered before the claim state is read")
       case .health: return .response(health())
       case .metrics: return .response(metrics())

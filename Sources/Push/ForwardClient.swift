@@ -73,6 +73,13 @@ final class ForwardClient {
       }
       let job = waiting[head]
       head += 1
+      if job.target.kind == .email && settings.email == nil {
+        // Saved while the server had an SMTP server, which the configuration no longer names: nothing to retry.
+        ended.append(
+          ForwardOutcome(
+            job: job, decision: .giveUp(reason: "email forwarding is not configured ([forward.email] url)")))
+        continue
+      }
       tags += 1
       do throws(PushError) {
         try start(job, http: http, tag: tags, now: now)

@@ -186,6 +186,8 @@ import Testing
     #expect(right.status == 200, "\(right.text)")
     #expect(right.text.contains(#""status":"active""#), "\(right.text)")
     #expect(targets(fixture.settings()).first?["status"] as? String == "active")
+    #expect(
+      try fixture.database.auditTrail(of: "N0CALL-7").contains { $0.detail == "forward \(id) confirmed" })
     // Confirmed already: 409.
     #expect(confirm(["id": id, "code": "482913"]).status == 409)
     #expect(confirm(["id": id, "resend": true]).status == 409)
