@@ -68,7 +68,7 @@ import Testing
     let savedB = try stack.post(
       "/v1/settings",
       json:
-        #"{\#(b.identity),"forward":[{"type":"webhook","url":"\#(fake.url("/b"))","secret":"\#(Self.secret)"}]}"#,
+        #"{\#(b.identity),"ackPolicy":"server","forward":[{"type":"webhook","url":"\#(fake.url("/b"))","secret":"\#(Self.secret)"}]}"#,
       headers: b.bearer)
     #expect(savedB.status == 200, "\(savedB.text)")
 
@@ -121,8 +121,12 @@ import Testing
     let all = try fake.requests()
     #expect(all.count == 2 && !all.contains { $0.string("body")?.contains("Blocked") == true }, "\(all)")
     #expect(try fake.mails().count == 2)
-    // Forwarding transmits nothing on APRS-IS (ackPolicy never: no ACK either).
-    #expect(try aprsis.transmitted().isEmpty)
+    // Forwarding transmits nothing on APRS-IS and changes no ACK: B (ackPolicy server) ACKs its message once,
+    // A (never) nothing; no other line goes out.
+    #expect(try aprsis.wait("transmitted", count: 1), "\(listener.log)")
+    let transmitted = try aprsis.transmitted()
+    #expect(transmitted.count == 1, "\(transmitted)")
+    #expect(try aprsis.ackLines().count == 1 && aprsis.ackLines().first?.contains(":ack8") == true)
 
     let metrics = try stack.metrics().text
     let webhooks = #"aprs_cloud_forwards_total{type="webhook",outcome="delivered"} 2"#
