@@ -211,6 +211,11 @@ extension APIHandler {
       "When the newest message was stored (the sync cursor's high-water mark), epoch seconds; 0 before the first.",
       PrometheusText.seconds(ms: stats.lastMessageTimestamp))
     out.single(
+      "aprs_cloud_messages_dropped_unpulled_total", "counter",
+      "Messages evicted from a station's ring (or past its untilPulled max) before the station pulled them: the"
+        + " dropped count of want inbox answers. Kept in the database, so it survives restarts.",
+      String(stats.droppedUnpulled))
+    out.single(
       "aprs_cloud_outbox_pending", "gauge", "Pushes waiting to be sent (outbox depth), retries included.",
       String(stats.outboxPending))
     out.single(

@@ -108,7 +108,7 @@ extension APIHandler {
     var writer = JSONWriter(capacity: 256)
     writer.beginObject()
     writer.key("message")
-    writeMessage(message, to: &writer)
+    Self.writeMessage(message, to: &writer)
     writer.key("serverTime")
     writer.int(serverTime)
     writer.endObject()

@@ -149,7 +149,7 @@ extension APIHandler {
     writer.key("messages")
     writer.beginArray()
     for message in messages where config.includeSent || message.direction == .received {
-      writeMessage(message, to: &writer)
+      Self.writeMessage(message, to: &writer)
     }
     writer.endArray()
   }
@@ -160,7 +160,7 @@ extension APIHandler {
   /// for `want:["subscriptions"]`) has its kind as `type` (`bulletin`, `group`, `nws`, `watch`), its
   /// `subscription` id, `to` the addressee it was sent to (not for a watch), and for a watch its `event`
   /// (`heard`, `silent`, `emergency`) and, when the packet had one, `latitude` and `longitude` (degrees).
-  func writeMessage(_ message: StoredMessage, to writer: inout JSONWriter) {
+  static func writeMessage(_ message: StoredMessage, to writer: inout JSONWriter) {
     writer.beginObject()
     writer.key("direction")
     writer.string(message.direction.rawValue)

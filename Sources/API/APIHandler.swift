@@ -38,7 +38,7 @@ public final class APIHandler {
     switch endpoint {
     case .register, .heartbeat, .unregister, .settings, .claim: .registrations
     case .send: .sends
-    case .sync, .read, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
+    case .sync, .read, .export, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
     }
   }
 
@@ -58,6 +58,7 @@ public final class APIHandler {
     case settings = "/v1/settings"
     case claim = "/v1/claim"
     case read = "/v1/read"
+    case export = "/v1/export"
     case forwardConfirm = "/v1/forward/confirm"
     case health = "/health"
     case metrics = "/metrics"
@@ -174,6 +175,10 @@ public final class APIHandler {
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         if access == .guest { try access.requireOwner(station!.description, for: "marking messages read") }
         return .response(try read(body, station: station!, now: now))
+      case .export:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        try access.requireOwner(station!.description, for: "exporting the station")
+        return .response(try export(station: station!, now: now))
       case .forwardConfirm:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "confirming forward targets")

@@ -7,6 +7,9 @@ import JSON
 struct RequestBody {
   let object: JSONObject
 
+  /// A body over an object already parsed (a member of a larger document, such as an export's settings).
+  init(object: JSONObject) { self.object = object }
+
   /// Parses `bytes`, which must hold one JSON object.
   init(_ bytes: [UInt8]) throws(APIError) {
     let value: JSONValue

@@ -28,8 +28,24 @@ extension Database {
     return try statement.step() ? statement.optionalInt64(0).map { Int($0) } : nil
   }
 
-  /// Records that storing the message with timestamp `at` evicted `count` unpulled messages of `station`.
+  /// The meta key counting every unpulled message ever evicted (`recordDrop`), for `/metrics`: the `drops` rows
+  /// themselves are pruned after 30 days, this count never goes down.
+  static let droppedUnpulledKey = "dropped_unpulled_total"
+
+  /// Records that storing the message with timestamp `at` evicted `count` unpulled messages of `station`, and
+  /// counts them in ``droppedUnpulledKey``.
   func recordDrop(_ station: String, at: Int64, count: Int) throws(StoreError) {
+    let total = try prepared(
+      """
+      INSERT INTO meta (key, value) VALUES (?1, ?2)
+      ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value
+      """)
+    do {
+      defer { total.reset() }
+      try total.bind(1, Self.droppedUnpulledKey)
+      try total.bind(2, count)
+      try total.run()
+    }
     let statement = try prepared(
       """
       INSERT INTO drops (station, at, count) VALUES (?1, ?2, ?3)

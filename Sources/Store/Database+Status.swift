@@ -57,7 +57,9 @@ extension Database {
 
   /// The meta keys only the store itself writes: the cursor's high-water mark, the running total
   /// of avatar bytes and the station count (both kept by triggers).
-  static let storeOwnedMetaKeys: Set<String> = [lastMessageTimestampKey, avatarBytesKey, stationCountKey]
+  static let storeOwnedMetaKeys: Set<String> = [
+    lastMessageTimestampKey, avatarBytesKey, stationCountKey, droppedUnpulledKey,
+  ]
 
   /// Stores a small value under `key`. The store's own keys (the cursor's high-water mark, the
   /// avatar byte total) are refused.
@@ -163,6 +165,7 @@ extension Database {
         }
       }
       stats.lastMessageTimestamp = try lastMessageTimestamp()
+      stats.droppedUnpulled = Int(try meta(Self.droppedUnpulledKey) ?? "") ?? 0
       stats.schemaVersion = try schemaVersion()
       stats.pageSize = Int(try scalarText("PRAGMA page_size") ?? "") ?? 0
       stats.pageCount = Int(try scalarText("PRAGMA page_count") ?? "") ?? 0
@@ -197,6 +200,9 @@ public struct DatabaseStats: Sendable, Equatable {
   public var outboxFailed = 0
   /// When the oldest pending push was queued (epoch ms), nil when none is pending.
   public var oldestPendingAt: Int64?
+  /// Messages evicted from a station's ring before it pulled them (the `dropped` of `want:["inbox"]`
+  /// answers), counted since the database was made.
+  public var droppedUnpulled = 0
   /// The newest message timestamp ever assigned (the sync cursor's high-water mark), epoch ms.
   public var lastMessageTimestamp: Int64 = 0
   /// `PRAGMA user_version`.

@@ -37,10 +37,12 @@ extension Database {
   /// get new ids. Watches keep their states, new ones start at `now`; the entries of a kind no longer subscribed
   /// to are deleted (``settleSubscriptionChanges(of:subscriptions:now:)``). Returns the stored list; nil when
   /// the station is not registered.
+  /// With `adoptingIds` (an import: ``importStation(_:now:)``) an id the station does not have yet is taken as
+  /// given instead of refused.
   /// - Throws: ``StoreError/invalidArgument(_:)`` for more than the maximum, or an id the station does not have.
-  public func replaceSubscriptions(of station: String, with drafts: [SubscriptionDraft], now: Int64)
-    throws(StoreError) -> [Subscription]?
-  {
+  public func replaceSubscriptions(
+    of station: String, with drafts: [SubscriptionDraft], now: Int64, adoptingIds: Bool = false
+  ) throws(StoreError) -> [Subscription]? {
     let address = station.canonicalAddress
     guard drafts.count <= Subscription.maximumPerStation else {
       throw .invalidArgument("at most \(Subscription.maximumPerStation) subscriptions")
@@ -49,7 +51,7 @@ extension Database {
       guard try hasStation(address) else { return nil }
       let existing = Set(try subscriptions(of: address).map(\.id))
       for draft in drafts {
-        if let id = draft.id, !existing.contains(id) {
+        if let id = draft.id, !existing.contains(id), !adoptingIds {
           throw .invalidArgument("no subscription \(id)")
         }
       }

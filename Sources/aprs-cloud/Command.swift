@@ -1,4 +1,5 @@
 import Config
+import Platform
 
 #if canImport(Glibc)
   import Glibc
@@ -77,17 +78,4 @@ func runCommand<C: Command>(_ command: C.Type, _ arguments: [String]) -> ExitSta
     return .success
   }
   return C.run(arguments)
-}
-
-/// Writes every byte to a file descriptor, retrying short writes and EINTR.
-func writeAll(_ fileDescriptor: Int32, _ bytes: [UInt8]) {
-  bytes.withUnsafeBytes { buffer in
-    var offset = 0
-    while offset < buffer.count {
-      let written = write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-      if written < 0 && errno == EINTR { continue }
-      if written <= 0 { return }
-      offset += written
-    }
-  }
 }

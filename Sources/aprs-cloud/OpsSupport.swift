@@ -20,6 +20,8 @@ struct OperatorSettings {
   var stationExpiryMs: Int64
   var busyTimeoutMs: Int64
   var ringSize: Int
+  /// `[server] maxUnpulledPerStation`: the most a station's `retention.max` may be.
+  var maxUnpulledPerStation = 500
 
   /// The settings for a parsed command line with `--db` and `--config` options.
   static func load(_ parsed: Arguments) throws(CommandFailure) -> OperatorSettings {
@@ -41,7 +43,7 @@ struct OperatorSettings {
         database: server.database, databaseIsDefault: databaseIsDefault,
         stationExpiryMs: server.stationExpiryMs,
         busyTimeoutMs: server.busyTimeoutMs,
-        ringSize: server.ringSize)
+        ringSize: server.ringSize, maxUnpulledPerStation: server.maxUnpulledPerStation)
     } catch {
       throw CommandFailure(error.description)
     }
@@ -75,7 +77,8 @@ struct OperatorSettings {
       let opened = try Database(
         path: database,
         options: StoreOptions(
-          busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize, readOnly: readOnly))
+          busyTimeoutMs: Int32(clamping: busyTimeoutMs), ringSize: ringSize, readOnly: readOnly,
+          maxUnpulledPerStation: maxUnpulledPerStation))
       do throws(StoreError) {
         if checkSchema { try opened.checkSchema() }
       } catch {

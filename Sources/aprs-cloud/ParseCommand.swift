@@ -1,5 +1,6 @@
 import APRS
 import JSON
+import Platform
 
 #if canImport(Glibc)
   import Glibc

@@ -11,6 +11,7 @@ extension StationsCommand {
     let address = argument.uppercased()
     let settings = try OperatorSettings.load(parsed)
     if parsed.options["release-claim"] != nil { return try releaseClaim(address, settings) }
+    if let file = parsed.options["export"] { return try export(address, to: file, settings) }
     let database = try settings.openReadOnly()
     defer { closeInspected(database) }
     let record: StationRecord?
@@ -169,4 +170,36 @@ extension StationsCommand {
   }
 
   private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+}
+
+extension StationsCommand {
+  /// `--export FILE`: writes the station's export document (``StationArchive``, as `POST /v1/export` answers it)
+  /// to `file`, mode 0600 (it holds the claim's key hash), or to standard output for `-`.
+  static func export(_ address: String, to file: String, _ settings: OperatorSettings) throws(CommandFailure)
+    -> ExitStatus
+  {
+    let database = try settings.openReadOnly()
+    defer { closeInspected(database) }
+    let archive: StationArchive?
+    do throws(StoreError) {
+      archive = try database.exportStation(address)
+    } catch {
+      throw CommandFailure("\(settings.database): \(error)")
+    }
+    guard let archive else { throw CommandFailure("\(Format.printable(address)) is not registered") }
+    let document = archive.jsonDocument(exportedAt: epochMilliseconds())
+    if file == "-" {
+      writeAll(1, document + [0x0A])
+      return .success
+    }
+    do throws(OwnerOnlyFile.WriteError) {
+      try OwnerOnlyFile.write(document, to: file, placement: .replace)
+    } catch {
+      throw CommandFailure("cannot write \(file): \(error.reason)")
+    }
+    printError(
+      "exported \(archive.station): \(archive.entries.count) entries, \(archive.readMarkers.count) read markers,"
+        + " \(archive.subscriptions.count) subscriptions to \(file)")
+    return .success
+  }
 }

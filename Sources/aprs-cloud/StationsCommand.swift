@@ -11,6 +11,7 @@ enum StationsCommand: Command {
     usage: aprs-cloud stations --db PATH [--config FILE] [--all]
            aprs-cloud stations --top --db PATH [--config FILE]
            aprs-cloud stations STATION --db PATH [--config FILE] [--release-claim]
+           aprs-cloud stations STATION --export FILE --db PATH [--config FILE]
 
     Lists the stations registered in the database, one per line, by address:
     platform (android, ios, or - for a sync-only desktop), live or expired,
@@ -37,6 +38,12 @@ enum StationsCommand: Command {
     working, the station and its settings stay, and the next POST /v1/claim
     claims it anew. The release is recorded in the audit trail.
 
+    --export FILE writes everything of STATION that moves with it to FILE
+    (- for standard output): its stored messages, sends with their states,
+    subscription entries, read markers, settings and claim, as the JSON
+    document POST /v1/export answers its owner. `aprs-cloud import FILE`
+    reads it into another server's database.
+
     Reads the database read-only (but for --release-claim), so it is safe
     while the server runs.
 
@@ -46,12 +53,13 @@ enum StationsCommand: Command {
       --all           list expired stations too
       --top           the busiest stations and addresses of the last hour
       --release-claim release STATION's claim (writes the database)
+      --export FILE   write STATION's export document to FILE (- for stdout)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
       let parsed = try parseArguments(
-        arguments, options: ["db", "config"], flags: ["all", "release-claim", "top"])
+        arguments, options: ["db", "config", "export"], flags: ["all", "release-claim", "top"])
       guard parsed.positionals.count <= 1 else {
         throw CommandFailure("unexpected argument '\(parsed.positionals[1])'", usage: true)
       }

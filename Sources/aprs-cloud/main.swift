@@ -14,7 +14,7 @@ let commands: [any Command.Type] = [
   NginxConfigCommand.self, UpCommand.self, PushTestCommand.self,
   StatusCommand.self, StationsCommand.self, MessagesCommand.self, BackupCommand.self,
   ImportConfigCommand.self, RestoreCommand.self, ReplicateCommand.self, MaintenanceCommand.self,
-  PushWorkerCommand.self, BanCommand.self, UnbanCommand.self, CheckConfigCommand.self,
+  PushWorkerCommand.self, BanCommand.self, UnbanCommand.self, CheckConfigCommand.self, ImportCommand.self,
 ]
 
 func mainUsage(_ commands: [any Command.Type]) -> String {

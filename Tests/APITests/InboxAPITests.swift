@@ -57,6 +57,14 @@ import Testing
     let old = fresh.post("/v1/sync", Self.identity.merging(["since": 0]) { $1 })
     #expect(old.messages.count == 50 && old["dropped"] == nil && old["more"] == nil)
     #expect(!oldBefore.contains("dropped"))
+    // /metrics counts every eviction of an unpulled message: 20 in each of the two databases.
+    for api in [fixture, fresh] {
+      let metrics = String(
+        decoding: api.handler.handle(APIRequest(method: "GET", path: "/metrics", viaMetricsListener: true))
+          .body,
+        as: UTF8.self)
+      #expect(metrics.contains("\naprs_cloud_messages_dropped_unpulled_total 20\n"), "\(metrics)")
+    }
   }
 
   @Test func hostileRetentionValuesAreA400NamingTheField() throws {

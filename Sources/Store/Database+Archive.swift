@@ -1,0 +1,162 @@
+import APRS
+
+/// Moving a station between servers (``StationArchive``): the export every owner may take
+/// (`POST /v1/export`, `aprs-cloud stations CALL --export FILE`) and its import into another database
+/// (`aprs-cloud import FILE`).
+extension Database {
+  /// Everything of `address` (any case) that an archive carries, read in one snapshot; nil when the station is
+  /// not registered.
+  public func exportStation(_ address: String) throws(StoreError) -> StationArchive? {
+    let station = address.canonicalAddress
+    return try readTransaction { () throws(StoreError) -> StationArchive? in
+      guard let settings = try stationSettings(station) else { return nil }
+      return StationArchive(
+        station: station,
+        claim: try stationClaim(station).claim.map {
+          ArchivedClaim(keyHash: $0.keyHash, claimedAt: $0.claimedAt)
+        }, settings: settings, subscriptions: try subscriptions(of: station),
+        readMarkers: try readMarkers(station: station, changedAfter: .min),
+        entries: try recentMessages(station: station, limit: StationArchive.maximumEntries))
+    }
+  }
+
+  /// Imports `archive` into this database in ONE `BEGIN IMMEDIATE` transaction: the station (registered at
+  /// `now`, with no devices), its claim, settings, subscriptions (their ids kept), read markers and entries,
+  /// each entry under its own `timestamp`, so a client's sync cursor from the old server goes on working.
+  /// Imported messages are neither pushed nor ACKed; the station's cursor is set past them. A send that was
+  /// still in flight is imported as `expired` (the old server's schedule does not move here). Returns the
+  /// number of entries imported.
+  /// - Throws: ``StoreError/invalidArgument(_:)`` when the station is registered here already, or an entry's
+  ///   timestamp is taken by another station's message (nothing is written).
+  @discardableResult
+  public func importStation(_ archive: StationArchive, now: Int64) throws(StoreError) -> Int {
+    let station = archive.station.canonicalAddress
+    let address: StationAddress
+    do throws(CallsignError) {
+      address = try StationAddress(parsing: station)
+    } catch {
+      throw .invalidArgument("\(station) is not a station address")
+    }
+    return try writeBatch { () throws(StoreError) -> Int in
+      guard try !hasStation(station) else {
+        throw .invalidArgument(
+          "\(station) is registered here already: an import makes the station anew (unregister it first)")
+      }
+      _ = try upsertStation(
+        StationUpsert(
+          address: station, base: address.base, ssid: address.ssid, platform: nil, pushToken: nil,
+          ackMessages: nil, isRegistration: true, client: "operator"),
+        now: now)
+      if let claim = archive.claim {
+        let statement = try prepared(
+          """
+          UPDATE stations SET claim_key_hash = ?2, claimed_at = ?3, claim_refreshed_at = ?4 WHERE address = ?1
+          """)
+        defer { statement.reset() }
+        try statement.bind(1, station)
+        try statement.bind(2, claim.keyHash)
+        try statement.bind(3, claim.claimedAt)
+        try statement.bind(4, now)
+        try statement.run()
+      }
+      try updateStationSettings(station, archive.settings.asUpdate, now: now)
+      _ = try replaceSubscriptions(
+        of: station,
+        with: archive.subscriptions.map { SubscriptionDraft(id: $0.id, rule: $0.rule, bypass: $0.bypass) },
+        now: now, adoptingIds: true)
+      var newest: Int64 = 0
+      for entry in archive.entries {
+        try importEntry(entry, station: station, now: now)
+        newest = max(newest, entry.timestamp)
+      }
+      var last = max(try lastMessageTimestamp(), newest)
+      if !archive.readMarkers.isEmpty {
+        // Stamped after every imported entry, so a device that syncs from 0 sees them.
+        last += 1
+        let marker = try prepared(
+          "INSERT INTO read_markers (station, peer, up_to, changed_at) VALUES (?1, ?2, ?3, ?4)")
+        for (peer, upTo) in archive.readMarkers.sorted(by: { $0.key < $1.key }) {
+          defer { marker.reset() }
+          try marker.bind(1, station)
+          try marker.bind(2, peer == Self.everyPeer ? peer : peer.canonicalAddress)
+          try marker.bind(3, upTo)
+          try marker.bind(4, last)
+          try marker.run()
+        }
+      }
+      try setMetaValue(Self.lastMessageTimestampKey, String(last))
+      let cursor = try prepared(
+        "UPDATE stations SET last_sync_cursor = ?2, last_sync_at = ?3 WHERE address = ?1")
+      defer { cursor.reset() }
+      try cursor.bind(1, station)
+      try cursor.bind(2, newest)
+      try cursor.bind(3, now)
+      try cursor.run()
+      return archive.entries.count
+    }
+  }
+
+  /// One entry of an import: its message row under its own timestamp and, for a message sent through
+  /// `/v1/send`, its send row (a pending one as expired).
+  private func importEntry(_ entry: StoredMessage, station: String, now: Int64) throws(StoreError) {
+    let taken = try prepared("SELECT station FROM messages WHERE timestamp = ?1")
+    do {
+      defer { taken.reset() }
+      try taken.bind(1, entry.timestamp)
+      if try taken.step() {
+        throw .invalidArgument(
+          "timestamp \(entry.timestamp) is taken by a message of \(taken.text(0)) here: import into a fresh server"
+        )
+      }
+    }
+    let insert = try prepared(
+      """
+      INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event,
+        latitude, longitude)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+      """)
+    do {
+      defer { insert.reset() }
+      try insert.bind(1, station)
+      try insert.bind(2, entry.direction)
+      try insert.bind(3, entry.peer)
+      try insert.bind(4, entry.text)
+      try insert.bind(5, entry.msgno)
+      try insert.bind(6, entry.timestamp)
+      try insert.bind(7, entry.to?.canonicalAddress)
+      try insert.bind(8, entry.entry?.kind.rawValue)
+      try insert.bind(9, entry.entry?.subscription)
+      try insert.bind(10, entry.entry?.event?.rawValue)
+      try insert.bind(11, entry.entry?.latitude)
+      try insert.bind(12, entry.entry?.longitude)
+      try insert.run()
+    }
+    guard entry.direction == .sent, let state = entry.state, let msgno = entry.msgno else { return }
+    let final: SendState = state == .pending ? .expired : state
+    let send = try prepared(
+      """
+      INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, finished_at)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+      """)
+    defer { send.reset() }
+    try send.bind(1, lastInsertRowID)
+    try send.bind(2, station)
+    try send.bind(3, entry.peer.canonicalAddress)
+    try send.bind(4, msgno)
+    try send.bind(5, entry.clientId)
+    try send.bind(6, final)
+    try send.bind(7, entry.timestamp)
+    try send.bind(8, state == .pending ? now : entry.timestamp)
+    try send.run()
+  }
+}
+
+extension StationSettings {
+  /// An update that sets every setting to this one's value.
+  var asUpdate: StationSettingsUpdate {
+    StationSettingsUpdate(
+      blocked: blocked, mutedUntil: mutedUntil, quietHours: .some(quietHours), quietBypass: quietBypass,
+      ackPolicy: ackPolicy, keylessDevices: keylessDevices, ssids: ssids, ackSsids: ackSsids,
+      retention: retention)
+  }
+}
