@@ -61,9 +61,19 @@ extension Database {
           if let always = draft.always { kept.always = always }
           if let priority = draft.priority { kept.priority = priority }
           if changed {
+            if let kind = draft.kind, kind != kept.kind {
+              // Another type: its own address and secret, nothing of the old one.
+              guard draft.address != nil else {
+                throw .invalidArgument("[\(index)]: a target given another type needs its address")
+              }
+              kept.secret = nil
+            }
             kept.kind = draft.kind ?? kept.kind
             kept.address = draft.address ?? kept.address
             kept.secret = draft.secret ?? kept.secret
+            if kept.kind == .webhook && kept.secret == nil {
+              throw .invalidArgument("[\(index)].secret: a webhook needs a secret")
+            }
             kept.id = freshID()
             kept.status = kept.kind == .email ? .unconfirmed : .active
             kept.confirmDue = kept.kind == .email

@@ -68,6 +68,23 @@ import Testing
     // The stored secret is the one given, in full, for the sender.
     let stored = try fixture.database.forwardTargets(of: "N0CALL-7")
     #expect(stored.first?.secret == "another-secret-0000-1111")
+    // Another type needs its own address (and a webhook its secret); the old one's are not carried over.
+    let ntfy = targets(
+      fixture.settings([
+        "forward": [["type": "ntfy", "url": "https://ntfy.example.org/t", "token": "tk_0123456789"]]
+      ]))
+    let ntfyID = try #require(ntfy.first?["id"] as? String)
+    reply = fixture.settings(["forward": [["id": ntfyID, "type": "webhook"]]])
+    #expect(
+      reply.status == 400 && reply["error"]?.stringValue?.contains("forward[0]") == true, "\(reply.text)")
+    reply = fixture.settings([
+      "forward": [["id": ntfyID, "type": "webhook", "url": "https://h.example.org/x"]]
+    ])
+    #expect(
+      reply.status == 400 && reply["error"]?.stringValue?.contains("forward[0].secret") == true,
+      "\(reply.text)")
+    reply = fixture.settings(["forward": [["id": ntfyID, "type": "email", "to": "me@example.org"]]])
+    #expect(targets(reply).first?["status"] as? String == "unconfirmed", "\(reply.text)")
     reply = fixture.settings(["forward": [Any]()])
     #expect(reply.status == 200 && targets(reply).isEmpty)
   }
