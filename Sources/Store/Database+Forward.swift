@@ -23,8 +23,8 @@ extension Database {
   /// none) and takes the draft's `always` and `priority`; if the draft changes its kind, address or secret, it is a
   /// fresh target under a new id. A fresh email target is `unconfirmed` with a confirmation mail due; the others
   /// start `active`. Returns the stored list; nil when the station is not registered.
-  /// - Throws: ``StoreError/invalidArgument(_:)`` for too many, an id the station does not have, a new target
-  ///   without kind or address, or a webhook without a secret.
+  /// - Throws: ``StoreError/invalidArgument(_:)`` for too many, an id the station does not have (or one named twice),
+  ///   a new target without kind or address, or a webhook without a secret.
   public func replaceForwardTargets(of station: String, with drafts: [ForwardDraft], now: Int64)
     throws(StoreError) -> [ForwardTarget]?
   {
@@ -49,10 +49,14 @@ extension Database {
         used.insert(id)
         return id
       }
+      var named = Set<String>()
       for (index, draft) in drafts.enumerated() {
         if let id = draft.id {
           guard var kept = existing[id] else {
             throw .invalidArgument("[\(index)].id: no forward target \(id)")
+          }
+          guard named.insert(id).inserted else {
+            throw .invalidArgument("[\(index)].id: forward target \(id) is named twice")
           }
           let changed =
             (draft.kind.map { $0 != kept.kind } ?? false)

@@ -74,6 +74,8 @@ import Testing
         "forward": [["type": "ntfy", "url": "https://ntfy.example.org/t", "token": "tk_0123456789"]]
       ]))
     let ntfyID = try #require(ntfy.first?["id"] as? String)
+    reply = fixture.settings(["forward": [["id": ntfyID], ["id": ntfyID]]])
+    #expect(reply["error"]?.stringValue?.contains("forward[1].id") == true, "\(reply.text)")
     reply = fixture.settings(["forward": [["id": ntfyID, "type": "webhook"]]])
     #expect(
       reply.status == 400 && reply["error"]?.stringValue?.contains("forward[0]") == true, "\(reply.text)")
