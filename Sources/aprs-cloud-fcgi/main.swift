@@ -152,6 +152,9 @@ let apiConfig: APIConfig = {
     config.forward = forward != nil
     config.forwardEmail = forward?.email != nil
     config.allowPrivateForwardEndpoints = forward?.allowPrivateEndpoints ?? false
+    if let forward {
+      config.info.forwardTypes = (forward.email != nil ? ["email"] : []) + ["ntfy", "webhook"]
+    }
   } catch {
     config.forward = false
     logger.warn("forwarding is off: its configuration is invalid", ["error": error.description])

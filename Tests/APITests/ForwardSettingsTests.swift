@@ -314,4 +314,14 @@ import Testing
     #expect(try fixture.database.forwardTargets(of: "N0CALL-7").count <= ForwardTarget.maximumPerStation)
     #expect(try fixture.database.integrityCheck() == "ok")
   }
+
+  @Test func infoNamesTheTypesThisServerForwardsTo() throws {
+    var config = APIConfig()
+    config.info.forwardTypes = ["email", "ntfy", "webhook"]
+    let fixture = try APIFixture(config: config)
+    let info = fixture.post("/v1/info", "{}")
+    #expect(info.text.contains(#""forward":["email","ntfy","webhook"]"#), "\(info.text)")
+    let off = try APIFixture()
+    #expect(!off.post("/v1/info", "{}").text.contains("forward"))
+  }
 }

@@ -44,6 +44,9 @@ import Testing
     let stack = try TestStack(.real(arguments: ["--config", path]))
     defer { stack.stop() }
 
+    // /v1/info names the target types this server forwards to.
+    let info = try #require(try stack.get("/v1/info").jsonObject)
+    #expect(info["forward"] == .array([.string("email"), .string("ntfy"), .string("webhook")]), "\(info)")
     let a = try Self.claimed(stack, ssid: 7)
     let b = try Self.claimed(stack, ssid: 8)
     // Hostile input is a 400 naming the field, through nginx too.
