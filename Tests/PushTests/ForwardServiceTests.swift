@@ -353,4 +353,25 @@ final class ForwardRig {
       try eventually { try rig.database.dueOutbox(now: .max, limit: 100).map(\.station) == ["N0CALL-8"] })
     #expect(try rig.fake.requests().count == 1)
   }
+
+  @Test func quietHoursHoldForwardsButFromBypassCallsOrToAlwaysTargets() throws {
+    let rig = try ForwardRig()
+    defer { rig.close() }
+    try rig.register("N0CALL-7")
+    try rig.targets("N0CALL-7", [rig.webhook("/hook/q"), rig.webhook("/hook/qa", always: true)])
+    let minute = Int(rig.clock.now() / 60_000 % 1440)
+    var update = StationSettingsUpdate()
+    update.quietHours = try QuietHours(
+      start: (minute + 1430) % 1440, end: (minute + 60) % 1440, utcOffsetMinutes: 0)
+    update.quietBypass = try CallList(validating: ["KJ7ABC"], field: "quietBypass")
+    try rig.database.updateStationSettings("N0CALL-7", update, now: rig.clock.now())
+    try rig.start()
+    try rig.store("N0CALL-7", ["in the quiet hours"], from: "W5AGO")
+    try rig.store("N0CALL-7", ["from a bypass call"], from: "KJ7ABC-7")
+    #expect(try rig.fake.wait(path: "/hook/qa", count: 2), "\(rig.log())")
+    #expect(try rig.fake.wait(path: "/hook/q", count: 1), "\(rig.log())")
+    #expect(try eventually { try rig.database.dueOutbox(now: .max, limit: 100).isEmpty })
+    let quiet = try rig.fake.requests("/hook/q")
+    #expect(quiet.count == 1 && quiet.first?.string(at: ["body"])?.contains("from a bypass call") == true)
+  }
 }
