@@ -164,4 +164,18 @@ import Testing
     #expect(result.stdout.contains("token …abcd"), "\(result.stdout)")
     #expect(result.stdout.contains("disabled: 410 the endpoint is gone"), "\(result.stdout)")
   }
+
+  @Test func statusCountsTheForwards() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    var counters = PushCounters()
+    counters[forward: .webhook, .delivered] = 2
+    counters[forward: .webhook, .privateAddress] = 1
+    counters[forward: .email, .confirmation] = 1
+    try fixture.database.publishPushCounters(counters)
+    let result = try runCLI(["status", "--db", fixture.path])
+    #expect(
+      result.stdout.contains("forwards   email 1 confirmation; webhook 2 delivered, 1 private address\n"),
+      "\(result.stdout)")
+  }
 }
