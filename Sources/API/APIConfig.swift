@@ -77,6 +77,13 @@ public struct APIConfig: Sendable {
   /// Whether Web Push / UnifiedPush endpoints on loopback or private addresses are accepted
   /// (`[messaging.webpush] allowPrivateEndpoints`; tests only).
   public var allowPrivatePushEndpoints = false
+  /// Whether forwarding is on (`[forward] enabled`): `forward` targets may be saved.
+  public var forward = true
+  /// Whether email targets may be saved: the listener has an SMTP server (`[forward.email] url`).
+  public var forwardEmail = false
+  /// Whether ntfy and webhook targets on loopback or private addresses are accepted (`[forward]
+  /// allowPrivateEndpoints`; tests only).
+  public var allowPrivateForwardEndpoints = false
 
   public init() {}
 }

@@ -20,6 +20,8 @@ public enum APIError: Error, Equatable, Sendable {
   case stationNotFound(String)
   /// 404: the station has no sent message with this `clientId` (`/v1/send` `cancel`).
   case sendNotFound(clientId: String)
+  /// 404: the station has no forward target with this `id` (`/v1/forward/confirm`).
+  case forwardTargetNotFound(id: String)
   /// 405: the endpoint exists but not for this method.
   case methodNotAllowed(allowed: String)
   /// 413: the body is larger than the limit.
@@ -49,7 +51,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .badRequest: 400
     case .unauthorized, .wrongStationKey: 401
     case .forbidden: 403
-    case .notFound, .stationNotFound, .sendNotFound: 404
+    case .notFound, .stationNotFound, .sendNotFound, .forwardTargetNotFound: 404
     case .conflict: 409
     case .methodNotAllowed: 405
     case .payloadTooLarge: 413
@@ -68,6 +70,7 @@ public enum APIError: Error, Equatable, Sendable {
     case .stationNotFound(let station): "\(station) is not registered; register it first"
     case .sendNotFound(let clientId):
       "cancel: no message sent with clientId \"\(clientId.prefix(64))\" (unknown, or it rolled off)"
+    case .forwardTargetNotFound(let id): "id: the station has no forward target \"\(id.prefix(16))\""
     case .methodNotAllowed(let allowed): "method not allowed; use \(allowed)"
     case .payloadTooLarge(let limit): "request body is larger than \(limit) bytes"
     case .rateLimited(let what, let seconds): "too many \(what); retry in \(seconds) s"

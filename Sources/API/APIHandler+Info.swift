@@ -25,6 +25,12 @@ extension APIHandler {
       writer.key("vapidPublicKey")
       writer.string(key)
     }
+    if !info.forwardTypes.isEmpty {
+      writer.key("forward")
+      writer.beginArray()
+      for type in info.forwardTypes { writer.string(type) }
+      writer.endArray()
+    }
     writer.endObject()
     return .ok(writer)
   }

@@ -460,6 +460,17 @@ extension APIHandler {
         "aprs_cloud_subscription_pushes_total", [("kind", kind.rawValue)],
         String(max(0, push.counters.subscriptions[kind] ?? 0)))
     }
+    out.family(
+      "aprs_cloud_forwards_total", "counter",
+      "Forwards to the stations' email, ntfy and webhook targets by type and outcome (delivered, retried, failed,"
+        + " disabled, private_address, confirmation), since the push sender started.")
+    for kind in ForwardKind.allCases {
+      for outcome in ForwardOutcomeKind.allCases {
+        out.sample(
+          "aprs_cloud_forwards_total", [("type", kind.rawValue), ("outcome", outcome.rawValue)],
+          String(max(0, push.counters[forward: kind, outcome])))
+      }
+    }
   }
 
   /// What the running listener's beacon says (``Store/ListenerBeacon``): written without the database, so these

@@ -13,28 +13,46 @@ extension APIHandler {
   ) throws(APIError) -> APIResponse {
     let update = try body.settingsUpdate(retentionCap: database.maxUnpulledPerStation)
     let drafts = try body.subscriptionDrafts()
+    let forwardDrafts = try body.forwardDrafts(
+      emailAvailable: config.forwardEmail, allowPrivate: config.allowPrivateForwardEndpoints)
+    if forwardDrafts?.isEmpty == false && !config.forward {
+      throw .badRequest("forward: forwarding is off on this server")
+    }
     let address = station.description
-    let stored: (StationSettings, [Subscription])?
+    let stored: (StationSettings, [Subscription], [ForwardTarget])?
+    var failedField = "subscriptions"
     do throws(StoreError) {
-      stored = try database.writeBatch { () throws(StoreError) -> (StationSettings, [Subscription])? in
+      stored = try database.writeBatch {
+        () throws(StoreError) -> (StationSettings, [Subscription], [ForwardTarget])? in
         guard let settings = try database.updateStationSettings(address, update, client: client.key, now: now)
         else { return nil }
+        var subscriptions = try database.subscriptions(of: address)
         if let drafts {
-          guard let subscriptions = try database.replaceSubscriptions(of: address, with: drafts, now: now)
-          else {
+          guard let replaced = try database.replaceSubscriptions(of: address, with: drafts, now: now) else {
             return nil
           }
-          return (settings, subscriptions)
+          subscriptions = replaced
         }
-        return (settings, try database.subscriptions(of: address))
+        var forward = try database.forwardTargets(of: address)
+        if let forwardDrafts {
+          failedField = "forward"
+          guard let replaced = try database.replaceForwardTargets(of: address, with: forwardDrafts, now: now)
+          else { return nil }
+          if replaced != forward {
+            try database.recordAudit(
+              AuditEntry(station: address, at: now, action: .settings, client: client.key, detail: "forward"))
+          }
+          forward = replaced
+        }
+        return (settings, subscriptions, forward)
       }
     } catch .invalidArgument(let reason) {
       // An `id` the station does not have: nothing changed.
-      throw .badRequest("subscriptions: \(reason)")
+      throw .badRequest("\(failedField)\(reason.hasPrefix("[") ? "" : ": ")\(reason)")
     } catch {
       throw Self.apiError(for: error)
     }
-    guard let (settings, subscriptions) = stored else {
+    guard let (settings, subscriptions, forward) = stored else {
       throw .stationNotFound(address)
     }
     var writer = JSONWriter(
@@ -43,6 +61,7 @@ extension APIHandler {
     writer.beginObject()
     Self.writeSettings(settings, to: &writer)
     Self.writeSubscriptions(subscriptions, to: &writer)
+    Self.writeForward(forward, to: &writer)
     Self.writeRetention(settings.retention, to: &writer)
     writer.endObject()
     return .ok(writer, station: address)

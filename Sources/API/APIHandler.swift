@@ -38,7 +38,7 @@ public final class APIHandler {
     switch endpoint {
     case .register, .heartbeat, .unregister, .settings, .claim: .registrations
     case .send: .sends
-    case .sync, .read, .export, .avatars, .health, .metrics, .status, .info: nil
+    case .sync, .read, .export, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
     }
   }
 
@@ -59,6 +59,7 @@ public final class APIHandler {
     case claim = "/v1/claim"
     case read = "/v1/read"
     case export = "/v1/export"
+    case forwardConfirm = "/v1/forward/confirm"
     case health = "/health"
     case metrics = "/metrics"
     case status = "/status"
@@ -178,6 +179,10 @@ public final class APIHandler {
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "exporting the station")
         return .response(try export(station: station!, now: now))
+      case .forwardConfirm:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        try access.requireOwner(station!.description, for: "confirming forward targets")
+        return .response(try forwardConfirm(body, station: station!, client: client, now: now))
       case .claim: throw .internalError("a claim is answered before the claim state is read")
       case .health: return .response(health())
       case .metrics: return .response(metrics())

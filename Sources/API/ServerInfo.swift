@@ -20,6 +20,9 @@ public struct ServerInfo: Sendable {
   /// The VAPID public key (unpadded base64url of the 65-byte point) as the listener published it, read at each
   /// request (the listener may make it after the responder started); nil while there is none.
   public var vapidPublicKey: @Sendable () -> String? = { nil }
+  /// The forward target types `/v1/settings` `forward` takes here (the `forward` member): `ntfy` and `webhook`
+  /// while `[forward]` is on, `email` first when the listener has an SMTP server; empty (no member) when off.
+  public var forwardTypes: [String] = []
 
   public init() {}
 

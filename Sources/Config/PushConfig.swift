@@ -133,6 +133,8 @@ public struct PushConfig: Sendable, Equatable {
   /// Why Web Push and UnifiedPush are off though the configuration did not turn them off (a setting they need
   /// is missing: ``PushConfig/missingSubjectWarning(_:)``): logged at start and published for `/health`.
   public var webPushWarning: String?
+  /// Forwarding (`[forward]`, `[forward.email]`), nil when `[forward] enabled = false`.
+  public var forward: Forward? = Forward()
 
   /// Every warning about these settings (to log, and for `aprs-cloud check-config`).
   public var warnings: [String] { [webPushWarning].compactMap { $0 } }
@@ -198,20 +200,22 @@ public struct PushConfig: Sendable, Equatable {
 
     // Web Push and UnifiedPush (PushConfig+WebPush.swift).
     (webPush, webPushOff, webPushWarning) = try PushConfig.webPush(config)
+    forward = try PushConfig.forward(config)
   }
 
   /// The keys this struct reads.
-  public static let schema = ConfigSchema(sections: [
-    "messaging": ["coalesceWindow", "preview", "maxAge"],
-    "messaging.android": ["enabled", "serviceAccountFile", "endpoint", "caFile"],
-    "messaging.ios": ["enabled"],
-    "messaging.ios.apns": [
-      "keyFile", "keyId", "teamId", "bundleId", "production", "endpoint", "productionEndpoint",
-      "sandboxEndpoint",
-      "caFile",
-    ],
-    PushConfig.webPushSection: PushConfig.webPushKeys,
-  ])
+  public static let schema = ConfigSchema(
+    sections: [
+      "messaging": ["coalesceWindow", "preview", "maxAge"],
+      "messaging.android": ["enabled", "serviceAccountFile", "endpoint", "caFile"],
+      "messaging.ios": ["enabled"],
+      "messaging.ios.apns": [
+        "keyFile", "keyId", "teamId", "bundleId", "production", "endpoint", "productionEndpoint",
+        "sandboxEndpoint",
+        "caFile",
+      ],
+      PushConfig.webPushSection: PushConfig.webPushKeys,
+    ].merging(PushConfig.forwardKeys) { current, _ in current })
 
   // MARK: Validation helpers
 

@@ -25,6 +25,25 @@ struct HTTPRequest: Sendable {
   var refusePrivateAddresses = false
 }
 
+/// One mail for the forwarder: SMTP(S) through the operator's server (`[forward.email]`).
+struct MailRequest: Sendable {
+  /// `smtps://host[:port]` (TLS from the start) or `smtp://host[:port]` (STARTTLS, required).
+  var url: String
+  /// The envelope sender (`MAIL FROM`).
+  var from: String
+  /// The one recipient (`RCPT TO`).
+  var to: String
+  /// The whole message: header lines, an empty line, the body; CRLF line ends.
+  var message: [UInt8]
+  /// The SMTP login, nil for none.
+  var username: String?
+  var password: String?
+  /// A CA bundle to trust instead of the system's.
+  var caFile: String?
+  /// The whole transfer's limit (at least 10 s), ms.
+  var timeoutMs: Int = 60_000
+}
+
 /// libcurl's process-wide initialisation, done once.
 enum CurlGlobal {
   private static let state = Mutex<Bool>(false)
@@ -107,44 +126,84 @@ final class CurlMulti {
 
   /// Starts `request`; `tag` comes back with its response from `perform()`.
   func start(_ request: HTTPRequest, tag: Int) throws(PushError) {
-    guard !closed else { throw PushError("the HTTP client is closed") }
+    let transfer = Transfer(tag: tag, body: request.body)
+    for header in request.headers { transfer.headers = curl_slist_append(transfer.headers, header) }
+    try add(transfer, url: request.url, timeoutMs: request.timeoutMs, caFile: request.caFile) {
+      easy, user, check in
+      check(ccurl_easy_setopt_long(easy, CURLOPT_POST, 1))
+      check(ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+      check(ccurl_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, transfer.body.baseAddress))
+      check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headers))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+      check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, "aprs-cloud-push/1"))
+      if request.refusePrivateAddresses {
+        check(ccurl_easy_setopt_opensocket(easy, curlOpenSocket))
+        check(ccurl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, user))
+      }
+    }
+  }
+
+  /// Starts sending `request` (SMTP over TLS: `smtps://`, or `smtp://` with STARTTLS required); `tag` comes back
+  /// with its result from `perform()`: status 250 when the server took the mail, else the transport error with
+  /// the server's last reply code as `status` (550 for a refused recipient), 0 when it never answered.
+  func startMail(_ request: MailRequest, tag: Int) throws(PushError) {
+    let transfer = Transfer(tag: tag, body: request.message)
+    transfer.isMail = true
+    transfer.headers = curl_slist_append(transfer.headers, "<" + request.to + ">")
+    try add(transfer, url: request.url, timeoutMs: request.timeoutMs, caFile: request.caFile) {
+      easy, user, check in
+      check(ccurl_easy_setopt_string(easy, CURLOPT_MAIL_FROM, "<" + request.from + ">"))
+      check(ccurl_easy_setopt_slist(easy, CURLOPT_MAIL_RCPT, transfer.headers))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_UPLOAD, 1))
+      check(ccurl_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.message.count)))
+      check(ccurl_easy_setopt_write(easy, CURLOPT_READFUNCTION, curlRead))
+      check(ccurl_easy_setopt_ptr(easy, CURLOPT_READDATA, user))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)))
+      if let username = request.username { check(ccurl_easy_setopt_string(easy, CURLOPT_USERNAME, username)) }
+      if let password = request.password { check(ccurl_easy_setopt_string(easy, CURLOPT_PASSWORD, password)) }
+    }
+  }
+
+  /// Puts `transfer` on the wire: a pooled (or new) easy handle with the options every transfer shares (URL,
+  /// timeouts, the error buffer, the response sink, the CA bundle) and those `configure` sets (it reports each
+  /// `CURLcode` to its third argument); on any failure the transfer's buffers are freed and nothing is started.
+  private func add(
+    _ transfer: Transfer, url: String, timeoutMs: Int, caFile: String?,
+    configure: (UnsafeMutableRawPointer, UnsafeMutableRawPointer, (CURLcode) -> Void) -> Void
+  ) throws(PushError) {
+    guard !closed else {
+      transfer.release()
+      throw PushError("the HTTP client is closed")
+    }
     let easy: UnsafeMutableRawPointer
     if let reused = idle.popLast() {
       curl_easy_reset(reused)
       easy = reused
     } else {
-      guard let created = curl_easy_init() else { throw PushError("curl_easy_init failed") }
+      guard let created = curl_easy_init() else {
+        transfer.release()
+        throw PushError("curl_easy_init failed")
+      }
       easy = created
     }
-    let transfer = Transfer(tag: tag, body: request.body)
-    for header in request.headers { transfer.headers = curl_slist_append(transfer.headers, header) }
     let user = Unmanaged.passUnretained(transfer).toOpaque()
     var ok = true
     func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
-    check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_POST, 1))
-    check(ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
-    check(ccurl_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, transfer.body.baseAddress))
-    check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headers))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+    check(ccurl_easy_setopt_string(easy, CURLOPT_URL, url))
     check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(10_000, request.timeoutMs)))
+    check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(10_000, timeoutMs)))
     check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000))
-    check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
-    check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, "aprs-cloud-push/1"))
     check(ccurl_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
     check(ccurl_easy_setopt_write(easy, CURLOPT_WRITEFUNCTION, curlWrite))
     check(ccurl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, user))
-    if let caFile = request.caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
-    if request.refusePrivateAddresses {
-      check(ccurl_easy_setopt_opensocket(easy, curlOpenSocket))
-      check(ccurl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, user))
-    }
+    if let caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
+    configure(easy, user, check)
     guard ok, curl_multi_add_handle(multi, easy) == CURLM_OK else {
       transfer.release()
       curl_easy_cleanup(easy)
-      throw PushError("cannot start a request to \(request.url)")
+      throw PushError("cannot start a request to \(url)")
     }
     active[easy] = transfer
   }
@@ -187,6 +246,12 @@ final class CurlMulti {
         let summary = String(cString: curl_easy_strerror(result))
         response.transportError = detail.isEmpty ? summary : detail
         response.connectionLost = CurlMulti.connectionLostCodes.contains(result)
+        if transfer.isMail {
+          // The SMTP server's last reply (550 for a refused recipient), when it answered at all.
+          var code = 0
+          _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+          response.status = code
+        }
         // Refused by `curlOpenSocket`, and no other address of the host was tried.
         if transfer.opened == 0 { response.refusedAddress = transfer.refused }
       }
@@ -210,6 +275,9 @@ private final class Transfer {
   /// The first address `curlOpenSocket` refused, and the sockets it opened.
   var refused: IPAddress?
   var opened = 0
+  /// An SMTP upload: `body` is read out from `sent` on.
+  var isMail = false
+  var sent = 0
 
   init(tag: Int, body: [UInt8]) {
     self.tag = tag
@@ -239,6 +307,17 @@ private let curlWrite: ccurl_write_callback = { data, size, count, user in
     transfer.response.append(contentsOf: raw)
   }
   transfer.dropped += max(0, length - max(0, room))
+  return length
+}
+
+/// `CURLOPT_READFUNCTION` of a mail: the next bytes of the transfer's message.
+private let curlRead: ccurl_write_callback = { buffer, size, count, user in
+  guard let buffer, let user else { return 0 }
+  let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+  let length = min(size * count, transfer.body.count - transfer.sent)
+  guard length > 0, let base = transfer.body.baseAddress else { return 0 }
+  UnsafeMutableRawPointer(buffer).copyMemory(from: base + transfer.sent, byteCount: length)
+  transfer.sent += length
   return length
 }
 

@@ -131,22 +131,26 @@ final class PushEngine {
   /// Each provider's warning as last published.
   private var warnings: [DevicePlatform: String] = [:]
   private var messageIDs = PushMessageIDs()
-  private var logger: Logger { options.logger }
-  private let jitter: () -> Double
+  var logger: Logger { options.logger }
+  let jitter: () -> Double
 
-  private var batches: [Int: BatchState] = [:]
+  var batches: [Int: BatchState] = [:]
   private var nextBatchID = 0
-  private var nextJobID = 0
+  var nextJobID = 0
   private var tags = 0
-  /// Tokens each pending outbox row was delivered to (or given up on): not sent again when the
-  /// row is retried for another device.
-  private var done: [Int64: Set<String>] = [:]
-  /// Tokens that must not be sent to before a time (Retry-After, backoff).
-  private var notBefore: [String: Int64] = [:]
-  /// 429s in a row per token (a 429 without `Retry-After` waits 60 s, doubling with each further one); any
-  /// other answer clears it.
-  private var throttles: [String: Int] = [:]
-  private var writes = PendingWrites()
+  /// Tokens (and forward targets' ``Store/ForwardTarget/deliveryKey``s) each pending outbox row was delivered to
+  /// (or given up on): not sent again when the row is retried for another device.
+  var done: [Int64: Set<String>] = [:]
+  /// Tokens and forward targets that must not be sent to before a time (Retry-After, backoff).
+  var notBefore: [String: Int64] = [:]
+  /// 429s in a row per token or forward target (a 429 without `Retry-After` waits 60 s, doubling with each further
+  /// one); any other answer clears it.
+  var throttles: [String: Int] = [:]
+  var writes = PendingWrites()
+  /// Forwarding to the stations' email, ntfy and webhook targets (`[forward]`); nil when it is off.
+  let forwarder: ForwardClient?
+  /// Forward targets whose confirmation mail is on the wire (by ``Store/ForwardTarget/deliveryKey``).
+  var confirming: Set<String> = []
   private var pollAt: Int64 = 0
   private var wakeAt: Int64?
   private var backlog = false
@@ -161,7 +165,7 @@ final class PushEngine {
   /// Pushes accepted by a provider so far.
   private(set) var delivered = 0
   /// Counters since start, published for `/metrics` (`Database.publishPushCounters`).
-  private var counters = PushCounters() {
+  var counters = PushCounters() {
     didSet { countersChanged = true }
   }
   private var countersChanged = false
@@ -185,6 +189,7 @@ final class PushEngine {
     states = setup.states
     warnings = setup.warnings
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
+    forwarder = options.push.forward.map { ForwardClient(settings: $0, jitter: jitter) }
     for platform in DevicePlatform.allCases {
       failureWatches[platform] = FailureWatch(windowMs: options.stopAfterUniformFailuresMs)
       announce(platform)
@@ -211,6 +216,10 @@ final class PushEngine {
     followWallClockSteps()
     var now = options.clock()
     for (tag, response) in http.perform() {
+      if let outcome = forwarder?.handle(tag: tag, response: response, now: now) {
+        handleForward(outcome, now: now)
+        continue
+      }
       for client in clients.values {
         if let outcomes = client.handle(tag: tag, response: response, now: now) {
           for outcome in outcomes { handle(outcome, now: now) }
@@ -227,6 +236,9 @@ final class PushEngine {
     for client in clients.values {
       for outcome in client.pump(now: now, http: http, tags: &tags) { handle(outcome, now: now) }
     }
+    if let forwarder {
+      for outcome in forwarder.pump(now: now, http: http, tags: &tags) { handleForward(outcome, now: now) }
+    }
     for (platform, client) in clients where client.warning != warnings[platform] {
       warnings[platform] = client.warning
       publishWarning(platform)
@@ -242,6 +254,7 @@ final class PushEngine {
     for client in clients.values {
       if let timer = client.nextTimerAt { next = min(next, timer) }
     }
+    if let timer = forwarder?.nextTimerAt { next = min(next, timer) }
     return Int(min(max(0, next - now), options.pollIntervalMs))
   }
 
@@ -293,9 +306,11 @@ final class PushEngine {
         "push dropped: older than maxAge",
         ["station": entry.station, "outbox": String(entry.id), "ageMs": String(now - entry.createdAt)])
     }
+    if forwarder != nil && !stopping { pollConfirmations(now: now) }
     // No provider configured: keep the rows (they go out if credentials arrive and the listener
-    // restarts before they pass maxAge); only drop the expired ones, and look again in a minute.
-    guard !clients.isEmpty else {
+    // restarts before they pass maxAge); only drop the expired ones, and look again in a minute. With forwarding
+    // on, `prepare` forwards what the stations' targets take and keeps the rest the same way.
+    guard !clients.isEmpty || forwarder != nil else {
       coalescer.finished(plan.batches.flatMap(\.ids))
       pollAt = now + max(options.pollIntervalMs, 60_000)
       wakeAt = nil
@@ -306,16 +321,37 @@ final class PushEngine {
 
   /// Builds the batch's content and one job per live device. Entries the station's mute or quiet hours hold
   /// (`quietSplit`) are done without a push.
-  private func prepare(_ batch: PushBatch, now: Int64) {
-    let split = quietSplit(batch, now: now)
-    for entry in split.held {
-      writes.completed.append(entry.id)
-      done[entry.id] = nil
+  ///
+  /// The station's forward targets get the batch's received messages too (``forwardPlan(_:pushable:)``: those
+  /// the quiet split lets through, or all of them for a target with `always`), as jobs of the same batch: the rows
+  /// stay pending until every device and target answered, and a retry of either reschedules them.
+  private func prepare(_ whole: PushBatch, now: Int64) {
+    let split = quietSplit(whole, now: now)
+    let forwards = forwardPlan(whole, pushable: split.batch)
+    let forwarded = Set(forwards.map(\.entry.id))
+    if clients.isEmpty {
+      // No push provider: the rows no target takes wait as they always did.
+      coalescer.finished(whole.ids.filter { !forwarded.contains($0) })
+      if forwarded.isEmpty { return }
+    } else {
+      for entry in split.held where !forwarded.contains(entry.id) {
+        writes.completed.append(entry.id)
+        done[entry.id] = nil
+      }
     }
-    guard let batch = split.batch else { return }
+    let pushable = clients.isEmpty ? [] : Set(split.batch?.ids ?? [])
+    let kept = whole.entries.filter { pushable.contains($0.id) || forwarded.contains($0.id) }
+    guard !kept.isEmpty else { return }
     let id = nextBatchID
     nextBatchID += 1
-    var state = BatchState(batch: batch, attempts: batch.entries.map(\.attempts).max() ?? 0)
+    var state = BatchState(
+      batch: PushBatch(station: whole.station, entries: kept), attempts: kept.map(\.attempts).max() ?? 0)
+    enqueueForwards(forwards, batchID: id, state: &state, now: now)
+    guard let batch = split.batch, !clients.isEmpty else {
+      batches[id] = state
+      if state.pending == 0 { finish(id, now: now) }
+      return
+    }
     let newest = batch.newest
     // Each device sees the entries of its rings (`PushAudience`): its push is built from those, counted with its
     // wants, once per distinct set of wants. A device without wants gets exactly the push it always got (or
@@ -339,7 +375,10 @@ final class PushEngine {
       }
     } catch {
       logger.error("push: cannot read the station", ["station": batch.station, "error": error.description])
-      coalescer.finished(batch.ids)
+      // Tried again later (the forwards already queued go on; the devices' pushes wait for the retry).
+      state.retryAt = now + RetryPolicy.minimumBackoffMs
+      batches[id] = state
+      if state.pending == 0 { finish(id, now: now) }
       return
     }
     let expiresAt = newest.createdAt + options.push.maxAgeMs
@@ -526,12 +565,12 @@ final class PushEngine {
     for outcome in client.stop(reason) { handle(outcome, now: now) }
   }
 
-  private func markDone(_ ids: [Int64], _ token: String) {
+  func markDone(_ ids: [Int64], _ token: String) {
     for id in ids { done[id, default: []].insert(token) }
   }
 
   /// Every device of the batch answered: the rows are done, failed, or due again later.
-  private func finish(_ id: Int, now: Int64) {
+  func finish(_ id: Int, now: Int64) {
     guard let state = batches.removeValue(forKey: id) else { return }
     let ids = state.batch.ids
     if let retryAt = state.retryAt {
@@ -567,6 +606,7 @@ final class PushEngine {
     do throws(StoreError) {
       try database.writeBatch { () throws(StoreError) in
         if countersChanged { try database.publishPushCounters(counters) }
+        try database.disableForwardTargets(writes.disabledTargets, now: options.clock())
         try database.applyPushResults(
           completed: writes.completed, failed: writes.failed,
           rescheduled: writes.rescheduled.map { (id: $0.0, nextAttemptAt: $0.1) },
@@ -624,7 +664,7 @@ final class PushEngine {
 }
 
 /// One batch's progress.
-private struct BatchState {
+struct BatchState {
   var batch: PushBatch
   var attempts: Int
   var pending = 0
@@ -646,7 +686,7 @@ private struct PushView {
 }
 
 /// Database writes of one round.
-private struct PendingWrites {
+struct PendingWrites {
   var completed: [Int64] = []
   var failed: [Int64] = []
   var rescheduled: [(Int64, Int64)] = []
@@ -656,9 +696,11 @@ private struct PendingWrites {
   /// iOS devices whose accepting APNs environment is to be remembered.
   var apnsEnvironments: [(String, APNsEnvironment)] = []
   var dropped: Set<Int64> = []
+  /// Forward targets found dead (404/410, an SMTP 5xx for the address, a private address).
+  var disabledTargets: [ForwardDisable] = []
 
   var isEmpty: Bool {
     completed.isEmpty && failed.isEmpty && rescheduled.isEmpty && deadTokens.isEmpty && released.isEmpty
-      && apnsEnvironments.isEmpty
+      && apnsEnvironments.isEmpty && disabledTargets.isEmpty
   }
 }

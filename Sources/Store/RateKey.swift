@@ -16,4 +16,7 @@ public enum RateKey {
   public static let claimsFromAddress = "claims from:"
   /// Per IPv4 /24 or IPv6 /48: claims (`claimsPerNetworkPerHour`).
   public static let claimsFromNetwork = "claims from network:"
+  /// Per mail address (lower case): confirmation mails of email forward targets
+  /// (``ForwardTarget/confirmationsPerDay`` in 24 hours, whatever station asks).
+  public static let forwardConfirmationsTo = "forward confirmations to:"
 }

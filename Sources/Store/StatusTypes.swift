@@ -310,9 +310,17 @@ public struct PushCounters: Sendable, Equatable {
   /// Subscription entries announced by pushes, by the subscription's kind (absent reads as 0; a kind is
   /// published once it was counted).
   public var subscriptions: [SubscriptionKind: Int] = [:]
+  /// Forwards by target kind and outcome (absent reads as 0; published once counted).
+  public var forwards: [ForwardKind: [ForwardOutcomeKind: Int]] = [:]
 
   /// All zero.
   public init() {}
+
+  /// The count of forwards to `kind` targets that ended in `outcome`.
+  public subscript(forward kind: ForwardKind, outcome: ForwardOutcomeKind) -> Int {
+    get { forwards[kind]?[outcome] ?? 0 }
+    set { forwards[kind, default: [:]][outcome] = newValue }
+  }
 
   /// The counters of `platform`.
   public subscript(platform: DevicePlatform) -> PushProviderCounters {
@@ -324,7 +332,26 @@ public struct PushCounters: Sendable, Equatable {
     lhs.messages == rhs.messages && lhs.notifications == rhs.notifications
       && DevicePlatform.allCases.allSatisfy { lhs[$0] == rhs[$0] }
       && SubscriptionKind.allCases.allSatisfy { lhs.subscriptions[$0] ?? 0 == rhs.subscriptions[$0] ?? 0 }
+      && ForwardKind.allCases.allSatisfy { kind in
+        ForwardOutcomeKind.allCases.allSatisfy { lhs[forward: kind, $0] == rhs[forward: kind, $0] }
+      }
   }
+}
+
+/// What became of one forward to one target (`aprs_cloud_forwards_total{type,outcome}`).
+public enum ForwardOutcomeKind: String, Sendable, CaseIterable {
+  /// The target took it (2xx; the SMTP server's 250).
+  case delivered
+  /// It will be sent again (5xx, 429, no answer, an SMTP 4xx).
+  case retried
+  /// Given up for this message (another 4xx); the target is kept.
+  case failed
+  /// The target is gone (404, 410, an SMTP 5xx for the address) and was disabled.
+  case disabled
+  /// The target's host is at a loopback or private address; disabled.
+  case privateAddress = "private_address"
+  /// A confirmation mail went out (email targets).
+  case confirmation
 }
 
 /// What the push sender published: each provider's state, its warning, and the counters.
@@ -387,6 +414,13 @@ extension PushStatus {
       switch rest {
       case "messages": counters.messages = StatusText.count(value)
       case "notifications": counters.notifications = StatusText.count(value)
+      case _ where rest.hasPrefix("forward."):
+        let parts = rest.split(separator: ".")
+        if parts.count == 3, let kind = ForwardKind(rawValue: String(parts[1])),
+          let outcome = ForwardOutcomeKind(rawValue: String(parts[2]))
+        {
+          counters[forward: kind, outcome] = StatusText.count(value)
+        }
       case _ where rest.hasPrefix("subscriptions."):
         if let kind = SubscriptionKind(rawValue: String(rest.dropFirst("subscriptions.".count))) {
           counters.subscriptions[kind] = StatusText.count(value)
@@ -426,6 +460,13 @@ extension PushCounters {
     rows.append((PushStatus.keyPrefix + "notifications", String(notifications)))
     for kind in SubscriptionKind.allCases {
       if let count = subscriptions[kind] { rows.append((PushStatus.subscriptionKey(kind), String(count))) }
+    }
+    for kind in ForwardKind.allCases {
+      for outcome in ForwardOutcomeKind.allCases {
+        if let count = forwards[kind]?[outcome] {
+          rows.append((PushStatus.keyPrefix + "forward.\(kind.rawValue).\(outcome.rawValue)", String(count)))
+        }
+      }
     }
     return rows
   }

@@ -146,6 +146,19 @@ let apiConfig: APIConfig = {
   } catch {
     logger.warn("web push is off for /v1/info: its configuration is invalid", ["error": error.description])
   }
+  // Forwarding: which targets may be saved (the listener sends them).
+  do throws(ConfigError) {
+    let forward = try PushConfig.forward(configFile)
+    config.forward = forward != nil
+    config.forwardEmail = forward?.email != nil
+    config.allowPrivateForwardEndpoints = forward?.allowPrivateEndpoints ?? false
+    if let forward {
+      config.info.forwardTypes = (forward.email != nil ? ["email"] : []) + ["ntfy", "webhook"]
+    }
+  } catch {
+    config.forward = false
+    logger.warn("forwarding is off: its configuration is invalid", ["error": error.description])
+  }
   return config
 }()
 

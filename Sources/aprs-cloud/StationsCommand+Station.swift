@@ -21,12 +21,14 @@ extension StationsCommand {
     let claim: ClaimState
     let audit: [AuditEntry]
     let subscriptions: [Subscription]
+    let forward: [ForwardTarget]
     do throws(StoreError) {
       record = try database.station(address)
       claim = try database.stationClaim(address)
       audit = try database.auditTrail(of: address)
       stationSettings = try database.stationSettings(address)
       subscriptions = try database.subscriptions(of: address)
+      forward = try database.forwardTargets(of: address)
       devices = try database.devices(of: address)
       // Both rings: the station's own messages and those for other SSIDs of its call (setting `ssids`).
       messages = try database.recentMessages(station: address, limit: max(1, 2 * settings.ringSize)).count
@@ -44,7 +46,7 @@ extension StationsCommand {
       renderStation(
         record, settings: stationSettings, claim: claim.claim, devices: devices.count,
         keyedDevices: devices.filter(\.keyed).count, messages: messages, live: live, now: now)
-        + renderSubscriptions(subscriptions) + renderAudit(audit, now: now),
+        + renderSubscriptions(subscriptions) + renderForward(forward) + renderAudit(audit, now: now),
       terminator: "")
     return .success
   }
@@ -134,6 +136,22 @@ extension StationsCommand {
       }
       if subscription.bypass { what += " (bypasses mute and quiet hours)" }
       rows.append(["  " + subscription.id, subscription.kind.rawValue, Format.printable(what)])
+    }
+    return Format.table(rows)
+  }
+
+  /// The station's forward targets (`POST /v1/settings` `forward`), one line each under a count, secrets masked
+  /// (`…` and the last 4 characters); nothing when it has none.
+  static func renderForward(_ targets: [ForwardTarget]) -> String {
+    guard !targets.isEmpty else { return "" }
+    var rows = [["forward", String(targets.count)]]
+    for target in targets {
+      var what = target.address
+      if let hint = target.secretHint { what += (target.kind == .webhook ? " secret " : " token ") + hint }
+      if target.always { what += " (always, through mute and quiet hours)" }
+      var status = target.status.name
+      if case .disabled(let reason, _) = target.status { status += ": " + reason }
+      rows.append(["  " + target.id, target.kind.rawValue, Format.printable(what), Format.printable(status)])
     }
     return Format.table(rows)
   }

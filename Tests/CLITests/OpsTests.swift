@@ -130,7 +130,8 @@ final class OpsDatabase {
       "s ago; 12.50 lines/s over the last minute",
       "filter: 60 stations, 498 bytes, 41 entries, 20 stations exact",
       "since start: 1234 lines, 3 messages stored, 0 duplicates, 0 ACKs sent, 1 reconnects",
-      "push       android ok; ios off", "outbox     3 pending, 0 failed; oldest queued ",
+      "push       android ok; ios off", "forwards   none yet\n",
+      "outbox     3 pending, 0 failed; oldest queued ",
       "stations   2 live of 3 registered (live: heard within 7d)",
       "devices    android 2 (1 live), ios 1 (1 live)", "messages   3 stored (3 received, 0 sent); newest ",
     ] {

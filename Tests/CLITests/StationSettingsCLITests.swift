@@ -131,3 +131,51 @@ import Testing
       "\(result.stdout)")
   }
 }
+
+/// `aprs-cloud stations STATION` lists the station's forward targets with their secrets masked.
+@Suite struct StationForwardCLITests {
+  @Test func theTargetsAreListedWithSecretsMasked() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    let secret = "webhook-secret-value-WXYZ"
+    let stored = try #require(
+      try fixture.database.replaceForwardTargets(
+        of: "N0CALL-7",
+        with: [
+          ForwardDraft(
+            kind: .webhook, address: "https://hooks.example.org/aprs", secret: secret, always: true),
+          ForwardDraft(kind: .email, address: "me@example.org"),
+          ForwardDraft(kind: .ntfy, address: "https://ntfy.example.org/topic", secret: "tk_token_abcd"),
+        ], now: fixture.now))
+    try fixture.database.disableForwardTargets(
+      [ForwardDisable(station: "N0CALL-7", id: stored[2].id, reason: "410 the endpoint is gone")],
+      now: fixture.now)
+    let result = try runCLI(["stations", "N0CALL-7", "--db", fixture.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      result.stdout.range(of: #"\nforward +3\n"#, options: .regularExpression) != nil, "\(result.stdout)")
+    #expect(!result.stdout.contains(secret) && !result.stdout.contains("tk_token_abcd"), "\(result.stdout)")
+    #expect(
+      result.stdout.contains(
+        "https://hooks.example.org/aprs secret …WXYZ (always, through mute and quiet hours)"),
+      "\(result.stdout)")
+    #expect(result.stdout.contains("me@example.org"), "\(result.stdout)")
+    #expect(result.stdout.contains("unconfirmed"), "\(result.stdout)")
+    #expect(result.stdout.contains("token …abcd"), "\(result.stdout)")
+    #expect(result.stdout.contains("disabled: 410 the endpoint is gone"), "\(result.stdout)")
+  }
+
+  @Test func statusCountsTheForwards() throws {
+    let fixture = try OpsDatabase()
+    try fixture.fill()
+    var counters = PushCounters()
+    counters[forward: .webhook, .delivered] = 2
+    counters[forward: .webhook, .privateAddress] = 1
+    counters[forward: .email, .confirmation] = 1
+    try fixture.database.publishPushCounters(counters)
+    let result = try runCLI(["status", "--db", fixture.path])
+    #expect(
+      result.stdout.contains("forwards   email 1 confirmation; webhook 2 delivered, 1 private address\n"),
+      "\(result.stdout)")
+  }
+}

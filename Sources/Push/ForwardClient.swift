@@ -1,0 +1,158 @@
+import Config
+import Logging
+import Store
+
+/// One forward: a stored message, or a confirmation mail, for one target.
+struct ForwardJob {
+  /// Unique per sender (shares the engine's job numbers).
+  var id: Int
+  /// The engine's batch it belongs to; nil for a confirmation mail (no outbox row behind it).
+  var batchID: Int?
+  var target: ForwardTarget
+  /// The outbox entry whose message it forwards; nil for a confirmation mail.
+  var entry: OutboxEntry?
+  /// The code a confirmation mail carries.
+  var confirmationCode: String?
+  /// Failed attempts of its outbox entries so far (for the backoff).
+  var attempts = 0
+  /// 429s its target got in a row before this one.
+  var throttles = 0
+  /// The end of the forward's lifetime (`[messaging] maxAge` after its message), epoch ms; nil for none.
+  var expiresAt: Int64?
+}
+
+/// The result of one forward job.
+struct ForwardOutcome {
+  var job: ForwardJob
+  var decision: PushDecision
+  /// The target's answer; nil when the job never reached it.
+  var response: ProviderResponse?
+}
+
+/// The forwarder's sending side, driven by the push thread on the engine's curl multi handle (README
+/// "Forwarding"): ntfy and webhook POSTs over HTTPS, mails through the operator's SMTP server
+/// (`[forward.email]`). At most ``maxInFlight`` on the wire and `[forward] perMinute` started per minute, every
+/// station together; the rest wait in order. Unless `allowPrivateEndpoints`, an HTTPS target is never reached on
+/// an address that is not public unicast: libcurl's opensocket callback checks every address the name resolved
+/// to (the guard Web Push uses, `HTTPRequest.refusePrivateAddresses`), and such a target is disabled.
+final class ForwardClient {
+  /// Forwards on the wire at most.
+  static let maxInFlight = 32
+
+  let settings: PushConfig.Forward
+  private let jitter: () -> Double
+  private var waiting: [ForwardJob] = []
+  private var head = 0
+  private var inFlight: [Int: ForwardJob] = [:]
+  /// Start times within the last minute (the global rate).
+  private var starts: [Int64] = []
+  /// When the rate lets the next job start, while jobs wait for it.
+  private(set) var nextTimerAt: Int64?
+
+  init(settings: PushConfig.Forward, jitter: @escaping () -> Double = { Double.random(in: 0..<1) }) {
+    self.settings = settings
+    self.jitter = jitter
+  }
+
+  /// Jobs queued or on the wire.
+  var pendingCount: Int { waiting.count - head + inFlight.count }
+
+  func enqueue(_ job: ForwardJob) {
+    waiting.append(job)
+  }
+
+  /// Starts queued jobs within the limits; returns the jobs that ended without an answer.
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [ForwardOutcome] {
+    var ended: [ForwardOutcome] = []
+    nextTimerAt = nil
+    starts.removeAll { $0 <= now - 60_000 }
+    while inFlight.count < Self.maxInFlight, head < waiting.count {
+      if starts.count >= settings.perMinute {
+        nextTimerAt = (starts.first ?? now) + 60_000
+        break
+      }
+      let job = waiting[head]
+      head += 1
+      if job.target.kind == .email && settings.email == nil {
+        // Saved while the server had an SMTP server, which the configuration no longer names: nothing to retry.
+        ended.append(
+          ForwardOutcome(
+            job: job, decision: .giveUp(reason: "email forwarding is not configured ([forward.email] url)")))
+        continue
+      }
+      tags += 1
+      do throws(PushError) {
+        try start(job, http: http, tag: tags, now: now)
+        inFlight[tags] = job
+        starts.append(now)
+      } catch {
+        ended.append(
+          ForwardOutcome(
+            job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description)))
+      }
+    }
+    if head > 256, head * 2 > waiting.count {
+      waiting.removeFirst(head)
+      head = 0
+    }
+    return ended
+  }
+
+  /// Puts `job`'s request on the wire under `tag`.
+  private func start(_ job: ForwardJob, http: CurlMulti, tag: Int, now: Int64) throws(PushError) {
+    let target = job.target
+    switch target.kind {
+    case .email:
+      guard let email = settings.email else {
+        throw PushError("email forwarding is not configured ([forward.email] url)")
+      }
+      let message: [UInt8]
+      if let code = job.confirmationCode {
+        message = ForwardPayload.confirmationMail(
+          from: email.from, to: target.address, station: target.station, code: code, now: now)
+      } else if let entry = job.entry {
+        message = ForwardPayload.messageMail(
+          from: email.from, to: target.address, station: target.station, message: entry.message)
+      } else {
+        throw PushError("a forward without a message")
+      }
+      try http.startMail(
+        MailRequest(
+          url: email.url, from: email.from, to: target.address, message: message, username: email.username,
+          password: email.password, caFile: settings.caFile),
+        tag: tag)
+    case .ntfy, .webhook:
+      guard let entry = job.entry else { throw PushError("a forward without a message") }
+      guard let endpoint = WebPushEndpoint(target.address) else {
+        throw PushError("not an https:// URL: \(target.address)")
+      }
+      var request: HTTPRequest
+      if target.kind == .ntfy {
+        request = HTTPRequest(
+          url: endpoint.url,
+          headers: ForwardPayload.ntfyHeaders(
+            message: entry.message, priority: target.priority, token: target.secret),
+          body: ForwardPayload.ntfyBody(station: target.station, message: entry.message),
+          caFile: settings.caFile)
+      } else {
+        let body = ForwardPayload.webhookBody(station: target.station, message: entry.message)
+        request = HTTPRequest(
+          url: endpoint.url,
+          headers: ForwardPayload.webhookHeaders(
+            secret: target.secret ?? "", seconds: now / 1000, body: body),
+          body: body, caFile: settings.caFile)
+      }
+      request.refusePrivateAddresses = !settings.allowPrivateEndpoints
+      try http.start(request, tag: tag)
+    }
+  }
+
+  /// Takes the answer to one of its transfers (nil when `tag` is not its own).
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> ForwardOutcome? {
+    guard let job = inFlight.removeValue(forKey: tag) else { return nil }
+    let decision = RetryPolicy.forward(
+      response, mail: job.target.kind == .email, now: now, attempts: job.attempts, jitter: jitter(),
+      throttles: job.throttles, expiresAt: job.expiresAt)
+    return ForwardOutcome(job: job, decision: decision, response: response)
+  }
+}

@@ -1,0 +1,187 @@
+import Logging
+import Store
+
+/// One forward the engine plans: a target and the outbox entry whose message it gets.
+struct ForwardPlanItem {
+  var target: ForwardTarget
+  var entry: OutboxEntry
+}
+
+extension PushEngine {
+  /// Which messages of `whole` (one station's coalesced batch) go to which of the station's active forward
+  /// targets: received messages to the station (or another of its SSIDs), never subscription entries or the
+  /// notices of its own sends. A target with `always` takes all of them; the others only those the mute and quiet
+  /// hours let through (`pushable`, the quiet split's batch). Blocked and banned senders' messages were never
+  /// stored, so they are never here. A failed read of the targets forwards nothing this round (logged).
+  func forwardPlan(_ whole: PushBatch, pushable: PushBatch?) -> [ForwardPlanItem] {
+    guard forwarder != nil else { return [] }
+    let targets: [ForwardTarget]
+    do throws(StoreError) {
+      targets = try database.forwardTargets(of: whole.station).filter { $0.status == .active }
+    } catch {
+      logger.error(
+        "forward: cannot read the station's targets", ["station": whole.station, "error": error.description])
+      return []
+    }
+    guard !targets.isEmpty else { return [] }
+    let forwardable = whole.entries.filter { $0.message.direction == .received && $0.message.entry == nil }
+    let passing = Set(pushable?.ids ?? [])
+    var plan: [ForwardPlanItem] = []
+    for target in targets {
+      for entry in forwardable where target.always || passing.contains(entry.id) {
+        plan.append(ForwardPlanItem(target: target, entry: entry))
+      }
+    }
+    return plan
+  }
+
+  /// Queues the forwards of batch `batchID` that are neither done nor waiting for a retry (a waiting one sets the
+  /// batch's retry time, as a waiting device does), counting each in `state.pending`.
+  func enqueueForwards(_ plan: [ForwardPlanItem], batchID: Int, state: inout BatchState, now: Int64) {
+    guard let forwarder else { return }
+    for item in plan {
+      let key = item.target.deliveryKey
+      if done[item.entry.id]?.contains(key) == true { continue }
+      if let time = notBefore[key] {
+        if time > now {
+          state.retryAt = min(state.retryAt ?? time, time)
+          continue
+        }
+        notBefore[key] = nil
+      }
+      forwarder.enqueue(
+        ForwardJob(
+          id: nextJobID, batchID: batchID, target: item.target, entry: item.entry, attempts: state.attempts,
+          throttles: throttles[key] ?? 0, expiresAt: item.entry.createdAt + options.push.maxAgeMs))
+      nextJobID += 1
+      state.pending += 1
+    }
+  }
+
+  /// Applies one forward's decision: delivered or given up, the entry is done for that target; a retry waits
+  /// (`notBefore`) and reschedules the batch; a dead target is disabled with the reason (shown in settings). A
+  /// confirmation mail's outcome goes to ``handleConfirmation(_:now:)``.
+  func handleForward(_ outcome: ForwardOutcome, now: Int64) {
+    let job = outcome.job
+    let target = job.target
+    let key = target.deliveryKey
+    if let response = outcome.response, response.transportError == nil {
+      throttles[key] = response.status == 429 ? (throttles[key] ?? 0) + 1 : nil
+    }
+    guard let batchID = job.batchID else {
+      handleConfirmation(outcome, now: now)
+      return
+    }
+    guard var state = batches[batchID], let entry = job.entry else { return }
+    let fields: [(String, String)] = [
+      ("station", target.station), ("type", target.kind.rawValue), ("target", target.id),
+    ]
+    switch outcome.decision {
+    case .delivered:
+      counters[forward: target.kind, .delivered] += 1
+      markDone([entry.id], key)
+      if logger.isEnabled(.debug) {
+        logger.log(.debug, "message forwarded", fields: fields + [("outbox", String(entry.id))])
+      }
+    case .deleteToken(let reason, _):
+      disable(target, reason: reason, private: outcome.response?.refusedAddress != nil)
+      markDone(state.batch.ids, key)
+    case .retry(let at, let reason):
+      counters[forward: target.kind, .retried] += 1
+      notBefore[key] = at
+      state.retryAt = min(state.retryAt ?? at, at)
+      logger.log(
+        .warn, "forward failed; will retry",
+        fields: fields + [("reason", reason), ("inMs", String(at - now))])
+    case .giveUp(let reason), .reauthenticate(let reason), .stopProvider(let reason):
+      counters[forward: target.kind, .failed] += 1
+      markDone([entry.id], key)
+      logger.log(.warn, "forward refused; not retrying", fields: fields + [("reason", reason)])
+    }
+    state.pending -= 1
+    batches[batchID] = state
+    if state.pending == 0 { finish(batchID, now: now) }
+  }
+
+  /// A dead target: disabled with the round's bookkeeping, counted, logged.
+  private func disable(_ target: ForwardTarget, reason: String, private isPrivate: Bool) {
+    counters[forward: target.kind, isPrivate ? .privateAddress : .disabled] += 1
+    writes.disabledTargets.append(ForwardDisable(station: target.station, id: target.id, reason: reason))
+    logger.log(
+      .warn, "forward target disabled",
+      fields: [
+        ("station", target.station), ("type", target.kind.rawValue), ("target", target.id),
+        ("reason", reason),
+      ])
+  }
+
+  // MARK: Confirmation mails
+
+  /// Sends the confirmation mails that are due (an email target saved or a resend asked for), when email
+  /// forwarding is configured: a fresh 6-digit code each, counted against the address
+  /// (`Database.beginForwardConfirmation`, at most 3 in 24 hours) before the mail goes out; a mail put off by a
+  /// passing failure goes again with the same code, not counted again.
+  func pollConfirmations(now: Int64) {
+    guard let forwarder, forwarder.settings.email != nil else { return }
+    let due: [ForwardTarget]
+    do throws(StoreError) {
+      due = try database.dueForwardConfirmations()
+    } catch {
+      logger.error("forward: cannot read the confirmation mails due", ["error": error.description])
+      return
+    }
+    for target in due where !confirming.contains(target.deliveryKey) {
+      if let time = notBefore[target.deliveryKey], time > now { continue }
+      var generator = SystemRandomNumberGenerator()
+      let fresh = String(String(UInt32.random(in: 0..<1_000_000, using: &generator) + 1_000_000).dropFirst())
+      let code: String
+      do throws(StoreError) {
+        guard
+          let taken = try database.beginForwardConfirmation(
+            station: target.station, id: target.id, newCode: fresh, now: now)
+        else {
+          logger.info(
+            "forward: no confirmation mail: the address had its mails of the last 24 hours",
+            ["station": target.station, "target": target.id])
+          continue
+        }
+        code = taken
+      } catch {
+        logger.error("forward: cannot record a confirmation mail", ["error": error.description])
+        continue
+      }
+      confirming.insert(target.deliveryKey)
+      forwarder.enqueue(ForwardJob(id: nextJobID, batchID: nil, target: target, confirmationCode: code))
+      nextJobID += 1
+    }
+  }
+
+  /// A confirmation mail's outcome: sent (counted); put off (due again with the same code after the wait, not
+  /// counted again); refused for the address (the target is disabled); given up (logged).
+  private func handleConfirmation(_ outcome: ForwardOutcome, now: Int64) {
+    let target = outcome.job.target
+    confirming.remove(target.deliveryKey)
+    let fields: [(String, String)] = [("station", target.station), ("target", target.id)]
+    switch outcome.decision {
+    case .delivered:
+      counters[forward: .email, .confirmation] += 1
+      logger.log(.info, "forward: confirmation mail sent", fields: fields)
+    case .retry(let at, let reason):
+      counters[forward: .email, .retried] += 1
+      notBefore[target.deliveryKey] = at
+      do throws(StoreError) {
+        try database.requeueForwardConfirmation(station: target.station, id: target.id)
+      } catch {
+        logger.error("forward: cannot requeue a confirmation mail", ["error": error.description])
+      }
+      logger.log(
+        .warn, "forward: confirmation mail failed; will retry",
+        fields: fields + [("reason", reason), ("inMs", String(at - now))])
+    case .deleteToken(let reason, _):
+      disable(target, reason: reason, private: false)
+    case .giveUp(let reason), .reauthenticate(let reason), .stopProvider(let reason):
+      counters[forward: .email, .failed] += 1
+      logger.log(.warn, "forward: confirmation mail refused", fields: fields + [("reason", reason)])
+    }
+  }
+}

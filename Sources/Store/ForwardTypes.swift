@@ -1,0 +1,148 @@
+/// Where a forward target delivers (README "Forwarding"; `forward_targets.kind`).
+public enum ForwardKind: String, Sendable, CaseIterable {
+  /// One mail per message through the operator's SMTP server (`[forward.email]`), after the address is confirmed.
+  case email
+  /// A POST to an ntfy topic URL with its `Title`, `Tags` and `Priority` headers.
+  case ntfy
+  /// A JSON POST signed with HMAC-SHA256 over the timestamp and the raw body.
+  case webhook
+}
+
+/// Whether a forward target gets messages (`status` in the settings answer).
+public enum ForwardStatus: Sendable, Equatable {
+  /// Messages are forwarded.
+  case active
+  /// An email address that has not entered its confirmation code yet: it gets only confirmation mails.
+  case unconfirmed
+  /// Given up for good: the endpoint answered 404 or 410, the SMTP server refused the address (5xx), or the host
+  /// is at a private address. `at` is epoch ms. It stays until the owner removes or replaces the target.
+  case disabled(reason: String, at: Int64)
+
+  /// `active`, `unconfirmed` or `disabled`, as stored and answered.
+  public var name: String {
+    switch self {
+    case .active: "active"
+    case .unconfirmed: "unconfirmed"
+    case .disabled: "disabled"
+    }
+  }
+}
+
+/// One forward target of a station, as stored (`sql/020_forward_targets.sql`).
+public struct ForwardTarget: Sendable, Equatable {
+  /// Targets one station may have.
+  public static let maximumPerStation = 5
+  /// Confirmation mails one address gets in 24 hours at most, whatever station (and target) asks.
+  public static let confirmationsPerDay = 3
+  /// The window they are counted in, ms.
+  public static let confirmationWindowMs: Int64 = 86_400_000
+  /// Wrong codes after which the code is void (a new confirmation mail is needed).
+  public static let maximumWrongCodes = 5
+  /// How long a confirmation code is good, ms.
+  public static let confirmationLifetimeMs: Int64 = 86_400_000
+
+  /// The station's upper-case address.
+  public var station: String
+  /// The server's id (`f` + base-36 digits), kept while the target exists.
+  public var id: String
+  /// Where it delivers.
+  public var kind: ForwardKind
+  /// The mail address (`email`) or the `https://` URL (`ntfy`, `webhook`).
+  public var address: String
+  /// The webhook's HMAC key or the ntfy access token; nil for none. Never answered in full (``secretHint``).
+  public var secret: String?
+  /// ntfy's `Priority`, 1–5 (4, "high", by default); unused by the other kinds.
+  public var priority: Int
+  /// Forwarded through mute and quiet hours too.
+  public var always: Bool
+  /// Whether it gets messages.
+  public var status: ForwardStatus
+  /// A confirmation mail is waiting to be sent.
+  public var confirmDue: Bool
+
+  /// A target; see the properties.
+  public init(
+    station: String, id: String, kind: ForwardKind, address: String, secret: String? = nil, priority: Int = 4,
+    always: Bool = false, status: ForwardStatus = .active, confirmDue: Bool = false
+  ) {
+    self.station = station
+    self.id = id
+    self.kind = kind
+    self.address = address
+    self.secret = secret
+    self.priority = priority
+    self.always = always
+    self.status = status
+    self.confirmDue = confirmDue
+  }
+
+  /// `…` and the secret's last 4 characters (all of a shorter one is never shown: `…` alone); nil without one.
+  public var secretHint: String? {
+    guard let secret else { return nil }
+    return secret.count > 8 ? "…" + String(secret.suffix(4)) : "…"
+  }
+
+  /// The key the push sender tracks deliveries and waits under (beside device tokens): unique per target.
+  public var deliveryKey: String { "forward:" + station + "/" + id }
+}
+
+/// A forward target as a client asks for it in `POST /v1/settings` `forward`: `id` keeps a target the station has
+/// (the other fields, when given, change it: a new `kind`, address or secret makes it a fresh target that must be
+/// confirmed again); without `id`, a new one (`kind` and `address` required).
+public struct ForwardDraft: Sendable, Equatable {
+  public var id: String?
+  public var kind: ForwardKind?
+  public var address: String?
+  public var secret: String?
+  public var priority: Int?
+  public var always: Bool?
+
+  public init(
+    id: String? = nil, kind: ForwardKind? = nil, address: String? = nil, secret: String? = nil,
+    priority: Int? = nil, always: Bool? = nil
+  ) {
+    self.id = id
+    self.kind = kind
+    self.address = address
+    self.secret = secret
+    self.priority = priority
+    self.always = always
+  }
+}
+
+/// The result of a confirmation code entered for an email target (`POST /v1/forward/confirm`).
+public enum ForwardConfirmation: Sendable, Equatable {
+  /// The code was right: the target is active now.
+  case confirmed(ForwardTarget)
+  /// A wrong code (counted), or none is valid (never sent, expired, or void after too many wrong ones).
+  case wrongCode
+  /// The station has no target with that id.
+  case notFound
+  /// The target is not an email target waiting for its code.
+  case notPending(ForwardTarget)
+}
+
+/// The result of asking for another confirmation mail.
+public enum ForwardResend: Sendable, Equatable {
+  /// Queued: the push sender mails a new code.
+  case queued(ForwardTarget)
+  /// The address had its confirmation mails of 24 hours already: the next may go at `retryAt` (epoch ms).
+  case limited(retryAt: Int64)
+  /// The station has no target with that id.
+  case notFound
+  /// The target is not an email target waiting for its code.
+  case notPending(ForwardTarget)
+}
+
+/// A target the push sender found dead, to be disabled with the round's bookkeeping.
+public struct ForwardDisable: Sendable, Equatable {
+  public var station: String
+  public var id: String
+  public var reason: String
+
+  public init(station: String, id: String, reason: String) {
+    self.station = station
+    self.id = id
+    self.reason = reason
+  }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import JSON
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `Tests/fakes/forward_fake.py` for one test: an HTTPS receiver (ntfy topics, webhooks) and an SMTP server over
+/// TLS (aiosmtpd) on 127.0.0.1, both with a certificate of the test run's own CA (`make_push_credentials.sh`), and
+/// its control API. The fake's header comment documents every control call.
+final class ForwardFake: @unchecked Sendable {
+  let directory: String
+  let httpsPort: Int
+  let smtpPort: Int
+  let controlPort: Int
+  private let process: Process
+
+  /// The CA that signed the fake's certificate.
+  var caFile: String { directory + "/ca.pem" }
+  /// The SMTP login the fake takes.
+  static let smtpUser = "aprs"
+  static let smtpPassword = "test-password"
+
+  static let tool = packageRoot + "/Tests/fakes/forward_fake.py"
+
+  init() throws {
+    directory = try makeTemporaryDirectory("forward-fake")
+    for name in ["ca.pem", "server.pem", "server-key.pem"] {
+      try FileManager.default.copyItem(
+        atPath: PushFake.sharedCredentials + "/" + name, toPath: directory + "/" + name)
+    }
+    let ready = directory + "/ready.json"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try PythonECE.python())
+    process.arguments = [
+      Self.tool, "serve", "--dir", directory, "--ready-file", ready, "--max-seconds", "300",
+    ]
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    _ = FileManager.default.createFile(atPath: directory + "/fake.log", contents: nil)
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/fake.log"))
+    try process.run()
+    self.process = process
+    var ports: (Int, Int, Int)?
+    let deadline = Date().addingTimeInterval(15)
+    while ports == nil && Date() < deadline && process.isRunning {
+      if let data = FileManager.default.contents(atPath: ready), let object = try? parseObject(Array(data)),
+        let https = object.int(at: ["https_port"]), let smtp = object.int(at: ["smtp_port"]),
+        let control = object.int(at: ["control_port"])
+      {
+        ports = (Int(https), Int(smtp), Int(control))
+      } else {
+        usleep(20_000)
+      }
+    }
+    guard let ports else {
+      process.terminate()
+      throw TestFailure(
+        "the forward fake did not start: "
+          + ((try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)) ?? ""))
+    }
+    (httpsPort, smtpPort, controlPort) = ports
+  }
+
+  deinit { stop() }
+
+  func stop() {
+    if process.isRunning {
+      process.terminate()
+      process.waitUntilExit()
+    }
+  }
+
+  func removeFiles() { removeDirectory(directory) }
+
+  /// The URL of a receiver path on the fake (`/hook/a`).
+  func url(_ path: String) -> String { "https://127.0.0.1:\(httpsPort)\(path)" }
+
+  @discardableResult
+  func control(_ method: String, _ path: String, _ body: String? = nil, timeout: Double = 30) throws
+    -> JSONObject
+  {
+    try fakeControl(port: controlPort, method, path, body, timeout: timeout)
+  }
+
+  /// The next `times` requests to `path` are answered `status` (with `Retry-After` when given).
+  func script(_ path: String, status: Int, retryAfter: Int? = nil, times: Int = 1) throws {
+    var body = #"{"path":"\#(path)","status":\#(status),"times":\#(times)"#
+    if let retryAfter { body += #","retryAfter":\#(retryAfter)"# }
+    try control("POST", "/control/script", body + "}")
+  }
+
+  /// `path` answers `status` (404 or 410) from now on.
+  func gone(_ path: String, status: Int = 410) throws {
+    try control("POST", "/control/gone", #"{"path":"\#(path)","status":\#(status)}"#)
+  }
+
+  /// `RCPT TO` of `address` is refused with `code`.
+  func refuse(_ address: String, code: Int = 550) throws {
+    try control("POST", "/control/refuse", #"{"address":"\#(address)","code":\#(code)}"#)
+  }
+
+  /// Waits (bounded, in the fake) until `count` requests (to `path`, answered `status`) arrived.
+  func wait(path: String? = nil, count: Int, status: Int? = nil, timeoutMs: Int = 10_000) throws -> Bool {
+    var body = #"{"kind":"http","count":\#(count),"timeoutMs":\#(timeoutMs)"#
+    if let path { body += #","path":"\#(path)""# }
+    if let status { body += #","status":\#(status)"# }
+    let answer = try control("POST", "/control/wait", body + "}", timeout: Double(timeoutMs) / 1000 + 5)
+    return answer.value(at: ["ok"]) == .bool(true)
+  }
+
+  /// Waits (bounded) until `count` mails (to `to`) arrived.
+  func waitMail(to: String? = nil, count: Int, timeoutMs: Int = 10_000) throws -> Bool {
+    var body = #"{"kind":"mail","count":\#(count),"timeoutMs":\#(timeoutMs)"#
+    if let to { body += #","to":"\#(to)""# }
+    let answer = try control("POST", "/control/wait", body + "}", timeout: Double(timeoutMs) / 1000 + 5)
+    return answer.value(at: ["ok"]) == .bool(true)
+  }
+
+  /// The recorded requests (to `path`), oldest first.
+  func requests(_ path: String? = nil) throws -> [JSONObject] {
+    let answer = try control("GET", "/control/requests" + (path.map { "?path=\($0)" } ?? ""))
+    guard case .array(let items)? = answer["requests"] else { return [] }
+    return items.compactMap { if case .object(let object) = $0 { object } else { nil } }
+  }
+
+  /// The mails taken, oldest first.
+  func mails() throws -> [JSONObject] {
+    let answer = try control("GET", "/control/mails")
+    guard case .array(let items)? = answer["mails"] else { return [] }
+    return items.compactMap { if case .object(let object) = $0 { object } else { nil } }
+  }
+
+  /// Checks a webhook signature with Python's own `hmac` (an implementation independent of the sender's): the
+  /// header `t=<s>,v1=<hex>` against HMAC-SHA256(secret, "<t>." + the raw body as received).
+  static func pythonVerifies(signature: String, bodyBase64: String, secret: String) throws -> Bool {
+    let script = """
+      import base64, hmac, hashlib, sys
+      header, body, secret = sys.argv[1], base64.b64decode(sys.argv[2]), sys.argv[3].encode()
+      parts = dict(item.split("=", 1) for item in header.split(","))
+      expected = hmac.new(secret, parts["t"].encode() + b"." + body, hashlib.sha256).hexdigest()
+      print("ok" if hmac.compare_digest(expected, parts["v1"]) else "bad")
+      """
+    let result = try runProgram(try PythonECE.python(), ["-c", script, signature, bodyBase64, secret])
+    guard result.status == 0 else { throw TestFailure("hmac check: \(result.stderr)") }
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok"
+  }
+}
