@@ -1,4 +1,4 @@
-/// The stations' forward targets (`sql/020_forward_targets.sql`, README "Forwarding"): written by
+/// The stations' forward targets (`sql/019_forward_targets.sql`, README "Forwarding"): written by
 /// `POST /v1/settings` `forward` and `POST /v1/forward/confirm`, read and disabled by the push sender.
 extension Database {
   /// The columns ``forwardTarget(_:)`` reads, in order.

@@ -28,7 +28,7 @@ public enum ForwardStatus: Sendable, Equatable {
   }
 }
 
-/// One forward target of a station, as stored (`sql/020_forward_targets.sql`).
+/// One forward target of a station, as stored (`sql/019_forward_targets.sql`).
 public struct ForwardTarget: Sendable, Equatable {
   /// Targets one station may have.
   public static let maximumPerStation = 5

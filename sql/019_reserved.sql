@@ -1,2 +1,0 @@
--- Placeholder: migration number 019 belongs to another branch's change. Migrations are numbered without gaps, so
--- this branch carries an empty 019 until the merge, which replaces this file with that branch's 019.
