@@ -171,11 +171,11 @@ class WebClientTests(unittest.TestCase):
     def api_calls(self, driver, name: str):
         return [call["body"] for call in driver.execute_script("return window.__calls") if call["url"].endswith(f"/v1/{name}")]
 
-    def assert_clean_console(self, driver):
+    def assert_clean_console(self, driver, logs=None):
         """No script error or CSP violation; failed API answers (404 probes, 401s) are expected."""
         problems = [
             entry
-            for entry in driver.get_log("browser")
+            for entry in (driver.get_log("browser") if logs is None else logs)
             if entry["level"] == "SEVERE" and not (entry.get("source") == "network" and "/v1/" in entry["message"])
         ]
         self.assertEqual(problems, [], "the browser logged errors")
@@ -215,6 +215,55 @@ class WebClientTests(unittest.TestCase):
         self.assertTrue(driver.find_element(By.ID, "connection").text.startswith(("Live", "Up to date")))
         self.assert_clean_console(driver)
         self.assert_first_party_only(driver)
+
+    def test_hostile_answers_in_every_field_leave_the_page_working(self):
+        """Every field of every answer holds hostile values in turn (prototype names, 10 KB strings, control and
+        bidi characters, wrong types; hostile.js), peers' avatar icons are `constructor` and `__proto__` on the
+        real server too, and one entry fails to render: the page stays signed in, shows that entry as a plain
+        line and logs it, pollutes no prototype, and its sync loop goes on with the real server afterwards."""
+        for call, icon in [("CONSTR", "constructor"), ("PROTO", "__proto__")]:
+            answer = self.stack.api("register", {
+                "callsign": call, "ssid": 1, "auth": str(passcode(call)), "wantHistory": False, "since": 0,
+                "avatarUpdate": True, "avatarHash": "x", "avatarIcon": icon,
+            })
+            self.assertEqual(answer.status, 200, answer.body)
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hostile.js")) as file:
+            hostile = file.read()
+        fail_one = """
+          const iso = Date.prototype.toISOString;
+          Date.prototype.toISOString = function () {
+            if (this.getTime() === 1337) throw new Error("test: this entry fails to render");
+            return iso.call(this);
+          };
+          window.__hostile = true;
+        """
+        driver = self.browser(fail_one, hostile)
+        self.sign_in_ok(driver, "KJ7HST", 2)
+        self.wait(lambda: driver.execute_script("return window.__hostileDone === true"), 60,
+                  f"the hostile syncs did not all run: {driver.execute_script('return window.__hostileSyncs')}")
+        print(f"\n    {driver.execute_script('return window.__hostileSyncs')} hostile syncs of "
+              f"{driver.execute_script('return window.__hostileValues')} values each", end=" ", flush=True)
+        # Real messages from peers whose avatar icons are prototype names, through the real server.
+        for sender in ["CONSTR-1", "PROTO-1"]:
+            self.assertEqual(self.stack.inject(message_line(sender, "KJ7HST-2", f"real from {sender}", "3")).get("delivered"), 1)
+        for sender in ["CONSTR-1", "PROTO-1"]:
+            link = self.wait(lambda: self.conversation_link(driver, sender), 10,
+                             f"the sync loop did not go on after the hostile answers ({sender})")
+            self.assertIn(f"real from {sender}", link.text)
+        self.assertEqual(driver.find_element(By.ID, "station").text, "Signed in as KJ7HST-2")
+        self.assertTrue(driver.execute_script("return ({}).polluted === undefined && Object.prototype.polluted === undefined"))
+        for peer in ["__PROTO__", "CONSTRUCTOR", "TOSTRING"]:
+            self.assertTrue(self.conversation_link(driver, peer), f"no conversation with {peer}")
+        self.assert_no_horizontal_scroll(driver)
+        # The entry that failed: a plain line, and logged.
+        plain = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#conversations .plain-entry")]
+        self.assertIn("KJ7FAIL: render me plainly", plain)
+        driver.execute_script("location.hash = '#/c/KJ7FAIL'")
+        self.wait(lambda: "KJ7FAIL: render me plainly" in [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#messages .plain-entry")],
+                  10, "the failed entry is not a plain line in its conversation")
+        logs = driver.get_log("browser")
+        self.assertTrue([entry for entry in logs if "could not be shown" in entry["message"]], "the failure was not logged")
+        self.assert_clean_console(driver, logs)
 
     def test_a_wrong_passcode_shows_the_servers_error(self):
         wrong = (passcode("KJ7BAD") + 1) % 32768
@@ -613,7 +662,10 @@ class WebClientTests(unittest.TestCase):
 
 
 def main() -> int:
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(WebClientTests)
+    # Names of tests given on the command line run alone (`test_browser.py test_keyboard_only_session`).
+    names = sys.argv[1:]
+    suite = (unittest.TestSuite(WebClientTests(name) for name in names) if names
+             else unittest.defaultTestLoader.loadTestsFromTestCase(WebClientTests))
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { API, APIError } from "../../nginx/www/js/api.mjs";
+import { Avatars, ICON_NAMES } from "../../nginx/www/js/avatars.mjs";
 import { LiveSync } from "../../nginx/www/js/live.mjs";
 import { Inbox, normalise } from "../../nginx/www/js/model.mjs";
 import { deviceFields, madeWithKey, pushSupport } from "../../nginx/www/js/push.mjs";
@@ -15,6 +16,7 @@ import {
   bytesToBase64Url,
   checkText,
   initials,
+  isStationKey,
   parseIdentity,
   parsePasscode,
   parseStation,
@@ -463,4 +465,108 @@ test("live: kick({reconnect}) drops a held long poll and starts a new one from t
     { since: 2, wait: 20 },
   ]);
   assert.deepEqual(statuses, [], "a reconnect is not an outage");
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Hostile answers: every field, prototype names, long strings, control and bidi characters, wrong types.
+
+const LONG = "x".repeat(10240);
+const HOSTILE = [
+  "__proto__", "constructor", "toString", "hasOwnProperty", LONG, "\u202e\u0000\u001b\u2066", "", null, true, 0, -1,
+  1.5, 1e300, Number.MAX_SAFE_INTEGER, [], [1, "a"], {}, JSON.parse('{"__proto__":{"polluted":1},"constructor":{}}'),
+];
+const FIELDS = ["direction", "type", "peer", "text", "timestamp", "seqId", "state", "clientId", "to"];
+
+test("hostile: the inbox takes every hostile value in every field without throwing or polluting", () => {
+  const inbox = new Inbox();
+  for (const field of FIELDS) {
+    for (const value of HOSTILE) {
+      const raw = { ...received("KJ7ABC", "fine", 100 + inbox.sequence), [field]: value };
+      assert.doesNotThrow(() => inbox.merge([raw]), `${field}=${String(value).slice(0, 20)}`);
+      assert.doesNotThrow(() => inbox.merge([{ ...sent("KJ7ABC", "s", 5000 + inbox.sequence, "1", "pending", "c1"), [field]: value }]));
+    }
+  }
+  for (const whole of HOSTILE) assert.doesNotThrow(() => inbox.merge(whole));
+  assert.doesNotThrow(() => inbox.merge(HOSTILE));
+  for (const peer of ["__PROTO__", "CONSTRUCTOR"]) inbox.merge([received(peer, "hi", 9000 + peer.length)]);
+  const peers = inbox.conversations().map((conversation) => conversation.peer);
+  assert.ok(peers.includes("__PROTO__") && peers.includes("CONSTRUCTOR"));
+  assert.equal(inbox.unread("__PROTO__"), 2, "the hostile peer value and the ordinary message");
+  assert.ok(inbox.markRead("CONSTRUCTOR"));
+  for (const time of HOSTILE) inbox.advance(time, 1e12);
+  assert.equal(inbox.cursor, 0, "no hostile serverTime moved the cursor");
+  inbox.advance(1e12 + 5, 1e12);
+  assert.equal(inbox.cursor, 1e12 + 5);
+  assert.equal({}.polluted, undefined);
+});
+
+test("hostile: avatars look names up as own keys only; `constructor` and `__proto__` icons are no icons", async () => {
+  assert.ok(ICON_NAMES.includes("radio"));
+  assert.ok(!ICON_NAMES.includes("constructor"));
+  const avatars = new Avatars(async () => JSON.parse(
+    '{"avatars":{"constructor":{"icon":"constructor","hash":"icon:constructor"},"__proto__":{"hash":"x"},' +
+      '"K1ABC":{"icon":"__proto__","image":"\\u0000","hash":"' + "a".repeat(64) + '"},"TOSTRING":"string"}}',
+  ));
+  for (const value of HOSTILE) assert.doesNotThrow(() => avatars.note(value));
+  avatars.note(JSON.parse('{"__proto__":"icon:constructor","constructor":"icon:__proto__","K1ABC":"' + "a".repeat(64) +
+    '","TOSTRING":"' + "b".repeat(64) + '","BAD":5,"LONG":"' + LONG + '"}'));
+  assert.equal(avatars.known.get("constructor").icon, "__proto__");
+  assert.deepEqual([...avatars.wanted.keys()].sort(), ["K1ABC", "TOSTRING"]);
+  assert.equal(await avatars.fetchWanted(), true);
+  assert.deepEqual(avatars.known.get("K1ABC"), { hash: "a".repeat(64), icon: "__proto__", image: null });
+  assert.equal(avatars.known.has("TOSTRING"), false);
+  const failing = new Avatars(async () => HOSTILE);
+  failing.note({ K1ABC: "c".repeat(64) });
+  assert.equal(await failing.fetchWanted(), false);
+  assert.equal({}.polluted, undefined);
+});
+
+test("hostile: an answer the page cannot take in is logged and the sync loop goes on", async () => {
+  const errors = [];
+  let calls = 0;
+  let live;
+  live = new LiveSync({
+    call: async () => {
+      calls += 1;
+      if (calls > 3) {
+        live.stop();
+        throw new APIError("cancelled", { aborted: true, network: true });
+      }
+      return { messages: [{}], serverTime: calls };
+    },
+    cursor: () => 0,
+    onAnswer: () => {
+      throw new TypeError("cannot render");
+    },
+    onError: (error) => errors.push(error.message),
+    longPoll: true,
+    now: () => 0,
+    sleeper: async () => {},
+  });
+  live.start();
+  await live.done;
+  assert.equal(calls, 4);
+  assert.deepEqual(errors, ["cannot render", "cannot render", "cannot render"]);
+});
+
+test("hostile: a paged answer syncs on at once, but only while the cursor moves", async () => {
+  const rig = liveRig(
+    [
+      { answer: { messages: [{}], serverTime: 10, more: true }, takes: 5 },
+      { answer: { messages: [{}], serverTime: 10, more: true }, takes: 5 },
+      { answer: { messages: [], serverTime: 10 }, takes: 5 },
+    ],
+    { longPoll: false, pollMs: 1000 },
+  );
+  rig.live.start();
+  await rig.live.done;
+  assert.deepEqual(rig.bodies.map((body) => body.since), [0, 10, 10, 10]);
+  assert.deepEqual(rig.sleeps, [1000, 1000]);
+});
+
+test("station keys: only base64url of 43 to 128 characters goes into a header", () => {
+  assert.ok(isStationKey("q3P" + "a".repeat(40)));
+  for (const value of [...HOSTILE, "a".repeat(42), "a".repeat(42) + "\n", "a".repeat(43) + "="]) {
+    assert.equal(isStationKey(value), false, String(value).slice(0, 20));
+  }
 });

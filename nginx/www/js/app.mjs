@@ -7,7 +7,7 @@ import { Avatars } from "./avatars.mjs";
 import { LiveSync } from "./live.mjs";
 import { Inbox } from "./model.mjs";
 import { currentSubscription, deviceFields, madeWithKey, pushSupport, subscribe } from "./push.mjs";
-import { MAX_TEXT, checkText, parseIdentity, parsePasscode, parseStation, stateWord } from "./rules.mjs";
+import { MAX_TEXT, checkText, isStationKey, parseIdentity, parsePasscode, parseStation, stateWord } from "./rules.mjs";
 
 const $ = (id) => document.getElementById(id);
 const api = new API(new URL("v1/", document.baseURI));
@@ -223,7 +223,7 @@ async function claimStation(session) {
   if (typeof session.auth !== "string" || !features().includes("claim")) return "none";
   try {
     const answer = await api.call("claim", { callsign: session.callsign, ssid: session.ssid, auth: session.auth });
-    if (typeof answer.stationKey !== "string") return "none";
+    if (!isStationKey(answer.stationKey)) return "none";
     session.stationKey = answer.stationKey;
     api.stationKey = answer.stationKey;
     return "mine";
@@ -379,6 +379,10 @@ const dateFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "nu
 function timeElement(ms) {
   const element = document.createElement("time");
   const date = new Date(ms);
+  if (!Number.isFinite(date.getTime())) {
+    element.textContent = "?";
+    return element;
+  }
   element.dateTime = date.toISOString();
   const today = new Date();
   element.textContent =
@@ -402,46 +406,70 @@ function render() {
   document.title = unread > 0 ? `(${unread}) ${TITLE}` : TITLE;
 }
 
+/**
+ * One list item built by `build`, or, when that throws (an entry no rule foresaw), the entry as a plain text
+ * line, and the failure logged: one entry never takes the list, the page or the sync loop down with it.
+ */
+function safeItem(build, entry, tag = "li") {
+  try {
+    return build();
+  } catch (error) {
+    console.warn("an entry could not be shown as it is:", error, entry);
+    const item = document.createElement(tag);
+    item.className = "plain-entry";
+    let text;
+    try {
+      text = `${String(entry?.peer ?? "?").slice(0, 64)}: ${String(entry?.text ?? entry?.last?.text ?? "").slice(0, 500)}`;
+    } catch {
+      text = "?";
+    }
+    item.textContent = text;
+    return item;
+  }
+}
+
 function renderInbox() {
   const list = $("conversations");
   const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
   const conversations = state.inbox.conversations();
-  const items = conversations.map(({ peer, last, unread }) => {
-    const item = document.createElement("li");
-    const link = document.createElement("a");
-    link.className = "conversation-link";
-    link.href = `#/c/${encodeURIComponent(peer)}`;
-    link.dataset.peer = peer;
-    if (state.route.view === "conversation" && state.route.peer === peer) link.setAttribute("aria-current", "true");
-    const who = document.createElement("span");
-    who.className = "who";
-    const name = document.createElement("span");
-    name.className = "peer";
-    name.textContent = peer;
-    who.append(name, timeElement(last.order));
-    const preview = document.createElement("span");
-    preview.className = "preview";
-    preview.textContent = last.direction === "sent" ? `You: ${last.text}` : last.text;
-    const body = document.createElement("span");
-    body.className = "summary";
-    body.append(who, preview);
-    link.append(state.avatars.element(peer), body);
-    if (unread > 0) {
-      const badge = document.createElement("span");
-      badge.className = "unread";
-      badge.textContent = String(unread);
-      const words = document.createElement("span");
-      words.className = "visually-hidden";
-      words.textContent = unread === 1 ? " unread message" : " unread messages";
-      badge.append(words);
-      link.append(badge);
-    }
-    item.append(link);
-    return item;
-  });
+  const items = conversations.map((conversation) => safeItem(() => conversationItem(conversation), conversation));
   list.replaceChildren(...items);
   $("empty-inbox").hidden = conversations.length > 0;
   if (focused) list.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function conversationItem({ peer, last, unread }) {
+  const item = document.createElement("li");
+  const link = document.createElement("a");
+  link.className = "conversation-link";
+  link.href = `#/c/${encodeURIComponent(peer)}`;
+  link.dataset.peer = peer;
+  if (state.route.view === "conversation" && state.route.peer === peer) link.setAttribute("aria-current", "true");
+  const who = document.createElement("span");
+  who.className = "who";
+  const name = document.createElement("span");
+  name.className = "peer";
+  name.textContent = peer;
+  who.append(name, timeElement(last.order));
+  const preview = document.createElement("span");
+  preview.className = "preview";
+  preview.textContent = last.direction === "sent" ? `You: ${last.text}` : last.text;
+  const body = document.createElement("span");
+  body.className = "summary";
+  body.append(who, preview);
+  link.append(state.avatars.element(peer), body);
+  if (unread > 0) {
+    const badge = document.createElement("span");
+    badge.className = "unread";
+    badge.textContent = String(unread);
+    const words = document.createElement("span");
+    words.className = "visually-hidden";
+    words.textContent = unread === 1 ? " unread message" : " unread messages";
+    badge.append(words);
+    link.append(badge);
+  }
+  item.append(link);
+  return item;
 }
 
 function renderConversation() {
@@ -453,30 +481,7 @@ function renderConversation() {
   $("conversation-avatar").replaceChildren(...(showing ? [state.avatars.element(peer)] : []));
   const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   const entries = showing ? state.inbox.conversation(peer) : [];
-  const items = entries.map((entry) => {
-    const item = document.createElement("li");
-    item.className = `message ${entry.direction}`;
-    item.dataset.key = entry.key;
-    const who = document.createElement("span");
-    who.className = "visually-hidden";
-    who.textContent = entry.direction === "sent" ? "You wrote: " : `${entry.peer} wrote: `;
-    const text = document.createElement("p");
-    text.className = "text";
-    text.textContent = entry.text;
-    const meta = document.createElement("p");
-    meta.className = "meta";
-    meta.append(timeElement(entry.order));
-    const word = entry.direction === "sent" ? stateWord(entry.state) : null;
-    if (word) {
-      const status = document.createElement("span");
-      status.className = "state";
-      status.dataset.state = entry.state;
-      status.textContent = word;
-      meta.append(" · ", status);
-    }
-    item.append(who, text, meta);
-    return item;
-  });
+  const items = entries.map((entry) => safeItem(() => messageItem(entry), entry));
   list.replaceChildren(...items);
   list.hidden = !showing;
   $("conversation-empty").hidden = Boolean(showing) || view === "new";
@@ -485,6 +490,31 @@ function renderConversation() {
       ? "Pick a conversation, or write a new message."
       : "No conversation yet. Write a new message to start one.";
   if (nearBottom || items.length < 4) list.scrollTop = list.scrollHeight;
+}
+
+function messageItem(entry) {
+  const item = document.createElement("li");
+  item.className = `message ${entry.direction}`;
+  item.dataset.key = entry.key;
+  const who = document.createElement("span");
+  who.className = "visually-hidden";
+  who.textContent = entry.direction === "sent" ? "You wrote: " : `${entry.peer} wrote: `;
+  const text = document.createElement("p");
+  text.className = "text";
+  text.textContent = entry.text;
+  const meta = document.createElement("p");
+  meta.className = "meta";
+  meta.append(timeElement(entry.order));
+  const word = entry.direction === "sent" ? stateWord(entry.state) : null;
+  if (word) {
+    const status = document.createElement("span");
+    status.className = "state";
+    status.dataset.state = entry.state;
+    status.textContent = word;
+    meta.append(" · ", status);
+  }
+  item.append(who, text, meta);
+  return item;
 }
 
 function renderSendForm() {
@@ -747,7 +777,12 @@ function setUp() {
     const stationKey = $("station-key").value.trim();
     // With a station key the passcode may stay empty.
     const passcode = stationKey && $("passcode").value.trim() === "" ? { passcode: undefined } : parsePasscode($("passcode").value);
-    const problem = station.error ?? passcode.error;
+    const problem =
+      station.error ??
+      passcode.error ??
+      (stationKey && !isStationKey(stationKey)
+        ? "A station key is 43 letters, digits, “-” and “_”, exactly as the other device shows it."
+        : undefined);
     if (problem) {
       $("sign-in-error").textContent = problem;
       (station.error ? $("callsign") : $("passcode")).focus();
@@ -784,7 +819,7 @@ function setUp() {
   const saved = readJSON(STORE_SESSION);
   const station = saved ? parseIdentity(saved.callsign, saved.ssid) : null;
   const savedAuth = typeof saved?.auth === "string" ? saved.auth : undefined;
-  const savedKey = typeof saved?.stationKey === "string" ? saved.stationKey : null;
+  const savedKey = isStationKey(saved?.stationKey) ? saved.stationKey : null;
   if (station?.callsign && (savedAuth || savedKey)) {
     $("callsign").value = station.callsign;
     $("ssid").value = String(station.ssid);

@@ -11,6 +11,9 @@
 /** Entries kept at most (the server keeps 50 per station; this bounds what a browser stores). */
 export const MAX_ENTRIES = 1000;
 
+/** How far ahead of this device's clock a server's time may be, ms (a year: clocks are wrong, not that wrong). */
+export const MAX_CLOCK_AHEAD_MS = 366 * 24 * 3600 * 1000;
+
 const FINAL_STATES = new Set(["acked", "rejected", "expired", "cancelled"]);
 
 export class Inbox {
@@ -24,9 +27,13 @@ export class Inbox {
     this.sequence = 0;
   }
 
-  /** Moves the cursor to `serverTime` if that is newer (a JSON integer, epoch ms). */
-  advance(serverTime) {
-    if (Number.isSafeInteger(serverTime) && serverTime > this.cursor) this.cursor = serverTime;
+  /**
+   * Moves the cursor to `serverTime` if that is newer (a JSON integer, epoch ms). A time more than a year past
+   * `now` is no server's clock: taken, it would hide every message to come, so it is ignored.
+   */
+  advance(serverTime, now = Date.now()) {
+    if (!Number.isSafeInteger(serverTime) || serverTime > now + MAX_CLOCK_AHEAD_MS) return;
+    if (serverTime > this.cursor) this.cursor = serverTime;
   }
 
   /**

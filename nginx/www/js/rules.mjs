@@ -98,6 +98,14 @@ function isControl(character) {
   return code < 0x20 || code === 0x7f || (code >= 0x80 && code < 0xa0);
 }
 
+/**
+ * Whether `value` can be a station key (PROTOCOL.md "Owned stations": base64url of at least 256 random bits).
+ * Checked before it goes into a header: a value with a control character would make every call fail.
+ */
+export function isStationKey(value) {
+  return typeof value === "string" && /^[A-Za-z0-9_-]{43,128}$/.test(value);
+}
+
 /** The word shown for a sent message's `state` (PROTOCOL.md), or null for one without a state. */
 export function stateWord(state) {
   switch (state) {
