@@ -241,8 +241,9 @@ def message_line(sender: str, addressee: str, text: str, msgno: str | None = Non
     return f"{sender}>APRS,TCPIP*,qAC,T2FAKE::{addressee:<9}:{text}{suffix}"
 
 
-def start_browser(width: int = 1280, height: int = 900, logs: bool = True):
-    """Debian's chromium, headless, through Debian's chromedriver (never a downloaded browser)."""
+def start_browser(width: int = 1280, height: int = 900, logs: bool = True, lang: str = "en-US"):
+    """Debian's chromium, headless, through Debian's chromedriver (never a downloaded browser); `lang` is the
+    browser's language (navigator.languages)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -253,9 +254,10 @@ def start_browser(width: int = 1280, height: int = 900, logs: bool = True):
         "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-sync",
         "--disable-component-update", "--disable-default-apps", "--disable-domain-reliability",
         "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
-        "--lang=en-US", "--hide-scrollbars",
+        f"--lang={lang}", "--hide-scrollbars",
     ]:
         options.add_argument(argument)
+    options.add_experimental_option("prefs", {"intl.accept_languages": f"{lang},{lang.split('-')[0]}"})
     if logs:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     service = Service(executable_path=CHROMEDRIVER, log_output=subprocess.DEVNULL)
