@@ -1006,6 +1006,103 @@ class WebClientTests(unittest.TestCase):
         self.assertNotIn("s3cret-s3cret-s3cret", probe.find_element(By.ID, "forward-list").text)
         self.assertIn(targets[0]["status"], ("active", "unconfirmed", "disabled"))
 
+    # -- accessibility and looks: every view and state, light and dark, phone and desktop -------------------
+
+    def look_at(self, driver, state: str, found: dict):
+        """Runs axe-core on the page as it is now, in light and dark at 360 and 1280 px, keeps a screenshot of
+        each, and adds the serious and critical violations to `found` (by state)."""
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        for scheme in ("light", "dark"):
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+                "features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            for width, height, scale in ((360, 740, 2), (1280, 800, 1)):
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                    "width": width, "height": height, "deviceScaleFactor": scale, "mobile": width < 900})
+                time.sleep(0.15)
+                driver.save_screenshot(os.path.join(SCREENSHOTS, f"{state}-{width}-{scheme}.png"))
+                self.assert_no_horizontal_scroll(driver)
+                axe = Axe(driver)
+                axe.inject()
+                results = axe.run(options='{"resultTypes": ["violations"]}')
+                bad = [
+                    f"{violation['id']} ({violation['impact']}): {violation['help']} at "
+                    + ", ".join(" ".join(node["target"]) for node in violation["nodes"][:3])
+                    for violation in results["violations"] if violation["impact"] in ("serious", "critical")
+                ]
+                if bad:
+                    found[f"{state} {width} {scheme}"] = bad
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+
+    def test_every_view_and_state_passes_axe_in_light_and_dark_with_screenshots(self):
+        if Axe is None:
+            self.fail("axe-selenium-python is missing from the venv: run `make deps-test`")
+        found: dict = {}
+        states = []
+        driver = self.browser()
+        self.open_page(driver)
+        self.look_at(driver, "sign-in", found)
+        states.append("sign-in")
+        self.sign_in(driver, "KJ7AXE", 2, code=(passcode("KJ7AXE") + 1) % 32768)
+        self.wait(lambda: driver.find_element(By.ID, "sign-in-error").text, 10, "no error")
+        self.look_at(driver, "sign-in-error", found)
+        self.owner(driver, "KJ7AXE", 2)
+        for line in [
+            message_line("DL1XYZ-10", "KJ7AXE-2", "Guten Tag! QSL via bureau, 73", "1"),
+            message_line("W5AGO", "KJ7AXE-2", "Net tonight at 8 on the 146.52 simplex", "7"),
+            message_line("KJ7ABC-7", "KJ7AXE-2", "Are you on the summit yet?", "20"),
+            message_line("KJ7ABC-7", "KJ7AXE-2", "See you at the trailhead, 73!", "22"),
+        ]:
+            self.stack.inject(line)
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-7"), 10, "no messages")
+        self.look_at(driver, "inbox", found)
+        self.conversation_link(driver, "KJ7ABC-7").click()
+        self.wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#messages .message")) == 2, 10, "no conversation")
+        if driver.find_element(By.ID, "send-fields").is_displayed():
+            self.field(driver, "Message").send_keys("Almost there, 10 minutes")
+            self.button(driver, "Send").click()
+            self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#messages .message.sent .state"), 10, "not sent")
+        self.look_at(driver, "conversation", found)
+        driver.find_element(By.LINK_TEXT, "New message").click()
+        self.field(driver, "To").send_keys("not a call")
+        self.field(driver, "Message").send_keys("x" * 70 + "{")
+        self.button(driver, "Send").click()
+        self.wait(lambda: driver.find_element(By.ID, "to-error").text, 5, "no error")
+        self.look_at(driver, "send-errors", found)
+        self.open_view(driver, "subs", "Subscriptions")
+        self.wait(lambda: driver.find_element(By.ID, "subs-form").is_displayed(), 10, "no subscriptions form")
+        self.button(driver, "Add").click()
+        self.wait(lambda: "BLN*" in driver.find_element(By.ID, "subs-list").text, 10, "not added")
+        line = message_line("WX1ABC", "BLN1WX", "Storm warning tonight, stay off the ridge")
+        self.wait(lambda: self.stack.inject(line).get("delivered", 0) >= 1, 10, "the filter never took the bulletin")
+        self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#catches .catch"), 10, "nothing arrived")
+        self.look_at(driver, "subscriptions", found)
+        self.open_view(driver, "settings", "Settings")
+        self.wait(lambda: driver.find_element(By.ID, "settings-form").is_displayed(), 10, "no settings form")
+        self.look_at(driver, "settings", found)
+        self.field(driver, "Drop every message from these calls").send_keys("bad/call")
+        self.button(driver, "Save settings").click()
+        self.button(driver, "Show the link").click()
+        self.wait(lambda: driver.find_element(By.ID, "blocked-error").text, 5, "no error")
+        self.look_at(driver, "settings-errors", found)
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                               {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        driver.execute_script("location.hash = '#/'")
+        self.wait(lambda: driver.find_element(By.ID, "connection").text.startswith("Offline"), 15, "not offline")
+        self.look_at(driver, "offline", found)
+        # A second browser of the same station without its key: the locked screens.
+        other = self.browser()
+        self.sign_in_ok(other, "KJ7AXE", 2)
+        self.open_view(other, "settings", "Settings")
+        self.wait(lambda: other.find_element(By.ID, "settings-locked").is_displayed(), 10, "not locked")
+        self.look_at(other, "settings-locked", found)
+        self.open_view(other, "subs", "Subscriptions")
+        self.look_at(other, "subscriptions-locked", found)
+        print(f"\n    axe: 11 states × light/dark × 360/1280 px; screenshots in {SCREENSHOTS}", end=" ", flush=True)
+        self.assertEqual(found, {}, "serious or critical accessibility violations:\n" + json.dumps(found, indent=1))
+
     def assert_no_horizontal_scroll(self, driver):
         widths = driver.execute_script(
             "const d = document.documentElement;"
