@@ -1035,6 +1035,15 @@ class WebClientTests(unittest.TestCase):
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
 
+    def test_reduced_motion_is_honoured(self):
+        driver = self.browser()
+        self.open_page(driver)
+        duration = lambda: driver.execute_script(  # noqa: E731
+            "return getComputedStyle(document.getElementById('sign-in-button')).transitionDuration")
+        self.assertNotEqual(duration(), "0s", "no transition to turn off: the test proves nothing")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        self.wait(lambda: duration() == "0s", 5, "transitions stay on with prefers-reduced-motion: reduce")
+
     def test_every_view_and_state_passes_axe_in_light_and_dark_with_screenshots(self):
         if Axe is None:
             self.fail("axe-selenium-python is missing from the venv: run `make deps-test`")

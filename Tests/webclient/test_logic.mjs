@@ -453,8 +453,17 @@ test("service worker: a tap opens the conversation, in the open page or a new wi
   const open = await serviceWorker({ windows: ["https://aprs.example.org/"] });
   await open.dispatch("notificationclick", notification("W5AGO"));
   assert.deepEqual(open.opened, []);
-  assert.deepEqual(plain(open.posted), [{ url: "https://aprs.example.org/", message: { type: "open", peer: "W5AGO" } }]);
+  assert.deepEqual(plain(open.posted), [{ url: "https://aprs.example.org/", message: { type: "open", peer: "W5AGO", view: null } }]);
   assert.deepEqual(closed, ["KJ7ABC-7", "W5AGO"]);
+});
+
+test("service worker: a subscription's push opens the subscriptions, not a conversation", async () => {
+  const rig = await serviceWorker();
+  await rig.dispatch("push", pushEvent('{"fromCall":"WX1ABC","to":"KJ7ABC","type":"bulletin","subscription":"s1","title":"Bulletin"}'));
+  assert.deepEqual(plain(rig.shown[0].options.data), { peer: "", url: "./#/subs" });
+  const open = await serviceWorker({ windows: ["https://aprs.example.org/"] });
+  await open.dispatch("notificationclick", { notification: { data: rig.shown[0].options.data, close: () => {} } });
+  assert.deepEqual(plain(open.posted)[0].message, { type: "open", peer: "", view: "subs" });
 });
 
 test("push: offered only with /v1/info's webpush and a VAPID key; the register fields are the subscription's", () => {

@@ -103,6 +103,7 @@ function readPush(event) {
 self.addEventListener("push", (event) => {
   const data = readPush(event);
   const failed = data.kind === "sendFailed";
+  const caught = ["bulletin", "group", "nws", "watch"].includes(data.type);
   const peer = typeof (failed ? data.to : data.fromCall) === "string" ? (failed ? data.to : data.fromCall) : "";
   const title =
     typeof data.title === "string" && data.title
@@ -121,7 +122,11 @@ self.addEventListener("push", (event) => {
     icon: "icons/icon-192.png",
     badge: "icons/badge-96.png",
     timestamp: Date.now(),
-    data: { peer, url: peer ? `./#/c/${encodeURIComponent(peer)}` : "./" },
+    // A subscription's entry (a bulletin, a watched station) opens the subscriptions, a message its conversation.
+    data: {
+      peer: caught ? "" : peer,
+      url: caught ? "./#/subs" : peer ? `./#/c/${encodeURIComponent(peer)}` : "./",
+    },
   };
   event.waitUntil(
     Promise.all([
@@ -148,7 +153,7 @@ self.addEventListener("notificationclick", (event) => {
         } catch {
           // Focus may be refused; the page still switches to the conversation.
         }
-        open.postMessage({ type: "open", peer: data.peer ?? "" });
+        open.postMessage({ type: "open", peer: data.peer ?? "", view: data.url === "./#/subs" ? "subs" : null });
         return;
       }
       await self.clients.openWindow(url);

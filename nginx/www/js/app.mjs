@@ -798,7 +798,9 @@ async function registerWorker() {
   }
   navigator.serviceWorker.addEventListener("message", (event) => {
     const data = event.data ?? {};
-    if (data.type === "open" && typeof data.peer === "string") {
+    if (data.type === "open" && data.view === "subs") {
+      location.hash = "#/subs";
+    } else if (data.type === "open" && typeof data.peer === "string" && data.peer !== "") {
       location.hash = `#/c/${encodeURIComponent(data.peer)}`;
     }
     if (data.type === "push") state.live?.kick();
