@@ -52,6 +52,20 @@
     for (const peer of ["__PROTO__", "CONSTRUCTOR", "TOSTRING", "HASOWNPROPERTY"]) {
       list.push({ ...message(index++), peer, text: `from ${peer}` });
     }
+    // Subscription entries (`want:["subscriptions"]`), every field in turn hostile too.
+    const CATCH_FIELDS = ["type", "peer", "text", "timestamp", "to", "subscription", "event", "latitude", "longitude"];
+    for (const type of ["bulletin", "group", "nws", "watch"]) {
+      for (const field of CATCH_FIELDS) {
+        for (const value of VALUES) {
+          const entry = {
+            direction: "received", type, peer: "WX1ABC", text: `caught ${index}`, timestamp: 1000 + index++,
+            seqId: null, to: "BLN1WX", subscription: "s1", event: "heard", latitude: 41.1, longitude: -81.5,
+          };
+          entry[field] = value;
+          list.push(entry);
+        }
+      }
+    }
     // One whose rendering the test makes fail (its Date.prototype.toISOString throws for 1337).
     list.push({ ...message(0), timestamp: 1337, peer: "KJ7FAIL", text: "render me plainly" });
     return list;
@@ -110,6 +124,29 @@
     }
     if (answer && typeof answer === "object" && answer.error !== undefined) {
       return new Response(JSON.stringify(answer), { status: response.status, headers: { "content-type": "application/json" } });
+    }
+    if (url.endsWith("/v1/claim")) {
+      // The claim stays whole (its key is checked by the unit tests): the owner's screens are what is tested here.
+      return new Response(JSON.stringify(answer), { status: response.status, headers: { "content-type": "application/json" } });
+    }
+    if (url.endsWith("/v1/settings")) {
+      // Every field hostile at once, and lists of hostile subscriptions and forwarding targets.
+      const keys = Object.keys(answer);
+      keys.forEach((key, index) => {
+        answer[key] = VALUES[(round + index) % VALUES.length];
+      });
+      answer.subscriptions = [
+        ...VALUES,
+        ...["kind", "id", "match", "call", "zones", "heardAfter", "silentFor", "emergency", "bypass"].flatMap((field) =>
+          VALUES.map((value) => ({ kind: "watch", id: "s1", call: "K1ABC", zones: ["OHC081"], match: "BLN*", [field]: value }))),
+      ];
+      answer.forward = [
+        ...VALUES,
+        ...["id", "type", "to", "url", "secretHint", "status", "reason", "disabledAt", "always"].flatMap((field) =>
+          VALUES.map((value) => ({ id: "f1", type: "webhook", url: "https://h.example.org/", status: "disabled", [field]: value }))),
+      ];
+      round += 1;
+      return new Response(JSON.stringify(withOwn(answer)), { status: 200, headers: { "content-type": "application/json" } });
     }
     if (url.endsWith("/v1/avatars")) {
       answer.avatars = withOwn({

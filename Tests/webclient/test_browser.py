@@ -242,8 +242,15 @@ class WebClientTests(unittest.TestCase):
           };
           window.__hostile = true;
         """
-        driver = self.browser(fail_one, hostile)
-        self.sign_in_ok(driver, "KJ7HST", 2)
+        driver = self.browser(fail_one, "window.__hostileRounds = 60;", hostile)
+        # The owner (remember): its settings, subscriptions and forwarding screens read hostile answers too.
+        self.sign_in_ok(driver, "KJ7HST", 2, remember=True)
+        self.assertEqual(driver.find_element(By.ID, "claim-status").text, "This browser holds the station key")
+        for view in ["subs", "settings", "c/KJ7HOS-1", "c/__PROTO__", "settings", ""]:
+            driver.execute_script(f"location.hash = '#/{view}'")
+            time.sleep(0.3)
+            if view == "settings" and self.button(driver, "Save settings").is_displayed():
+                self.button(driver, "Save settings").click()
         self.wait(lambda: driver.execute_script("return window.__hostileDone === true"), 60,
                   f"the hostile syncs did not all run: {driver.execute_script('return window.__hostileSyncs')}")
         print(f"\n    {driver.execute_script('return window.__hostileSyncs')} hostile syncs of "
@@ -260,6 +267,7 @@ class WebClientTests(unittest.TestCase):
         for peer in ["__PROTO__", "CONSTRUCTOR", "TOSTRING"]:
             self.assertTrue(self.conversation_link(driver, peer), f"no conversation with {peer}")
         self.assert_no_horizontal_scroll(driver)
+        self.assertGreater(len(driver.find_elements(By.CSS_SELECTOR, "#catches > li")), 10, "no hostile subscription entry shown")
         # The entry that failed: a plain line, and logged.
         plain = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#conversations .plain-entry")]
         self.assertIn("KJ7FAIL: render me plainly", plain)
