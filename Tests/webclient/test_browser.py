@@ -740,8 +740,21 @@ class WebClientTests(unittest.TestCase):
         self.wait(lambda: other.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
                   f"not signed in with the link: {other.find_element(By.ID, 'sign-in-error').text!r}")
         saved = json.loads(other.execute_script("return localStorage.getItem('aprs-cloud.session')"))
-        self.assertEqual(saved, {"callsign": "KJ7LNK", "ssid": 5, "stationKey": link.rsplit(":", 1)[1]})
+        old_key = link.rsplit(":", 1)[1]
+        self.assertEqual(saved, {"callsign": "KJ7LNK", "ssid": 5, "stationKey": old_key})
         self.assert_clean_console(other)
+        # The link leaked: a new key, and the old one (and so the other browser) stops working.
+        self.button(owner, "Make a new key").click()
+        self.wait(lambda: owner.find_element(By.ID, "key-rotated").text.startswith("This browser holds a new key"), 10,
+                  f"no new key: {owner.find_element(By.ID, 'key-rotated').text!r}")
+        new_key = json.loads(owner.execute_script("return localStorage.getItem('aprs-cloud.session')"))["stationKey"]
+        self.assertNotEqual(new_key, old_key)
+        self.server_settings("KJ7LNK", 5, new_key)
+        refused = self.stack.request("POST", "/v1/settings", json.dumps({"callsign": "KJ7LNK", "ssid": 5}).encode(),
+                                     {"content-type": "application/json", "authorization": f"Bearer {old_key}"})
+        self.assertEqual(refused.status, 401)
+        self.button(owner, "Show the link").click()
+        self.wait(lambda: new_key in owner.find_element(By.ID, "key-link").get_attribute("value"), 5, "the link kept the old key")
 
     def test_settings_are_saved_to_the_server_and_a_bad_value_names_its_field(self):
         driver = self.browser()

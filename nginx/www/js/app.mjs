@@ -5,7 +5,7 @@
 
 import { API, APIError } from "./api.mjs";
 import { Avatars } from "./avatars.mjs";
-import { LANGUAGES, formatDate, language, pickLanguage, setLanguage, t, tn, translateDocument } from "./i18n.mjs";
+import { LANGUAGES, formatDate, pickLanguage, setLanguage, t, tn, translateDocument } from "./i18n.mjs";
 import { LiveSync } from "./live.mjs";
 import { Catches, Inbox } from "./model.mjs";
 import { Screens } from "./screens.mjs";
@@ -406,8 +406,6 @@ function timeElement(ms) {
       : formatDate(ms, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
   return element;
 }
-
-const VIEWS = ["inbox", "conversation", "subs", "settings"];
 
 function render() {
   if (!state.session) return;
@@ -978,6 +976,14 @@ function setUp() {
   }
 }
 
-const screens = new Screens({ api, state, identity, render, features, timeElement, safeItem });
+/** A new station key (rotated in the settings): sent from now on, and kept instead of the old one. */
+function keyChanged(key) {
+  const session = state.session;
+  session.stationKey = key;
+  api.stationKey = key;
+  if (session.remember) writeJSON(STORE_SESSION, { callsign: session.callsign, ssid: session.ssid, stationKey: key });
+}
+
+const screens = new Screens({ api, state, identity, render, features, timeElement, safeItem, keyChanged });
 
 setUp();

@@ -4,6 +4,7 @@
 // may (the language, what subscriptions caught). The rules and checks are in settings.mjs; this is the DOM.
 
 import { formatDate, t, tn } from "./i18n.mjs";
+import { isStationKey } from "./rules.mjs";
 import {
   MAX_FORWARD,
   MAX_SUBSCRIPTIONS,
@@ -37,7 +38,7 @@ const ERROR_FIELDS = new Map([
 export class Screens {
   /**
    * @param {object} page what app.mjs shares: `api`, `state`, `identity()`, `render()`, `features()`,
-   *   `timeElement(ms)`, `safeItem(build, entry)`
+   *   `timeElement(ms)`, `safeItem(build, entry)`, `keyChanged(key)` (a rotated station key to use and keep)
    */
   constructor(page) {
     this.page = page;
@@ -70,6 +71,7 @@ export class Screens {
     }
     $("key-show").addEventListener("click", () => this.showKeyLink());
     $("key-copy").addEventListener("click", () => this.copyKeyLink());
+    $("key-rotate").addEventListener("click", () => this.rotateKey());
     $("export").addEventListener("click", () => this.exportStation());
     $("sub-kind").addEventListener("change", () => this.showKindFields());
     $("subs-form").addEventListener("submit", (event) => {
@@ -438,6 +440,25 @@ export class Screens {
       $("key-link").focus();
       $("key-link").select();
       $("key-copied").textContent = t("key.copyManually");
+    }
+  }
+
+  /**
+   * A new station key (`/v1/claim` with `rotate`): the old one stops working everywhere; this browser keeps the
+   * new one (and, with "remember", stores it in place of the old).
+   */
+  async rotateKey() {
+    const status = $("key-rotated");
+    status.textContent = "";
+    try {
+      const answer = await this.call("claim", { rotate: true });
+      if (!isStationKey(answer.stationKey)) throw new Error(t("status.noAnswer"));
+      this.page.keyChanged(answer.stationKey);
+      $("key-link-box").hidden = true;
+      $("key-link").value = "";
+      status.textContent = t("key.rotated");
+    } catch (error) {
+      status.textContent = t("key.rotateFailed", { reason: error.message });
     }
   }
 

@@ -255,6 +255,11 @@ export default {
   "key.copy": "Kopieren",
   "key.copied": "Kopiert.",
   "key.copyManually": "Der Browser erlaubt das Kopieren nicht: Der Link ist markiert, kopiere ihn von Hand.",
+  "key.rotateHint":
+    "Wenn der Schlüssel oder der Link in fremde Hände gelangt ist, erzeuge einen neuen Schlüssel: Der alte gilt sofort nicht mehr, auf keinem Gerät.",
+  "key.rotate": "Neuen Schlüssel erzeugen",
+  "key.rotated": "Dieser Browser hat einen neuen Schlüssel. Bring ihn mit einem neuen Link auf deine anderen Geräte.",
+  "key.rotateFailed": "Kein neuer Schlüssel: {reason}",
 
   "export.title": "Export",
   "export.hint": "Alles, was der Server für diese Station hat, als eine JSON-Datei.",

@@ -252,6 +252,11 @@ export default {
   "key.copy": "Copy",
   "key.copied": "Copied.",
   "key.copyManually": "The browser did not allow copying: the link is selected, copy it by hand.",
+  "key.rotateHint":
+    "If the key or the link reached someone else, make a new key: the old one stops working at once, on every device that holds it.",
+  "key.rotate": "Make a new key",
+  "key.rotated": "This browser holds a new key. Carry it to your other devices with a new link.",
+  "key.rotateFailed": "No new key: {reason}",
 
   "export.title": "Export",
   "export.hint": "Everything the server holds for this station, as one JSON file.",
