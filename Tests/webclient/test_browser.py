@@ -888,7 +888,21 @@ class WebClientTests(unittest.TestCase):
         self.wait(lambda: "nicht stummgeschaltet" in driver.find_element(By.ID, "mute-state").text, 10, "no settings")
         self.assertEqual(driver.find_element(By.ID, "ack-device").find_element(By.XPATH, "following-sibling::label").text,
                          "Sobald eines meiner Geräte sie abgeholt hat")
-        self.open_view(driver, "subs", "Abonnements")
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        for view, heading in [("settings", "Einstellungen"), ("subs", "Abonnements"), ("", None)]:
+            if heading:
+                self.open_view(driver, view, heading)
+            else:
+                driver.execute_script("location.hash = '#/'")
+            driver.save_screenshot(os.path.join(SCREENSHOTS, f"german-{view or 'inbox'}-1280-light.png"))
+            # Nothing English is left on the page (the peer's own words apart).
+            english = driver.execute_script("""
+              const words = /\\b(the|and|your|messages?|settings|sign|notifications?|with|this|to|of)\\b/i;
+              return [...document.querySelectorAll('body *')]
+                .filter((e) => e.offsetParent !== null && [...e.childNodes].some((n) => n.nodeType === 3 && words.test(n.textContent)))
+                .map((e) => e.textContent.trim()).filter((text) => !text.includes('Hallo aus Bayern'));
+            """)
+            self.assertEqual(english, [], f"English words on the German page ({view or 'inbox'})")
         self.open_view(driver, "settings", "Einstellungen")
         Select(driver.find_element(By.ID, "language")).select_by_value("en")
         self.wait(lambda: driver.find_element(By.ID, "settings-title").text == "Settings", 5, "the switch did not work")

@@ -15,7 +15,8 @@ import { MAX_TEXT, checkText, isStationKey, parseIdentity, parsePasscode, parseS
 
 const $ = (id) => document.getElementById(id);
 const api = new API(new URL("v1/", document.baseURI));
-/** What "remember me" keeps: the station and its key (the passcode only while no claim is held), nothing else. */
+/** What "remember me" keeps: the station and its key, nothing else; the passcode only while this browser holds no
+ * key (a station claimed by another device, or a server without claims). */
 const STORE_SESSION = "aprs-cloud.session";
 /** The language picked in the settings; not about the station, so it outlives a sign-out. */
 const STORE_LANGUAGE = "aprs-cloud-language";
@@ -855,6 +856,7 @@ function changeLanguage(value) {
   }
   applyLanguage();
   showTextCheck();
+  if (!state.session) document.title = t("title");
   if (state.session) {
     $("station").textContent = t("station.signedIn", { address: state.session.address });
     showClaimStatus();
