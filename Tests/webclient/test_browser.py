@@ -793,6 +793,19 @@ class WebClientTests(unittest.TestCase):
         self.assertEqual(stored["ssids"], [0, 2, 9], "the station's own SSID is always in the list")
         self.assertEqual(stored["ackSsids"], [9])
         self.assertEqual(stored["retention"], {"mode": "untilPulled", "max": 200})
+        # Blocking from a conversation adds the peer to the list.
+        self.stack.inject(message_line("KJ7NOY-1", "KJ7SET-2", "buy my antenna", "1"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7NOY-1"), 10, "no message")
+        driver.execute_script("location.hash = '#/c/KJ7NOY-1'")
+        self.wait(lambda: driver.find_element(By.ID, "block-peer").is_displayed(), 5, "no block button")
+        self.assertEqual(driver.find_element(By.ID, "block-peer").get_attribute("aria-label"),
+                         "Block KJ7NOY-1: drop every message from this station")
+        driver.find_element(By.ID, "block-peer").click()
+        self.wait(lambda: "KJ7NOY-1 is blocked" in driver.find_element(By.ID, "block-status").text, 5, "not blocked")
+        self.assertEqual(self.server_settings("KJ7SET", 2, key)["blocked"], ["KJ7SPAM", "W5XYZ-3", "KJ7NOY-1"])
+        self.assertFalse(driver.find_element(By.ID, "block-peer").is_displayed())
+        self.open_view(driver, "settings", "Settings")
+        self.assertIn("KJ7NOY-1", self.field(driver, "Drop every message from these calls").get_attribute("value"))
         # The explaining sentence of each ACK policy is tied to its choice.
         for policy in ["server", "device", "never"]:
             hint = driver.find_element(By.ID, f"ack-{policy}").get_attribute("aria-describedby")

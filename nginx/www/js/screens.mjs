@@ -72,6 +72,7 @@ export class Screens {
     $("key-show").addEventListener("click", () => this.showKeyLink());
     $("key-copy").addEventListener("click", () => this.copyKeyLink());
     $("key-rotate").addEventListener("click", () => this.rotateKey());
+    $("block-peer").addEventListener("click", () => this.blockPeer());
     $("export").addEventListener("click", () => this.exportStation());
     $("sub-kind").addEventListener("change", () => this.showKindFields());
     $("subs-form").addEventListener("submit", (event) => {
@@ -151,6 +152,11 @@ export class Screens {
     for (const id of ["mute-box", "settings-form", "key-box", "export-box", "subs-form"]) $(id).hidden = !ready;
     $("forward-box").hidden = !(ready && settings.forward !== null);
     if (ready) this.renderMute();
+    const { view, peer } = this.state.route;
+    const blockable = ready && view === "conversation" && peer && !settings.blocked.includes(peer);
+    $("block-peer").hidden = !blockable;
+    if (blockable) $("block-peer").setAttribute("aria-label", t("conversation.blockWhat", { peer }));
+    if (peer !== this.blockedShownFor) $("block-status").hidden = true;
     // Lists are made again only when what they show changed: a Remove button keeps its focus across syncs.
     const signature = JSON.stringify([settings, this.state.catches.entries.size, ready]);
     if (signature === this.shown) return;
@@ -416,6 +422,23 @@ export class Screens {
     } catch (error) {
       $("settings-status").textContent = t("settings.saveFailed", { reason: error.message });
     }
+  }
+
+  /** Blocks the peer of the conversation shown (setting `blocked`): its messages are dropped from now on. */
+  async blockPeer() {
+    const peer = this.state.route.peer;
+    const settings = this.state.settings;
+    if (!peer || !settings) return;
+    const status = $("block-status");
+    try {
+      this.take(await this.call("settings", { blocked: [...settings.blocked, peer] }));
+      status.textContent = t("conversation.blocked", { peer });
+    } catch (error) {
+      status.textContent = t("settings.saveFailed", { reason: error.message });
+    }
+    this.blockedShownFor = peer;
+    status.hidden = false;
+    $("conversation-title").focus();
   }
 
   // -- the key link -----------------------------------------------------------------------------------
