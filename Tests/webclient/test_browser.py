@@ -1117,9 +1117,18 @@ class WebClientTests(unittest.TestCase):
         self.conversation_link(driver, "KJ7ABC-7").click()
         self.wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#messages .message")) == 2, 10, "no conversation")
         if driver.find_element(By.ID, "send-fields").is_displayed():
-            self.field(driver, "Message").send_keys("Almost there, 10 minutes")
-            self.button(driver, "Send").click()
-            self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#messages .message.sent .state"), 10, "not sent")
+            # A sent message in each state the page can be brought to here: delivered, rejected, pending.
+            states = lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#messages .message.sent .state")]  # noqa: E731
+            for text, answer in [("Almost there, 10 minutes", "ack"), ("Bring the spare battery", "rej"), ("On my way", None)]:
+                self.field(driver, "Message").send_keys(text)
+                self.button(driver, "Send").click()
+                self.wait(lambda: len(states()) > 0 and states()[-1] == "pending", 10, "not sent")
+                if answer:
+                    number = self.wait(lambda: next((entry["line"].rsplit("{", 1)[1] for entry in self.stack.transmitted()
+                                                     if f":{text}{{" in (entry.get("line") or "")), None), 15, "not transmitted")
+                    self.stack.inject(message_line("KJ7ABC-7", "KJ7AXE-2", f"{answer}{number}"))
+                    self.wait(lambda: states()[-1] == ("delivered" if answer == "ack" else "rejected"), 10, f"no {answer}")
+            self.assertEqual(states(), ["delivered", "rejected", "pending"])
         self.look_at(driver, "conversation", found)
         driver.find_element(By.LINK_TEXT, "New message").click()
         self.field(driver, "To").send_keys("not a call")
