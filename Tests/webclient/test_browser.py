@@ -262,6 +262,12 @@ class WebClientTests(unittest.TestCase):
             link = self.wait(lambda: self.conversation_link(driver, sender), 10,
                              f"the sync loop did not go on after the hostile answers ({sender})")
             self.assertIn(f"real from {sender}", link.text)
+        # Hostile text through APRS-IS itself: markup, a bidi override, prototype names, stays text.
+        evil = "\u202e<img src=x id=evil> __proto__ constructor\u202c"
+        self.assertEqual(self.stack.inject(message_line("KJ7EVL-1", "KJ7HST-2", evil, "7")).get("delivered"), 1)
+        link = self.wait(lambda: self.conversation_link(driver, "KJ7EVL-1"), 10, "the hostile text never arrived")
+        self.assertIn("<img src=x id=evil>", link.find_element(By.CSS_SELECTOR, ".preview").get_attribute("textContent"))
+        self.assertEqual(driver.find_elements(By.ID, "evil"), [], "text from APRS-IS became markup")
         self.assertEqual(driver.find_element(By.ID, "station").text, "Signed in as KJ7HST-2")
         self.assertTrue(driver.execute_script("return ({}).polluted === undefined && Object.prototype.polluted === undefined"))
         for peer in ["__PROTO__", "CONSTRUCTOR", "TOSTRING"]:
