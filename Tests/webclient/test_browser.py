@@ -736,6 +736,11 @@ class WebClientTests(unittest.TestCase):
         link = self.wait(lambda: owner.find_element(By.ID, "key-link").get_attribute("value"), 5, "no link")
         self.assertIn("#key=KJ7LNK-5:", link)
         other = self.browser()
+        # A damaged link: said so, and gone from the address too.
+        other.get(self.stack.url + "/#key=KJ7LNK-5:not-a-key")
+        self.wait(lambda: "does not carry a station key" in other.find_element(By.ID, "sign-in-error").text, 10,
+                  "a damaged link is not explained")
+        self.assertEqual(other.execute_script("return location.hash"), "")
         other.get(link)
         notice = self.wait(lambda: other.find_element(By.ID, "key-link-notice").text, 10, "no notice on the other device")
         self.assertIn("KJ7LNK-5", notice)

@@ -609,7 +609,11 @@ function route({ focus = true } = {}) {
   else if (previous.peer) document.querySelector(`.conversation-link[data-peer="${CSS.escape(previous.peer)}"]`)?.focus();
 }
 
-window.addEventListener("hashchange", () => route());
+// A key link opened in a tab that shows the page already is a change of the fragment, not a load.
+window.addEventListener("hashchange", () => {
+  if (location.hash.startsWith("#key=")) takeKeyLink();
+  else route();
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Sending
