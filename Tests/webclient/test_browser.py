@@ -3,10 +3,12 @@
 
 Run (after `swift build`; `make test` does both):
 
-    .build/pyenv-test/bin/python Tests/webclient/test_browser.py
+    .build/pyenv-test/bin/python Tests/webclient/test_browser.py [test_name ...]
 
-Screenshots go to .build/screenshots/ (or $APRS_CLOUD_SCREENSHOTS). A test whose server feature does
-not exist yet (e.g. /v1/send) is skipped with the reason, never passed; the last line counts them.
+Screenshots go to .build/screenshots/ (or $APRS_CLOUD_SCREENSHOTS): every screen at 360 and 1280 px in light
+and dark. axe-core (axe-selenium-python) checks every view and state; hostile.js serves hostile answers; the
+first signed-in load is weighed and printed. A test whose server feature does not exist yet (/v1/send,
+/v1/export, `forward` in the settings) is skipped with the reason, never passed; the last line counts them.
 """
 
 from __future__ import annotations
