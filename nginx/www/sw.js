@@ -1,10 +1,12 @@
 // The service worker: shows Web Push notifications (PROTOCOL.md, "Web Push and UnifiedPush"), opens the
-// conversation when one is tapped, and keeps a copy of the page's files so that an installed app still
-// opens without a network. It never touches the API: /v1 calls always go to the network.
+// conversation when one is tapped, and keeps a copy of the app shell (the page's own files, listed below) so
+// that an installed app still opens without a network. Only those files: nothing else is answered from or
+// put into its cache, never an API answer, so no message is ever kept in the browser's storage by it.
 
 "use strict";
 
-const CACHE = "aprs-cloud-www-v1";
+const CACHE = "aprs-cloud-www-v2";
+/** The app shell, relative to the worker's scope. */
 const FILES = [
   "./",
   "index.html",
@@ -13,13 +15,31 @@ const FILES = [
   "js/app.mjs",
   "js/api.mjs",
   "js/avatars.mjs",
+  "js/i18n.mjs",
+  "js/lang/de.mjs",
+  "js/lang/en.mjs",
   "js/live.mjs",
   "js/model.mjs",
   "js/push.mjs",
   "js/rules.mjs",
+  "js/screens.mjs",
+  "js/settings.mjs",
   "icons/icon.svg",
   "icons/icon-192.png",
 ];
+
+/** The shell's URLs (absolute, without query or fragment). */
+function shell() {
+  return new Set(FILES.map((file) => new URL(file, self.registration.scope).href));
+}
+
+/** The shell file a GET of `url` is, or null: nothing else is the worker's business. */
+function shellFile(url) {
+  const bare = new URL(url);
+  bare.search = "";
+  bare.hash = "";
+  return shell().has(bare.href) ? bare.href : null;
+}
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -35,6 +55,7 @@ self.addEventListener("install", (event) => {
 self.addEventListener("activate", (event) => {
   event.waitUntil(
     (async () => {
+      // Older versions cached every same-origin GET: their caches go whole.
       for (const name of await caches.keys()) {
         if (name !== CACHE && name.startsWith("aprs-cloud-www-")) await caches.delete(name);
       }
@@ -43,26 +64,24 @@ self.addEventListener("activate", (event) => {
   );
 });
 
-// The page's own files: the network first (so an upgrade shows at once), the copy when offline.
+// The app shell: the network first (so an upgrade shows at once), the copy when offline. Every other request
+// (the API, anything else) is not touched.
 self.addEventListener("fetch", (event) => {
   const request = event.request;
-  const url = new URL(request.url);
-  const scope = new URL(self.registration.scope);
-  if (request.method !== "GET" || url.origin !== scope.origin || !url.pathname.startsWith(scope.pathname)) return;
-  if (url.pathname.startsWith(`${scope.pathname}v1/`) || url.pathname === "/health") return;
+  if (request.method !== "GET") return;
+  const file = shellFile(request.url);
+  if (!file) return;
   event.respondWith(
     (async () => {
       try {
         const response = await fetch(request);
         if (response.ok && response.type === "basic") {
           const copy = response.clone();
-          caches.open(CACHE).then((cache) => cache.put(request, copy)).catch(() => {});
+          caches.open(CACHE).then((cache) => cache.put(file, copy)).catch(() => {});
         }
         return response;
       } catch (error) {
-        const cached =
-          (await caches.match(request, { ignoreSearch: true })) ??
-          (request.mode === "navigate" ? await caches.match("./") : undefined);
+        const cached = (await caches.match(file)) ?? (request.mode === "navigate" ? await caches.match("./") : undefined);
         if (cached) return cached;
         throw error;
       }
@@ -84,6 +103,7 @@ function readPush(event) {
 self.addEventListener("push", (event) => {
   const data = readPush(event);
   const failed = data.kind === "sendFailed";
+  const caught = ["bulletin", "group", "nws", "watch"].includes(data.type);
   const peer = typeof (failed ? data.to : data.fromCall) === "string" ? (failed ? data.to : data.fromCall) : "";
   const title =
     typeof data.title === "string" && data.title
@@ -102,7 +122,11 @@ self.addEventListener("push", (event) => {
     icon: "icons/icon-192.png",
     badge: "icons/badge-96.png",
     timestamp: Date.now(),
-    data: { peer, url: peer ? `./#/c/${encodeURIComponent(peer)}` : "./" },
+    // A subscription's entry (a bulletin, a watched station) opens the subscriptions, a message its conversation.
+    data: {
+      peer: caught ? "" : peer,
+      url: caught ? "./#/subs" : peer ? `./#/c/${encodeURIComponent(peer)}` : "./",
+    },
   };
   event.waitUntil(
     Promise.all([
@@ -129,7 +153,7 @@ self.addEventListener("notificationclick", (event) => {
         } catch {
           // Focus may be refused; the page still switches to the conversation.
         }
-        open.postMessage({ type: "open", peer: data.peer ?? "" });
+        open.postMessage({ type: "open", peer: data.peer ?? "", view: data.url === "./#/subs" ? "subs" : null });
         return;
       }
       await self.clients.openWindow(url);

@@ -1,24 +1,37 @@
-// The page: sign in, the inbox, a conversation, sending, notifications. It talks only to this server's
-// /v1 API (PROTOCOL.md) and degrades where the server lacks a feature: no /v1/info → no notifications
-// and short polls; no `longpoll` → a sync every second; no /v1/send → the form says so.
+// The page: sign in, the inbox, a conversation, sending, notifications, and (screens.mjs) the station's
+// subscriptions and settings. It talks only to this server's /v1 API (PROTOCOL.md) and degrades where the
+// server lacks a feature: no /v1/info → no notifications and short polls; no `longpoll` → a sync every second;
+// no /v1/send → the form says so. Every word comes from the string tables (i18n.mjs).
 
 import { API, APIError } from "./api.mjs";
 import { Avatars } from "./avatars.mjs";
+import { LANGUAGES, formatDate, pickLanguage, setLanguage, t, tn, translateDocument } from "./i18n.mjs";
 import { LiveSync } from "./live.mjs";
-import { Inbox } from "./model.mjs";
+import { Catches, Inbox } from "./model.mjs";
+import { Screens } from "./screens.mjs";
+import { parseKeyLink } from "./settings.mjs";
 import { currentSubscription, deviceFields, madeWithKey, pushSupport, subscribe } from "./push.mjs";
-import { MAX_TEXT, checkText, parseIdentity, parsePasscode, parseStation, stateWord } from "./rules.mjs";
+import { MAX_TEXT, checkText, isStationKey, parseIdentity, parsePasscode, parseStation, stateWord } from "./rules.mjs";
 
 const $ = (id) => document.getElementById(id);
 const api = new API(new URL("v1/", document.baseURI));
+/** What "remember me" keeps: the station and its key, nothing else; the passcode only while this browser holds no
+ * key (a station claimed by another device, or a server without claims). */
 const STORE_SESSION = "aprs-cloud.session";
-const storeInbox = (address) => `aprs-cloud.inbox.${address}`;
-const TITLE = "APRS messages";
+/** The language picked in the settings; not about the station, so it outlives a sign-out. */
+const STORE_LANGUAGE = "aprs-cloud-language";
+/** The opt-in answers the page takes (PROTOCOL.md "Opt-in answers"): paging, drops and read markers, other
+ * SSIDs' entries, subscription entries. */
+const WANT = ["inbox", "ssids", "subscriptions"];
 
 /** Everything the page knows; one signed-in station at a time. */
 const state = {
   session: null, // {callsign, ssid, address, auth?, stationKey?, claim, remember}; claim: "mine" | "other" | "none"
   inbox: new Inbox(),
+  catches: new Catches(),
+  dropped: 0, // messages the server evicted before this page fetched them (`want:["inbox"]`'s `dropped`)
+  settings: null, // readSettings() of the last /v1/settings answer; null: not read (not the owner)
+  status: null, // the last live status, to say it again in another language
   avatars: new Avatars((stations) => api.call("avatars", { ...identity(), stations })),
   info: undefined, // undefined: not asked yet; null: the server has no /v1/info
   send: "unknown", // "yes" | "no" | "unknown"
@@ -35,7 +48,8 @@ function identity(session = state.session) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Storage: only for a user who ticked "remember".
+// Storage: only for a user who ticked "remember", and then only the station and its key (or, with no claim
+// held, its passcode); never a message: a reload fetches the history from the server again.
 
 function readJSON(key) {
   try {
@@ -52,10 +66,6 @@ function writeJSON(key, value) {
   } catch {
     // Storage full or disabled: the page works on without remembering.
   }
-}
-
-function saveInbox() {
-  if (state.session?.remember) writeJSON(storeInbox(state.session.address), state.inbox.toJSON());
 }
 
 function forgetEverything() {
@@ -108,13 +118,15 @@ async function loadSendSupport() {
 function showSignIn(message = "") {
   stopLive();
   state.session = null;
+  state.settings = null;
   $("app").hidden = true;
+  $("tabs").hidden = true;
   $("sign-in-view").hidden = false;
   $("station").hidden = true;
   $("sign-out").hidden = true;
   $("connection").textContent = "";
   $("sign-in-error").textContent = message;
-  document.title = TITLE;
+  document.title = t("title");
 }
 
 /**
@@ -127,10 +139,11 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
   const button = $("sign-in-button");
   button.disabled = true;
   $("sign-in-error").textContent = "";
-  $("connection").textContent = "Signing in…";
+  $("connection").textContent = t("status.signingIn");
   const address = ssid === 0 ? callsign : `${callsign}-${ssid}`;
   const session = { callsign, ssid, address, auth, stationKey: stationKey || null, claim: "none", remember };
-  const inbox = remember ? Inbox.fromJSON(readJSON(storeInbox(address))) : new Inbox();
+  const inbox = new Inbox();
+  const catches = new Catches();
   try {
     // Asked again at each sign-in: what the server offers can change (`send` needs a listener that can transmit).
     await loadInfo({ fresh: true });
@@ -143,6 +156,7 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
         ackMessages: false,
         wantHistory: true,
         since: inbox.cursor,
+        want: WANT,
         ...push,
       });
     try {
@@ -155,10 +169,7 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
         session.stationKey = null;
         api.stationKey = null;
         if (typeof auth !== "string") {
-          throw new APIError(
-            "this station key is no longer valid (its claim was released, rotated or lapsed); sign in with the passcode",
-            { status: 401 },
-          );
+          throw new APIError(t("signIn.keyInvalid"), { status: 401 });
         }
         answer = await register();
       }
@@ -167,11 +178,14 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
       // Too many registrations this hour (many reloads): the passcode was right (it is checked first)
       // and the station is registered, so the history comes from a sync instead.
       if (error.status !== 429) throw error;
-      answer = await api.call("sync", { ...identity(session), since: inbox.cursor });
+      answer = await api.call("sync", { ...identity(session), since: inbox.cursor, want: WANT });
       state.pushOn = push.platform === "webpush";
     }
     inbox.merge(answer.messages);
     inbox.advance(answer.serverTime);
+    inbox.applyRead(answer.read);
+    catches.merge(answer.messages);
+    state.dropped = Number.isSafeInteger(answer.dropped) && answer.dropped > 0 ? answer.dropped : 0;
     state.avatars.note(answer.avatars);
     // Claimed only where the key can be kept ("remember"): a key lost at a reload would lock the owner out of
     // sending and settings until the claim lapses.
@@ -181,8 +195,7 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
     $("connection").textContent = "";
     // A remembered station opened offline still shows what it has; the live loop keeps trying.
     if (!(automatic && error.network)) {
-      $("sign-in-error").textContent =
-        error instanceof APIError ? `Sign-in failed: ${error.message}` : `Sign-in failed: ${error}`;
+      $("sign-in-error").textContent = t("signIn.failed", { reason: error instanceof APIError ? error.message : String(error) });
       $("sign-in-view").hidden = false;
       $("callsign").focus();
       return;
@@ -191,21 +204,24 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
   button.disabled = false;
   state.session = session;
   state.inbox = inbox;
+  state.catches = catches;
   if (remember) {
     // Never the passcode once this browser holds the station's key.
     writeJSON(STORE_SESSION, session.stationKey ? { callsign, ssid, stationKey: session.stationKey } : { callsign, ssid, auth });
-    saveInbox();
   } else {
     forgetEverything();
   }
   $("passcode").value = "";
+  $("key-link-notice").hidden = true;
   $("sign-in-view").hidden = true;
   $("app").hidden = false;
-  $("station").textContent = `Signed in as ${address}`;
+  $("tabs").hidden = false;
+  $("station").textContent = t("station.signedIn", { address });
   $("station").hidden = false;
   showClaimStatus();
   $("sign-out").hidden = false;
   route({ focus: false });
+  screens.signedIn();
   if (!automatic) $("main").focus();
   state.avatars.fetchWanted().then((changed) => changed && render());
   startLive();
@@ -223,7 +239,7 @@ async function claimStation(session) {
   if (typeof session.auth !== "string" || !features().includes("claim")) return "none";
   try {
     const answer = await api.call("claim", { callsign: session.callsign, ssid: session.ssid, auth: session.auth });
-    if (typeof answer.stationKey !== "string") return "none";
+    if (!isStationKey(answer.stationKey)) return "none";
     session.stationKey = answer.stationKey;
     api.stationKey = answer.stationKey;
     return "mine";
@@ -250,14 +266,7 @@ function showClaimStatus() {
   const line = $("claim-status");
   const claim = state.session?.claim ?? "none";
   line.dataset.claim = claim;
-  line.textContent =
-    claim === "mine"
-      ? "This browser holds the station key"
-      : claim === "other"
-        ? "Claimed by another device: you can read messages here; sending and settings need its station key"
-        : claim === "unclaimed"
-          ? "Not claimed: sign in with “Remember me” to claim this station on this device and send from it"
-          : "";
+  line.textContent = claim === "none" ? "" : t(`claim.${claim}`);
   line.hidden = claim === "none";
 }
 
@@ -285,6 +294,8 @@ async function signOut() {
   }
   state.pushOn = false;
   state.inbox = new Inbox();
+  state.catches = new Catches();
+  state.dropped = 0;
   api.stationKey = null;
   forgetEverything();
   location.hash = "";
@@ -303,6 +314,7 @@ function startLive() {
     cursor: () => state.inbox.cursor,
     onAnswer: receive,
     onStatus: showStatus,
+    want: WANT,
     longPoll: features().includes("longpoll"),
     maxWait: Number.isFinite(info?.maxWait) ? info.maxWait : 300,
     visible: () => document.visibilityState === "visible",
@@ -318,34 +330,40 @@ function stopLive() {
 function receive(answer) {
   const { received, changed } = state.inbox.merge(answer.messages);
   state.inbox.advance(answer.serverTime);
+  const read = state.inbox.applyRead(answer.read);
+  const caught = state.catches.merge(answer.messages);
+  if (Number.isSafeInteger(answer.dropped) && answer.dropped > 0) state.dropped += answer.dropped;
   const avatarsChanged = state.avatars.note(answer.avatars);
   state.avatars.fetchWanted().then((fetched) => fetched && render());
-  if (changed || avatarsChanged) render();
-  saveInbox();
+  if (changed || read || caught > 0 || avatarsChanged || answer.dropped > 0) render();
   if (received.length > 0) {
     const newest = received[received.length - 1];
     $("announce").textContent =
       received.length === 1
-        ? `New message from ${newest.peer}: ${newest.text}`
-        : `${received.length} new messages, the newest from ${newest.peer}`;
+        ? t("announce.one", { peer: newest.peer, text: newest.text.slice(0, 200) })
+        : tn("announce.many", received.length, { peer: newest.peer });
+  } else if (caught > 0) {
+    $("announce").textContent = tn("announce.caught", caught);
   }
 }
 
-function showStatus({ mode, error, retryMs }) {
+function showStatus(status) {
+  const { mode, error, retryMs } = status;
+  state.status = status;
   const line = $("connection");
   line.dataset.mode = mode;
   switch (mode) {
     case "live":
-      line.textContent = "Live";
+      line.textContent = t("status.live");
       break;
     case "polling":
-      line.textContent = "Up to date (checking every second)";
+      line.textContent = t("status.polling");
       break;
     case "offline":
-      line.textContent = `Offline: ${error?.message ?? "no answer"}. Retrying in ${Math.round(retryMs / 1000)} s.`;
+      line.textContent = t("status.offline", { reason: error?.message ?? t("status.noAnswer"), seconds: Math.round(retryMs / 1000) });
       break;
     case "stopped":
-      showSignIn(`Signed out: ${error?.message ?? "the server refused the passcode"}`);
+      showSignIn(t("status.stopped", { reason: error?.message ?? t("status.refused") }));
       break;
     default:
       line.textContent = "";
@@ -373,75 +391,135 @@ setInterval(() => {
 // ---------------------------------------------------------------------------------------------------
 // Rendering
 
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-const dateFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric" });
-
+/** A <time> for epoch ms in the user's locale: the time today, else the date and time. */
 function timeElement(ms) {
   const element = document.createElement("time");
   const date = new Date(ms);
+  if (!Number.isFinite(date.getTime())) {
+    element.textContent = "?";
+    return element;
+  }
   element.dateTime = date.toISOString();
   const today = new Date();
   element.textContent =
     date.toDateString() === today.toDateString()
-      ? timeFormat.format(date)
-      : `${dateFormat.format(date)}, ${timeFormat.format(date)}`;
+      ? formatDate(ms, { hour: "2-digit", minute: "2-digit" })
+      : formatDate(ms, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
   return element;
 }
 
 function render() {
   if (!state.session) return;
   const { view, peer } = state.route;
-  const app = $("app");
-  app.dataset.view = view === "inbox" ? "inbox" : "conversation";
-  if (peer && view === "conversation" && document.visibilityState === "visible") {
-    if (state.inbox.markRead(peer)) saveInbox();
+  $("app").dataset.view = view === "new" ? "conversation" : view;
+  for (const [tab, views] of [["tab-inbox", ["inbox", "conversation", "new"]], ["tab-subs", ["subs"]], ["tab-settings", ["settings"]]]) {
+    if (views.includes(view)) $(tab).setAttribute("aria-current", "page");
+    else $(tab).removeAttribute("aria-current");
   }
-  renderInbox();
-  renderConversation();
+  if (peer && view === "conversation" && document.visibilityState === "visible") {
+    const upTo = state.inbox.markRead(peer);
+    if (upTo > 0) postRead(peer, upTo);
+  }
+  safely(renderInbox);
+  safely(renderConversation);
+  safely(() => screens.render());
   const unread = state.inbox.totalUnread();
-  document.title = unread > 0 ? `(${unread}) ${TITLE}` : TITLE;
+  document.title = unread > 0 ? `(${unread}) ${t("title")}` : t("title");
+}
+
+/** Runs one part of the page's rendering; a failure is logged and the other parts still show. */
+function safely(part) {
+  try {
+    part();
+  } catch (error) {
+    console.warn("a part of the page could not be shown:", error);
+  }
+}
+
+/**
+ * Tells the server (and so every device of the station) that the conversation with `peer` (or "*": all) is read
+ * up to `upTo`. Best effort: a station claimed by another device may not (403), an older server has no /v1/read.
+ */
+function postRead(peer, upTo) {
+  const claim = state.session?.claim;
+  if (claim === "other" || (claim !== "mine" && typeof state.session?.auth !== "string")) return;
+  api.call("read", { ...identity(), peer, upTo }).catch(() => {});
+}
+
+function markAllRead() {
+  const upTo = state.inbox.markAllRead();
+  if (upTo > 0) postRead("*", upTo);
+  render();
+  $("announce").textContent = t("inbox.allRead");
+}
+
+/**
+ * One list item built by `build`, or, when that throws (an entry no rule foresaw), the entry as a plain text
+ * line, and the failure logged: one entry never takes the list, the page or the sync loop down with it.
+ */
+function safeItem(build, entry, tag = "li") {
+  try {
+    return build();
+  } catch (error) {
+    console.warn("an entry could not be shown as it is:", error, entry);
+    const item = document.createElement(tag);
+    item.className = "plain-entry";
+    let text;
+    try {
+      text = `${String(entry?.peer ?? "?").slice(0, 64)}: ${String(entry?.text ?? entry?.last?.text ?? "").slice(0, 500)}`;
+    } catch {
+      text = "?";
+    }
+    item.textContent = text;
+    return item;
+  }
 }
 
 function renderInbox() {
   const list = $("conversations");
   const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
   const conversations = state.inbox.conversations();
-  const items = conversations.map(({ peer, last, unread }) => {
-    const item = document.createElement("li");
-    const link = document.createElement("a");
-    link.className = "conversation-link";
-    link.href = `#/c/${encodeURIComponent(peer)}`;
-    link.dataset.peer = peer;
-    if (state.route.view === "conversation" && state.route.peer === peer) link.setAttribute("aria-current", "true");
-    const who = document.createElement("span");
-    who.className = "who";
-    const name = document.createElement("span");
-    name.className = "peer";
-    name.textContent = peer;
-    who.append(name, timeElement(last.order));
-    const preview = document.createElement("span");
-    preview.className = "preview";
-    preview.textContent = last.direction === "sent" ? `You: ${last.text}` : last.text;
-    const body = document.createElement("span");
-    body.className = "summary";
-    body.append(who, preview);
-    link.append(state.avatars.element(peer), body);
-    if (unread > 0) {
-      const badge = document.createElement("span");
-      badge.className = "unread";
-      badge.textContent = String(unread);
-      const words = document.createElement("span");
-      words.className = "visually-hidden";
-      words.textContent = unread === 1 ? " unread message" : " unread messages";
-      badge.append(words);
-      link.append(badge);
-    }
-    item.append(link);
-    return item;
-  });
+  const items = conversations.map((conversation) => safeItem(() => conversationItem(conversation), conversation));
   list.replaceChildren(...items);
   $("empty-inbox").hidden = conversations.length > 0;
+  $("read-all").hidden = state.inbox.totalUnread() === 0;
+  $("dropped").hidden = state.dropped === 0;
+  $("dropped").textContent = state.dropped > 0 ? tn("inbox.dropped", state.dropped) : "";
   if (focused) list.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function conversationItem({ peer, last, unread }) {
+  const item = document.createElement("li");
+  const link = document.createElement("a");
+  link.className = "conversation-link";
+  link.href = `#/c/${encodeURIComponent(peer)}`;
+  link.dataset.peer = peer;
+  if (state.route.view === "conversation" && state.route.peer === peer) link.setAttribute("aria-current", "true");
+  const who = document.createElement("span");
+  who.className = "who";
+  const name = document.createElement("span");
+  name.className = "peer";
+  name.textContent = peer;
+  who.append(name, timeElement(last.order));
+  const preview = document.createElement("span");
+  preview.className = "preview";
+  preview.textContent = last.direction === "sent" ? t("inbox.you", { text: last.text }) : last.text;
+  const body = document.createElement("span");
+  body.className = "summary";
+  body.append(who, preview);
+  link.append(state.avatars.element(peer), body);
+  if (unread > 0) {
+    const badge = document.createElement("span");
+    badge.className = "unread";
+    badge.textContent = String(unread);
+    const words = document.createElement("span");
+    words.className = "visually-hidden";
+    words.textContent = ` ${tn("inbox.unread", unread)}`;
+    badge.append(words);
+    link.append(badge);
+  }
+  item.append(link);
+  return item;
 }
 
 function renderConversation() {
@@ -449,56 +527,50 @@ function renderConversation() {
   const title = $("conversation-title");
   const list = $("messages");
   const showing = view === "conversation" && peer;
-  title.textContent = showing ? peer : view === "new" ? "New message" : "Choose a conversation";
+  title.textContent = showing ? peer : view === "new" ? t("inbox.new") : t("conversation.choose");
   $("conversation-avatar").replaceChildren(...(showing ? [state.avatars.element(peer)] : []));
   const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   const entries = showing ? state.inbox.conversation(peer) : [];
-  const items = entries.map((entry) => {
-    const item = document.createElement("li");
-    item.className = `message ${entry.direction}`;
-    item.dataset.key = entry.key;
-    const who = document.createElement("span");
-    who.className = "visually-hidden";
-    who.textContent = entry.direction === "sent" ? "You wrote: " : `${entry.peer} wrote: `;
-    const text = document.createElement("p");
-    text.className = "text";
-    text.textContent = entry.text;
-    const meta = document.createElement("p");
-    meta.className = "meta";
-    meta.append(timeElement(entry.order));
-    const word = entry.direction === "sent" ? stateWord(entry.state) : null;
-    if (word) {
-      const status = document.createElement("span");
-      status.className = "state";
-      status.dataset.state = entry.state;
-      status.textContent = word;
-      meta.append(" · ", status);
-    }
-    item.append(who, text, meta);
-    return item;
-  });
+  const items = entries.map((entry) => safeItem(() => messageItem(entry), entry));
   list.replaceChildren(...items);
   list.hidden = !showing;
   $("conversation-empty").hidden = Boolean(showing) || view === "new";
   $("conversation-empty").textContent =
-    showing || state.inbox.conversations().length > 0
-      ? "Pick a conversation, or write a new message."
-      : "No conversation yet. Write a new message to start one.";
+    showing || state.inbox.conversations().length > 0 ? t("conversation.pick") : t("conversation.none");
   if (nearBottom || items.length < 4) list.scrollTop = list.scrollHeight;
+}
+
+function messageItem(entry) {
+  const item = document.createElement("li");
+  item.className = `message ${entry.direction}`;
+  item.dataset.key = entry.key;
+  const who = document.createElement("span");
+  who.className = "visually-hidden";
+  who.textContent = entry.direction === "sent" ? t("message.youWrote") : t("message.wrote", { peer: entry.peer });
+  const text = document.createElement("p");
+  text.className = "text";
+  text.textContent = entry.text;
+  const meta = document.createElement("p");
+  meta.className = "meta";
+  meta.append(timeElement(entry.order));
+  if (entry.to && entry.to !== state.session.address) meta.append(" · ", t("message.to", { to: entry.to }));
+  const word = entry.direction === "sent" ? stateWord(entry.state) : null;
+  if (word) {
+    const status = document.createElement("span");
+    status.className = "state";
+    status.dataset.state = entry.state;
+    status.textContent = word;
+    meta.append(" · ", status);
+  }
+  item.append(who, text, meta);
+  return item;
 }
 
 function renderSendForm() {
   const claim = state.session?.claim;
   const unavailable = state.send === "no" || claim === "other" || claim === "unclaimed";
   $("send-unavailable").textContent =
-    claim === "other"
-      ? "This station is claimed by another device: only a device holding its station key can send in its name. " +
-        "Sign in with that key (“I have a station key”) to send from here."
-      : claim === "unclaimed"
-        ? "Sending needs a claimed station: sign out and sign in again with “Remember me” ticked; this browser " +
-          "then claims the station and keeps its key."
-        : "Sending is not available on this server: it cannot transmit messages to APRS-IS (no /v1/send). " +
-          "You can still read your messages here.";
+    claim === "other" ? t("send.claimedOther") : claim === "unclaimed" ? t("send.unclaimed") : t("send.noServer");
   $("send-fields").disabled = unavailable;
   $("send-fields").hidden = unavailable;
   $("send-unavailable").hidden = !unavailable;
@@ -506,7 +578,7 @@ function renderSendForm() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Routing: #/ (inbox), #/c/PEER (a conversation), #/new (a new message).
+// Routing: #/ (inbox), #/c/PEER (a conversation), #/new (a new message), #/subs, #/settings.
 
 function readRoute() {
   const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
@@ -515,6 +587,7 @@ function readRoute() {
     if (parsed.address) return { view: "conversation", peer: parsed.address };
   }
   if (hash === "new") return { view: "new", peer: null };
+  if (hash === "subs" || hash === "settings") return { view: hash, peer: null };
   return { view: "inbox", peer: null };
 }
 
@@ -531,10 +604,16 @@ function route({ focus = true } = {}) {
   if (!focus || !state.session) return;
   if (state.route.view === "new") $("to").focus();
   else if (state.route.view === "conversation") $("conversation-title").focus();
+  else if (state.route.view === "subs") $("subs-title").focus();
+  else if (state.route.view === "settings") $("settings-title").focus();
   else if (previous.peer) document.querySelector(`.conversation-link[data-peer="${CSS.escape(previous.peer)}"]`)?.focus();
 }
 
-window.addEventListener("hashchange", () => route());
+// A key link opened in a tab that shows the page already is a change of the fragment, not a load.
+window.addEventListener("hashchange", () => {
+  if (location.hash.startsWith("#key=")) takeKeyLink();
+  else route();
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Sending
@@ -547,7 +626,7 @@ function clearFieldError(field) {
 function showTextCheck() {
   const { count, errors, notes } = checkText($("message").value);
   const counter = $("message-count");
-  counter.textContent = `${count} of ${MAX_TEXT} characters`;
+  counter.textContent = t("send.count", { count, max: MAX_TEXT });
   counter.parentElement.classList.toggle("over", count > MAX_TEXT);
   $("message-error").textContent = errors.join(" ");
   $("message-note").textContent = notes.join(" ");
@@ -576,7 +655,7 @@ async function send(event) {
     return;
   }
   if (text.trim() === "") {
-    $("message-error").textContent = "Write a message first.";
+    $("message-error").textContent = t("send.empty");
     $("message").setAttribute("aria-invalid", "true");
     $("message").focus();
     return;
@@ -587,7 +666,7 @@ async function send(event) {
   }
   const button = $("send-button");
   button.disabled = true;
-  button.textContent = "Sending…";
+  button.textContent = t("send.sending");
   try {
     const answer = await api.call("send", {
       ...identity(),
@@ -597,7 +676,6 @@ async function send(event) {
     });
     state.sending = null;
     state.inbox.merge([answer.message]);
-    saveInbox();
     $("message").value = "";
     showTextCheck();
     if (state.route.peer !== to.address) location.hash = `#/c/${encodeURIComponent(to.address)}`;
@@ -608,10 +686,10 @@ async function send(event) {
       state.send = "no";
       renderSendForm();
     }
-    $("send-status").textContent = `Not sent: ${error.message}`;
+    $("send-status").textContent = t("send.failed", { reason: error.message });
   } finally {
     button.disabled = false;
-    button.textContent = "Send";
+    button.textContent = t("send.button");
   }
 }
 
@@ -652,11 +730,11 @@ async function renderNotify() {
   if (state.pushOn) {
     enable.hidden = true;
     disable.hidden = false;
-    status.textContent = `Notifications are on for ${state.session.address} in this browser.`;
+    status.textContent = t("notify.on", { address: state.session.address });
     return;
   }
   enable.disabled = false;
-  status.textContent = "Get a notification for each new message, even while this page is closed.";
+  status.textContent = t("notify.offer");
 }
 
 async function enableNotifications() {
@@ -665,7 +743,7 @@ async function enableNotifications() {
   const status = $("notify-status");
   const button = $("enable-notifications");
   button.disabled = true;
-  status.textContent = "Turning notifications on…";
+  status.textContent = t("notify.turningOn");
   try {
     const subscription = await subscribe(support.key);
     await api.call("register", {
@@ -680,7 +758,7 @@ async function enableNotifications() {
     $("disable-notifications").focus();
   } catch (error) {
     button.disabled = false;
-    status.textContent = `Notifications are not on: ${error.message}`;
+    status.textContent = t("notify.failed", { reason: error.message });
   }
 }
 
@@ -696,7 +774,7 @@ async function disableNotifications() {
     await renderNotify();
     $("enable-notifications").focus();
   } catch (error) {
-    status.textContent = `Notifications are still on: ${error.message}`;
+    status.textContent = t("notify.stillOn", { reason: error.message });
   }
 }
 
@@ -723,7 +801,9 @@ async function registerWorker() {
   }
   navigator.serviceWorker.addEventListener("message", (event) => {
     const data = event.data ?? {};
-    if (data.type === "open" && typeof data.peer === "string") {
+    if (data.type === "open" && data.view === "subs") {
+      location.hash = "#/subs";
+    } else if (data.type === "open" && typeof data.peer === "string" && data.peer !== "") {
       location.hash = `#/c/${encodeURIComponent(data.peer)}`;
     }
     if (data.type === "push") state.live?.kick();
@@ -733,13 +813,105 @@ async function registerWorker() {
 // ---------------------------------------------------------------------------------------------------
 // Start
 
+// ---------------------------------------------------------------------------------------------------
+// Language
+
+/** The language picked in the settings ("en", "de"), or null: the browser's. */
+function pickedLanguage() {
+  try {
+    const picked = localStorage.getItem(STORE_LANGUAGE);
+    return LANGUAGES.has(picked) ? picked : null;
+  } catch {
+    return null;
+  }
+}
+
+function applyLanguage() {
+  const browser = pickLanguage(navigator.languages ?? [navigator.language]);
+  const picked = pickedLanguage();
+  // The user's own locale for dates when it is of the language picked (de-AT stays de-AT), else the language.
+  if (picked && picked !== browser.language) setLanguage(picked, picked);
+  else setLanguage(browser.language, browser.locale);
+  translateDocument(document);
+  for (const select of document.querySelectorAll(".language-select")) {
+    const options = [["", t("settings.languageAuto")], ...[...LANGUAGES].map(([code, { name }]) => [code, name])];
+    select.replaceChildren(
+      ...options.map(([value, name]) => {
+        const option = document.createElement("option");
+        option.value = value;
+        option.textContent = name;
+        if (value !== "") option.lang = value;
+        return option;
+      }),
+    );
+    select.value = picked ?? "";
+  }
+  const ssid = $("ssid");
+  ssid.options[0].textContent = t("signIn.ssidNone");
+}
+
+/** Switches the language and says every sentence on the page again in it. */
+function changeLanguage(value) {
+  try {
+    if (LANGUAGES.has(value)) localStorage.setItem(STORE_LANGUAGE, value);
+    else localStorage.removeItem(STORE_LANGUAGE);
+  } catch {
+    // Not kept: this visit still switches.
+  }
+  applyLanguage();
+  showTextCheck();
+  if (!state.session) document.title = t("title");
+  if (state.session) {
+    $("station").textContent = t("station.signedIn", { address: state.session.address });
+    showClaimStatus();
+    renderSendForm();
+    renderNotify();
+    if (state.status) showStatus(state.status);
+    screens.retranslate();
+    render();
+  }
+}
+
+/**
+ * A key link (`#key=N0CALL-7:<key>`, made by the settings of the device that holds the key) opened here: the
+ * fragment leaves the address bar and the history at once, and the sign-in form is filled in with the key and
+ * "remember" ticked; one press of "Sign in" keeps it on this device. True when there was one.
+ */
+function takeKeyLink() {
+  if (!location.hash.startsWith("#key=")) return false;
+  const link = parseKeyLink(location.hash);
+  history.replaceState(null, "", location.pathname + location.search);
+  showSignIn(link ? "" : t("keyLink.bad"));
+  if (!link) return true;
+  $("callsign").value = link.callsign;
+  $("ssid").value = String(link.ssid);
+  $("station-key").value = link.key;
+  $("station-key-box").open = true;
+  $("remember").checked = true;
+  const notice = $("key-link-notice");
+  notice.textContent = t("keyLink.notice", { station: link.ssid === 0 ? link.callsign : `${link.callsign}-${link.ssid}` });
+  notice.hidden = false;
+  $("sign-in-button").focus();
+  return true;
+}
+
 function setUp() {
   const ssid = $("ssid");
   for (let value = 0; value <= 15; value += 1) {
     const option = document.createElement("option");
     option.value = String(value);
-    option.textContent = value === 0 ? "0 (none)" : String(value);
+    option.textContent = String(value);
     ssid.append(option);
+  }
+  applyLanguage();
+  for (const select of document.querySelectorAll(".language-select")) {
+    select.addEventListener("change", () => changeLanguage(select.value));
+  }
+  // An inbox an older version of this page kept in the browser's storage goes: messages are never kept there.
+  try {
+    for (const key of Object.keys(localStorage)) if (key.startsWith("aprs-cloud.inbox.")) localStorage.removeItem(key);
+  } catch {
+    // No storage.
   }
   $("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -747,7 +919,12 @@ function setUp() {
     const stationKey = $("station-key").value.trim();
     // With a station key the passcode may stay empty.
     const passcode = stationKey && $("passcode").value.trim() === "" ? { passcode: undefined } : parsePasscode($("passcode").value);
-    const problem = station.error ?? passcode.error;
+    const problem =
+      station.error ??
+      passcode.error ??
+      (stationKey && !isStationKey(stationKey)
+        ? t("signIn.keyFormat")
+        : undefined);
     if (problem) {
       $("sign-in-error").textContent = problem;
       (station.error ? $("callsign") : $("passcode")).focus();
@@ -777,14 +954,20 @@ function setUp() {
   $("to").addEventListener("input", () => clearFieldError("to"));
   $("enable-notifications").addEventListener("click", enableNotifications);
   $("disable-notifications").addEventListener("click", disableNotifications);
+  $("read-all").addEventListener("click", markAllRead);
+  screens.setUp();
   showTextCheck();
-  state.route = readRoute();
 
   registerWorker();
+  if (takeKeyLink()) {
+    loadInfo();
+    return;
+  }
+  state.route = readRoute();
   const saved = readJSON(STORE_SESSION);
   const station = saved ? parseIdentity(saved.callsign, saved.ssid) : null;
   const savedAuth = typeof saved?.auth === "string" ? saved.auth : undefined;
-  const savedKey = typeof saved?.stationKey === "string" ? saved.stationKey : null;
+  const savedKey = isStationKey(saved?.stationKey) ? saved.stationKey : null;
   if (station?.callsign && (savedAuth || savedKey)) {
     $("callsign").value = station.callsign;
     $("ssid").value = String(station.ssid);
@@ -798,5 +981,15 @@ function setUp() {
     loadInfo();
   }
 }
+
+/** A new station key (rotated in the settings): sent from now on, and kept instead of the old one. */
+function keyChanged(key) {
+  const session = state.session;
+  session.stationKey = key;
+  api.stationKey = key;
+  if (session.remember) writeJSON(STORE_SESSION, { callsign: session.callsign, ssid: session.ssid, stationKey: key });
+}
+
+const screens = new Screens({ api, state, identity, render, features, timeElement, safeItem, keyChanged });
 
 setUp();

@@ -7,8 +7,9 @@ import { hue, initials } from "./rules.mjs";
 
 const SVG = "http://www.w3.org/2000/svg";
 
-/** Line drawings (24×24, stroked) for the built-in icon names the apps use most. */
-const ICONS = {
+/** Line drawings (24×24, stroked) for the built-in icon names the apps use most. A Map, never a plain object:
+ * an icon name comes from the network, and `constructor` or `__proto__` must find nothing. */
+const ICONS = new Map(Object.entries({
   radio: ["M9 2v6", "M7 8h10a1 1 0 0 1 1 1v12a1 1 0 0 1-1 1H7a1 1 0 0 1-1-1V9a1 1 0 0 1 1-1z", "M9 11h6v3H9z", "M9 17h6", "M9 19.5h6"],
   mail: ["M3 6h18v12H3z", "M3 6l9 7 9-7"],
   home: ["M3 11l9-8 9 8", "M5 9.5V21h14V9.5", "M10 21v-6h4v6"],
@@ -22,10 +23,17 @@ const ICONS = {
   plane: ["M2 13l20-8-6 16-4-6z", "M12 15l10-10"],
   bike: ["M6 18a3 3 0 1 0 0-.01", "M18 18a3 3 0 1 0 0-.01", "M6 18l4-8h6l2 8", "M10 10l-1-3H7"],
   globe: ["M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18z", "M3 12h18", "M12 3c3 3 3 15 0 18", "M12 3c-3 3-3 15 0 18"],
-};
+}));
 
 /** The icon names drawn here. */
-export const ICON_NAMES = Object.keys(ICONS);
+export const ICON_NAMES = [...ICONS.keys()];
+
+/** What the server stores as an icon name (PROTOCOL.md "Avatars"); anything else is not an icon. */
+const ICON_NAME = /^[a-z0-9_-]{1,32}$/;
+/** A hash as the server writes it: "", "icon:<name>" or 64 hex digits. */
+const HASH = /^(?:|icon:[a-z0-9_-]{1,32}|[0-9a-f]{64})$/;
+/** Base64 of a PNG within the protocol's 24000 characters. */
+const IMAGE = /^[A-Za-z0-9+/]{1,24000}={0,2}$/;
 
 export class Avatars {
   /** @param {(stations: string[]) => Promise<object>} fetchAvatars one `/v1/avatars` call */
@@ -41,9 +49,9 @@ export class Avatars {
   /** Takes a sync's `avatars` map; returns true when something shown changes without a fetch. */
   note(map) {
     let changed = false;
-    if (!map || typeof map !== "object") return changed;
+    if (!map || typeof map !== "object" || Array.isArray(map)) return changed;
     for (const [peer, hash] of Object.entries(map)) {
-      if (typeof hash !== "string") continue;
+      if (typeof hash !== "string" || !HASH.test(hash) || peer.length > 16) continue;
       const current = this.known.get(peer);
       if (current?.hash === hash) continue;
       if (hash === "") {
@@ -71,10 +79,11 @@ export class Avatars {
         const answer = await this.fetchAvatars(batch);
         const avatars = answer?.avatars && typeof answer.avatars === "object" ? answer.avatars : {};
         for (const peer of batch) {
-          const avatar = avatars[peer];
-          if (!avatar || typeof avatar.hash !== "string") continue;
-          const image = typeof avatar.image === "string" && /^[A-Za-z0-9+/=]+$/.test(avatar.image) ? avatar.image : null;
-          const icon = typeof avatar.icon === "string" ? avatar.icon : null;
+          // Own keys only: a peer named `constructor` must not find Object's.
+          const avatar = Object.hasOwn(avatars, peer) ? avatars[peer] : null;
+          if (!avatar || typeof avatar !== "object" || typeof avatar.hash !== "string") continue;
+          const image = typeof avatar.image === "string" && IMAGE.test(avatar.image) ? avatar.image : null;
+          const icon = typeof avatar.icon === "string" && ICON_NAME.test(avatar.icon) ? avatar.icon : null;
           this.known.set(peer, { hash: avatar.hash, icon, image });
           changed = true;
         }
@@ -103,7 +112,7 @@ export class Avatars {
       box.append(image);
       return box;
     }
-    const paths = avatar?.icon ? ICONS[avatar.icon] : null;
+    const paths = avatar?.icon ? ICONS.get(avatar.icon) : undefined;
     if (paths) {
       const svg = document.createElementNS(SVG, "svg");
       svg.setAttribute("viewBox", "0 0 24 24");

@@ -39,6 +39,8 @@ export class LiveSync {
    *   one `/v1/sync` (identity added by the caller); rejects with an APIError
    * @param {() => number} options.cursor the cursor to send as `since`
    * @param {(answer: object) => void} options.onAnswer a sync's answer (the caller merges it)
+   * @param {(error: unknown) => void} [options.onError] an `onAnswer` that threw (logged; the loop goes on)
+   * @param {string[]|null} [options.want] the sync's `want` (PROTOCOL.md "Opt-in answers"), or null
    * @param {(status: {mode: string, error?: Error, retryMs?: number}) => void} options.onStatus
    *   `mode`: "live" (long poll), "polling" (short polls), "offline" (retrying in `retryMs`),
    *   "stopped" (a 401: the passcode no longer matches)
@@ -50,6 +52,8 @@ export class LiveSync {
     cursor,
     onAnswer,
     onStatus = () => {},
+    onError = (error) => console.warn("sync: an answer could not be taken in:", error),
+    want = null,
     longPoll = false,
     maxWait = 300,
     pollMs = 1000,
@@ -62,6 +66,8 @@ export class LiveSync {
     this.cursor = cursor;
     this.onAnswer = onAnswer;
     this.onStatus = onStatus;
+    this.onError = onError;
+    this.want = want;
     this.longPoll = longPoll;
     this.waitSeconds = Math.max(1, Math.min(LONG_POLL_SECONDS, Number.isFinite(maxWait) ? maxWait : 300));
     this.pollMs = pollMs;
@@ -127,6 +133,7 @@ export class LiveSync {
       const wait = this.longPoll ? this.waitSeconds : 0;
       const body = { since: this.cursor() };
       if (wait > 0) body.wait = wait;
+      if (this.want) body.want = this.want;
       this.request = new AbortController();
       const started = this.now();
       let answer;
@@ -159,8 +166,18 @@ export class LiveSync {
       this.restart = false;
       if (!this.running) return;
       failures = 0;
-      this.onAnswer(answer);
-      const empty = !Array.isArray(answer.messages) || answer.messages.length === 0;
+      // Whatever an answer holds, the loop goes on: a failure to take it in is logged, never the end of sync.
+      try {
+        this.onAnswer(answer);
+      } catch (error) {
+        this.onError(error);
+      }
+      const empty = !Array.isArray(answer?.messages) || answer.messages.length === 0;
+      if (answer?.more === true && !empty && this.cursor() > body.since) {
+        // A paged answer (`want:["inbox"]`): the rest follows at once from the new cursor.
+        this.status(this.longPoll ? "live" : "polling");
+        continue;
+      }
       if (this.longPoll) {
         if (empty && this.now() - started < 1000) {
           // Answered at once with nothing: this server may ignore `wait`.

@@ -1,6 +1,6 @@
 // The inbox as data: messages from register/sync/send answers merged into conversations by peer, with
-// unread counts and the sync cursor. Pure (no DOM, no storage, no clock): the page saves `toJSON()`
-// where it wants to, and the Node tests drive it directly.
+// unread counts, read markers and the sync cursor. Pure (no DOM, no storage, no clock): kept in memory only
+// (never in the browser's storage; a reload fetches the history again), and the Node tests drive it directly.
 //
 // Keys (PROTOCOL.md, "Messages" and "Sending messages"):
 // - a received message is one `timestamp` (identical on every sync; unique across the database);
@@ -11,6 +11,9 @@
 /** Entries kept at most (the server keeps 50 per station; this bounds what a browser stores). */
 export const MAX_ENTRIES = 1000;
 
+/** How far ahead of this device's clock a server's time may be, ms (a year: clocks are wrong, not that wrong). */
+export const MAX_CLOCK_AHEAD_MS = 366 * 24 * 3600 * 1000;
+
 const FINAL_STATES = new Set(["acked", "rejected", "expired", "cancelled"]);
 
 export class Inbox {
@@ -19,14 +22,20 @@ export class Inbox {
     this.entries = new Map();
     /** peer → the `order` of the newest received message the user has seen */
     this.lastRead = new Map();
+    /** Everything up to this `order` is read (a read marker for every peer, `"*"`). */
+    this.readAll = 0;
     /** The sync cursor: epoch ms, only ever moves forward. */
     this.cursor = 0;
     this.sequence = 0;
   }
 
-  /** Moves the cursor to `serverTime` if that is newer (a JSON integer, epoch ms). */
-  advance(serverTime) {
-    if (Number.isSafeInteger(serverTime) && serverTime > this.cursor) this.cursor = serverTime;
+  /**
+   * Moves the cursor to `serverTime` if that is newer (a JSON integer, epoch ms). A time more than a year past
+   * `now` is no server's clock: taken, it would hide every message to come, so it is ignored.
+   */
+  advance(serverTime, now = Date.now()) {
+    if (!Number.isSafeInteger(serverTime) || serverTime > now + MAX_CLOCK_AHEAD_MS) return;
+    if (serverTime > this.cursor) this.cursor = serverTime;
   }
 
   /**
@@ -131,7 +140,7 @@ export class Inbox {
 
   /** Received messages from `peer` newer than what the user has seen. */
   unread(peer) {
-    const seen = this.lastRead.get(peer) ?? 0;
+    const seen = Math.max(this.lastRead.get(peer) ?? 0, this.readAll);
     let count = 0;
     for (const entry of this.entries.values()) {
       if (entry.peer === peer && entry.direction === "received" && entry.order > seen) count += 1;
@@ -148,43 +157,56 @@ export class Inbox {
     return total;
   }
 
-  /** Marks everything received from `peer` as seen; true when a count changed. */
+  /**
+   * Marks everything received from `peer` as seen: the timestamp of the newest such message when that changed
+   * a count (the `upTo` of a `/v1/read`), else 0.
+   */
   markRead(peer) {
-    let newest = this.lastRead.get(peer) ?? 0;
+    const before = Math.max(this.lastRead.get(peer) ?? 0, this.readAll);
+    let newest = before;
     for (const entry of this.entries.values()) {
       if (entry.peer === peer && entry.direction === "received" && entry.order > newest) newest = entry.order;
     }
-    if (newest === (this.lastRead.get(peer) ?? 0)) return false;
+    if (newest === before) return 0;
     this.lastRead.set(peer, newest);
-    return true;
+    return newest;
   }
 
-  /** What to keep between visits (only when the user asked to be remembered). */
-  toJSON() {
-    return {
-      version: 1,
-      cursor: this.cursor,
-      entries: [...this.entries.values()].sort(byOrder),
-      lastRead: Object.fromEntries(this.lastRead),
-    };
-  }
-
-  /** An inbox from `toJSON()`'s output; a damaged or foreign value gives an empty inbox. */
-  static fromJSON(value) {
-    const inbox = new Inbox();
-    if (!value || typeof value !== "object" || value.version !== 1) return inbox;
-    for (const raw of Array.isArray(value.entries) ? value.entries : []) {
-      const message = normalise(raw);
-      if (!message || typeof raw.key !== "string" || !Number.isSafeInteger(raw.order)) continue;
-      inbox.entries.set(raw.key, { key: raw.key, ...message, order: raw.order, sequence: inbox.sequence++ });
+  /** Marks every conversation read; the newest received timestamp when that changed a count, else 0. */
+  markAllRead() {
+    let newest = this.readAll;
+    for (const entry of this.entries.values()) {
+      if (entry.direction === "received" && entry.order > newest) newest = entry.order;
     }
-    if (value.lastRead && typeof value.lastRead === "object") {
-      for (const [peer, order] of Object.entries(value.lastRead)) {
-        if (Number.isSafeInteger(order)) inbox.lastRead.set(peer, order);
+    if (newest === this.readAll || this.totalUnread() === 0) return 0;
+    this.readAll = newest;
+    return newest;
+  }
+
+  /**
+   * Takes an answer's read markers (`want:["inbox"]`: `{"<peer>": upTo, "*": upTo}`, set by any device of the
+   * station); a marker never moves back. True when a count may have changed.
+   */
+  applyRead(read) {
+    if (!read || typeof read !== "object" || Array.isArray(read)) return false;
+    let changed = false;
+    for (const [peer, upTo] of Object.entries(read)) {
+      if (!Number.isSafeInteger(upTo) || upTo <= 0) continue;
+      if (peer === "*") {
+        if (upTo > this.readAll) {
+          this.readAll = upTo;
+          changed = true;
+        }
+        continue;
+      }
+      if (peer.length > 16) continue;
+      const key = peer.toUpperCase();
+      if (upTo > (this.lastRead.get(key) ?? 0)) {
+        this.lastRead.set(key, upTo);
+        changed = true;
       }
     }
-    inbox.advance(value.cursor);
-    return inbox;
+    return changed;
   }
 }
 
@@ -219,5 +241,66 @@ export function normalise(raw) {
     seqId: typeof raw.seqId === "string" ? raw.seqId : null,
     state: direction === "sent" && typeof raw.state === "string" ? raw.state : null,
     clientId: direction === "sent" && typeof raw.clientId === "string" ? raw.clientId : null,
+    // The addressee, on entries for another SSID of the call (`want:["ssids"]`).
+    to: typeof raw.to === "string" && raw.to.length <= 16 ? raw.to.toUpperCase() : null,
+  };
+}
+
+/** Kinds of subscription entries (`want:["subscriptions"]`). */
+export const CATCH_KINDS = ["bulletin", "group", "nws", "watch"];
+/** Subscription entries kept at most. */
+export const MAX_CATCHES = 500;
+
+/**
+ * What the station's subscriptions caught (bulletins, group messages, NWS alerts, watch events), newest first,
+ * keyed on their timestamp (unique across the database); kept in memory only.
+ */
+export class Catches {
+  constructor() {
+    /** @type {Map<number, object>} */
+    this.entries = new Map();
+  }
+
+  /** Takes an answer's entries; the number new to it. Anything that is not a well-formed entry is skipped. */
+  merge(messages) {
+    let added = 0;
+    if (!Array.isArray(messages)) return added;
+    for (const raw of messages) {
+      const entry = normaliseCatch(raw);
+      if (!entry || this.entries.has(entry.timestamp)) continue;
+      this.entries.set(entry.timestamp, entry);
+      added += 1;
+    }
+    if (this.entries.size > MAX_CATCHES) {
+      const oldest = [...this.entries.keys()].sort((a, b) => a - b).slice(0, this.entries.size - MAX_CATCHES);
+      for (const key of oldest) this.entries.delete(key);
+    }
+    return added;
+  }
+
+  /** Every entry, newest first; with `subscription`, only that subscription's. */
+  list(subscription = null) {
+    return [...this.entries.values()]
+      .filter((entry) => subscription === null || entry.subscription === subscription)
+      .sort((a, b) => b.timestamp - a.timestamp);
+  }
+}
+
+/** One subscription entry of an answer as the page keeps it, or null. */
+export function normaliseCatch(raw) {
+  if (!raw || typeof raw !== "object" || raw.direction !== "received" || !CATCH_KINDS.includes(raw.type)) return null;
+  if (typeof raw.peer !== "string" || raw.peer === "" || typeof raw.text !== "string") return null;
+  if (!Number.isSafeInteger(raw.timestamp)) return null;
+  const number = (value) => (typeof value === "number" && Number.isFinite(value) ? value : null);
+  return {
+    type: raw.type,
+    peer: raw.peer.toUpperCase(),
+    text: raw.text,
+    timestamp: raw.timestamp,
+    to: typeof raw.to === "string" ? raw.to.toUpperCase() : null,
+    subscription: typeof raw.subscription === "string" ? raw.subscription : null,
+    event: ["heard", "silent", "emergency"].includes(raw.event) ? raw.event : null,
+    latitude: number(raw.latitude),
+    longitude: number(raw.longitude),
   };
 }

@@ -3,6 +3,7 @@
 // (`platform:"webpush"`, the endpoint as `pushToken`, its keys as `pushKeys`). The service worker
 // (sw.js) shows what arrives. No UI here.
 
+import { t } from "./i18n.mjs";
 import { base64UrlToBytes, bytesToBase64Url } from "./rules.mjs";
 
 /** Whether the page runs as an installed app (a home-screen icon), where iOS allows Web Push. */
@@ -26,42 +27,25 @@ export function isAppleMobile() {
  */
 export function pushSupport(info) {
   if (!info) {
-    return {
-      ok: false,
-      reason:
-        "This server does not offer notifications (it has no /v1/info, so no Web Push). " +
-        "New messages still appear here while this page is open.",
-    };
+    return { ok: false, reason: t("push.noInfo") };
   }
   const features = Array.isArray(info.features) ? info.features : [];
   if (!features.includes("webpush") || typeof info.vapidPublicKey !== "string" || !info.vapidPublicKey) {
-    return {
-      ok: false,
-      reason:
-        "This server does not send Web Push notifications. New messages still appear here while this page is open.",
-    };
+    return { ok: false, reason: t("push.noWebPush") };
   }
   if (globalThis.isSecureContext === false) {
-    return { ok: false, reason: "Notifications need this page over HTTPS (https:// in the address)." };
+    return { ok: false, reason: t("push.https") };
   }
   const hasWorker = "serviceWorker" in (globalThis.navigator ?? {});
   const hasPush = "PushManager" in globalThis && "Notification" in globalThis;
   if (!hasWorker || !hasPush) {
     if (isAppleMobile() && !isStandalone()) {
-      return {
-        ok: false,
-        reason:
-          "On iPhone and iPad, notifications work only from the Home Screen: tap Share, then " +
-          "“Add to Home Screen”, and open APRS messages from there.",
-      };
+      return { ok: false, reason: t("push.homeScreen") };
     }
-    return { ok: false, reason: "This browser cannot receive Web Push notifications." };
+    return { ok: false, reason: t("push.unsupported") };
   }
   if (globalThis.Notification.permission === "denied") {
-    return {
-      ok: false,
-      reason: "Notifications are blocked for this site. Allow them in the browser's site settings, then reload.",
-    };
+    return { ok: false, reason: t("push.blockedReload") };
   }
   return { ok: true, key: info.vapidPublicKey };
 }
@@ -88,11 +72,7 @@ export function madeWithKey(subscription, key) {
 export async function subscribe(key) {
   const permission = await Notification.requestPermission();
   if (permission !== "granted") {
-    throw new Error(
-      permission === "denied"
-        ? "Notifications are blocked for this site. Allow them in the browser's site settings."
-        : "Notifications were not allowed.",
-    );
+    throw new Error(permission === "denied" ? t("push.blocked") : t("push.notAllowed"));
   }
   const registration = await navigator.serviceWorker.ready;
   let subscription = await registration.pushManager.getSubscription();
@@ -107,7 +87,7 @@ export async function subscribe(key) {
         applicationServerKey: base64UrlToBytes(key),
       });
     } catch (error) {
-      throw new Error(`The browser could not subscribe to push messages: ${error?.message ?? error}`);
+      throw new Error(t("push.subscribeFailed", { reason: error?.message ?? error }));
     }
   }
   return subscription;

@@ -1,6 +1,8 @@
 // Pure rules of the wire contract (PROTOCOL.md) that the page checks before it asks the server: what a
 // callsign, a station address and a message text may be, and the words it shows for a sent message's
-// state. No DOM, no I/O: the Node tests import this module as it is.
+// state. No DOM, no I/O: the Node tests import this module as it is. Sentences come from the string tables.
+
+import { t, tn } from "./i18n.mjs";
 
 /** Most characters in one APRS message text (PROTOCOL.md, "Sending messages"). */
 export const MAX_TEXT = 67;
@@ -21,20 +23,20 @@ export function parseIdentity(callsignText, ssidText) {
     const suffix = callsign.slice(dash + 1);
     callsign = callsign.slice(0, dash);
     if (!/^\d{1,2}$/.test(suffix)) {
-      return { error: `The SSID after “-” must be a number from 0 to 15, not “${suffix}”.` };
+      return { error: t("rules.ssidSuffix", { suffix }) };
     }
     ssid = Number.parseInt(suffix, 10);
   }
-  if (callsign === "") return { error: "Enter your callsign." };
+  if (callsign === "") return { error: t("rules.enterCall") };
   if (!/^[A-Z0-9]{1,9}$/.test(callsign)) {
-    return { error: "A callsign is 1 to 9 letters and digits (A–Z, 0–9)." };
+    return { error: t("rules.callChars") };
   }
   if (!Number.isInteger(ssid) || ssid < 0 || ssid > 15) {
-    return { error: "The SSID is a number from 0 to 15." };
+    return { error: t("rules.ssidRange") };
   }
   const address = ssid === 0 ? callsign : `${callsign}-${ssid}`;
   if (address.length > 9) {
-    return { error: `${address} is longer than 9 characters, which APRS cannot address.` };
+    return { error: t("rules.tooLong", { address }) };
   }
   return { callsign, ssid, address };
 }
@@ -42,8 +44,8 @@ export function parseIdentity(callsignText, ssidText) {
 /** The passcode field: digits only (the server compares it with the callsign's APRS-IS passcode). */
 export function parsePasscode(text) {
   const passcode = String(text ?? "").trim();
-  if (passcode === "") return { error: "Enter your APRS-IS passcode." };
-  if (!/^\d{1,5}$/.test(passcode)) return { error: "The passcode is a number (up to 5 digits)." };
+  if (passcode === "") return { error: t("rules.enterPasscode") };
+  if (!/^\d{1,5}$/.test(passcode)) return { error: t("rules.passcodeDigits") };
   return { passcode };
 }
 
@@ -53,13 +55,13 @@ export function parsePasscode(text) {
  */
 export function parseStation(text) {
   const value = String(text ?? "").trim().toUpperCase();
-  if (value === "") return { error: "Enter the station to write to, e.g. KJ7ABC-7." };
+  if (value === "") return { error: t("rules.enterTo") };
   const match = /^([A-Z0-9]{1,9})(?:-([A-Z0-9]{1,2}))?$/.exec(value);
   if (!match) {
-    return { error: "A station is a callsign of letters and digits, optionally with -SSID (e.g. KJ7ABC-7)." };
+    return { error: t("rules.toChars") };
   }
   const address = match[2] === "0" ? match[1] : value;
-  if (address.length > 9) return { error: `${address} is longer than the 9 characters APRS can address.` };
+  if (address.length > 9) return { error: t("rules.tooLong", { address }) };
   return { address };
 }
 
@@ -76,19 +78,17 @@ export function checkText(text) {
   const notes = [];
   if (count > MAX_TEXT) {
     const over = count - MAX_TEXT;
-    errors.push(
-      `${over} character${over === 1 ? "" : "s"} too many: an APRS message holds at most ${MAX_TEXT}.`,
-    );
+    errors.push(tn("rules.over", over, { max: MAX_TEXT }));
   }
   const forbidden = FORBIDDEN.filter((character) => characters.includes(character));
   if (forbidden.length > 0) {
-    errors.push(`APRS does not allow ${forbidden.join(" ")} in a message; please remove ${forbidden.length === 1 ? "it" : "them"}.`);
+    errors.push(tn("rules.forbidden", forbidden.length, { characters: forbidden.join(" ") }));
   }
   if (characters.some((character) => isControl(character))) {
-    errors.push("Line breaks and other control characters cannot be sent.");
+    errors.push(t("rules.control"));
   }
   if (characters.some((character) => character.codePointAt(0) > 0x7e)) {
-    notes.push("Characters outside plain ASCII may not show on every radio.");
+    notes.push(t("rules.ascii"));
   }
   return { count, errors, notes };
 }
@@ -98,22 +98,17 @@ function isControl(character) {
   return code < 0x20 || code === 0x7f || (code >= 0x80 && code < 0xa0);
 }
 
+/**
+ * Whether `value` can be a station key (PROTOCOL.md "Owned stations": base64url of at least 256 random bits).
+ * Checked before it goes into a header: a value with a control character would make every call fail.
+ */
+export function isStationKey(value) {
+  return typeof value === "string" && /^[A-Za-z0-9_-]{43,128}$/.test(value);
+}
+
 /** The word shown for a sent message's `state` (PROTOCOL.md), or null for one without a state. */
 export function stateWord(state) {
-  switch (state) {
-    case "pending":
-      return "pending";
-    case "acked":
-      return "delivered";
-    case "rejected":
-      return "rejected";
-    case "expired":
-      return "not delivered";
-    case "cancelled":
-      return "cancelled";
-    default:
-      return null;
-  }
+  return ["pending", "acked", "rejected", "expired", "cancelled"].includes(state) ? t(`state.${state}`) : null;
 }
 
 /** Two characters for an avatar without an image: the start of the base call (`KJ7ABC-7` → `KJ`). */
