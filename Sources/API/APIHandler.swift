@@ -38,7 +38,7 @@ public final class APIHandler {
     switch endpoint {
     case .register, .heartbeat, .unregister, .settings, .claim: .registrations
     case .send: .sends
-    case .sync, .read, .export, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
+    case .sync, .read, .export, .audit, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
     }
   }
 
@@ -59,6 +59,7 @@ public final class APIHandler {
     case claim = "/v1/claim"
     case read = "/v1/read"
     case export = "/v1/export"
+    case audit = "/v1/audit"
     case forwardConfirm = "/v1/forward/confirm"
     case health = "/health"
     case metrics = "/metrics"
@@ -179,6 +180,10 @@ public final class APIHandler {
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "exporting the station")
         return .response(try export(station: station!, now: now))
+      case .audit:
+        if claimState == .unregistered { throw .stationNotFound(station!.description) }
+        try access.requireOwner(station!.description, for: "reading the audit trail")
+        return .response(try audit(station: station!))
       case .forwardConfirm:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
         try access.requireOwner(station!.description, for: "confirming forward targets")

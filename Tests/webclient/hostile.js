@@ -148,6 +148,15 @@
       round += 1;
       return new Response(JSON.stringify(withOwn(answer)), { status: 200, headers: { "content-type": "application/json" } });
     }
+    if (url.endsWith("/v1/audit")) {
+      // Entries that are not objects, and every field of an entry hostile in turn.
+      answer.entries = [
+        ...VALUES,
+        ...["at", "action", "client", "detail"].flatMap((field) =>
+          VALUES.map((value) => ({ at: 1, action: "settings", client: "127.0.0.1", detail: "blocked", [field]: value }))),
+      ];
+      return new Response(JSON.stringify(withOwn(answer)), { status: 200, headers: { "content-type": "application/json" } });
+    }
     if (url.endsWith("/v1/avatars")) {
       answer.avatars = withOwn({
         constructor: { icon: "constructor", image: long, hash: "icon:constructor" },

@@ -33,6 +33,7 @@ import {
   parseKeyLink,
   parseSsids,
   quietOffsetUpdate,
+  readAudit,
   readSettings,
   settingsRequest,
   subscriptionDraft,
@@ -841,4 +842,21 @@ test("service worker: its app shell lists every file the page loads", async () =
   const modules = (await readdir(root)).filter((name) => name.endsWith(".mjs")).map((name) => `js/${name}`);
   const languages = (await readdir(new URL("lang/", root))).map((name) => `js/lang/${name}`);
   for (const file of [...modules, ...languages, "index.html", "app.css"]) assert.ok(source.includes(`"${file}"`), file);
+});
+
+test("audit trail: entries of the wrong shape or an unknown action are left out, text is cut", () => {
+  const good = { at: 1796000000000, action: "settings", client: "2001:db8:1:2::/64", detail: "blocked, mutedUntil" };
+  const entries = readAudit({
+    entries: [
+      good, null, "settings", 5, [], { ...good, at: "1" }, { ...good, at: 1.5 }, { ...good, action: "__proto__" },
+      { ...good, action: "constructor" }, { ...good, client: 7 }, { ...good, detail: 7 }, { ...good, detail: LONG },
+      JSON.parse('{"__proto__":{"polluted":true},"at":2,"action":"claimed","client":"operator"}'),
+    ],
+  });
+  assert.deepEqual(entries.map((entry) => entry.at), [1796000000000, 1796000000000, 1796000000000, 2]);
+  assert.equal(entries[1].detail, "", "a detail of the wrong type is none");
+  assert.equal(entries[2].detail.length, 300);
+  assert.deepEqual(entries[3], { at: 2, action: "claimed", client: "operator", detail: "" });
+  assert.equal({}.polluted, undefined);
+  for (const answer of [null, undefined, "x", { entries: "x" }, { entries: {} }]) assert.deepEqual(readAudit(answer), []);
 });

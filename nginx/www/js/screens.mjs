@@ -14,6 +14,7 @@ import {
   minutesToTime,
   muteUntil,
   quietOffsetUpdate,
+  readAudit,
   readSettings,
   settingsRequest,
   subscriptionBody,
@@ -74,6 +75,7 @@ export class Screens {
     $("key-rotate").addEventListener("click", () => this.rotateKey());
     $("block-peer").addEventListener("click", () => this.blockPeer());
     $("export").addEventListener("click", () => this.exportStation());
+    $("audit-load").addEventListener("click", () => this.loadAudit());
     $("sub-kind").addEventListener("change", () => this.showKindFields());
     $("subs-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -149,7 +151,9 @@ export class Screens {
       $(id).hidden = owner;
     }
     const ready = owner && settings !== null;
-    for (const id of ["mute-box", "settings-form", "key-box", "export-box", "subs-form"]) $(id).hidden = !ready;
+    for (const id of ["mute-box", "settings-form", "key-box", "export-box", "audit-box", "subs-form"]) {
+      $(id).hidden = !ready;
+    }
     $("forward-box").hidden = !(ready && settings.forward !== null);
     if (ready) this.renderMute();
     const { view, peer } = this.state.route;
@@ -510,6 +514,38 @@ export class Screens {
       status.textContent = t("export.failed", { reason: error.message });
     } finally {
       button.disabled = false;
+    }
+  }
+
+  // -- audit trail --------------------------------------------------------------------------------------
+
+  /** Loads the station's audit trail (`POST /v1/audit`, the owner's) into its list, newest first. */
+  async loadAudit() {
+    const status = $("audit-status");
+    const list = $("audit-list");
+    status.textContent = t("audit.working");
+    try {
+      const entries = readAudit(await this.call("audit"));
+      list.replaceChildren(
+        ...entries.map((entry) => {
+          const item = document.createElement("li");
+          const time = document.createElement("time");
+          time.dateTime = new Date(entry.at).toISOString();
+          time.textContent = formatDate(entry.at);
+          item.append(
+            time,
+            " ",
+            t(`audit.action.${entry.action}`),
+            entry.detail ? ` (${entry.detail})` : "",
+            " ",
+            t("audit.from", { client: entry.client }),
+          );
+          return item;
+        }),
+      );
+      status.textContent = entries.length ? tn("audit.count", entries.length) : t("audit.empty");
+    } catch (error) {
+      status.textContent = t("audit.failed", { reason: error.message });
     }
   }
 

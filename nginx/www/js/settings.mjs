@@ -85,6 +85,32 @@ export function readSubscription(raw) {
   return subscription;
 }
 
+/** What `/v1/audit` records (the server's audit actions); an entry of another action is left out. */
+export const AUDIT_ACTIONS = ["claimed", "rotated", "released", "lapsed", "settings", "unregistered", "ackPolicy"];
+
+/**
+ * The `/v1/audit` answer as plain entries `{at, action, client, detail}`, newest first as the server sent them;
+ * an entry with a field of the wrong type or an unknown action is left out (never a prototype name used as a key).
+ */
+export function readAudit(answer) {
+  return list(answer?.entries)
+    .filter(
+      (entry) =>
+        entry &&
+        typeof entry === "object" &&
+        isInt(entry.at) &&
+        AUDIT_ACTIONS.includes(entry.action) &&
+        typeof entry.client === "string",
+    )
+    .slice(0, 100)
+    .map((entry) => ({
+      at: entry.at,
+      action: entry.action,
+      client: entry.client.slice(0, 64),
+      detail: text(entry.detail, 300) ?? "",
+    }));
+}
+
 /** One forwarding target of an answer (FORWARD-API: secrets only as hints), or null. */
 export function readTarget(raw) {
   if (!raw || typeof raw !== "object" || !FORWARD_TYPES.includes(raw.type)) return null;

@@ -307,6 +307,19 @@ export default {
   "forward.bad.type": "Wähle eine Art von Ziel.",
 
   "audit.title": "Wer was geändert hat",
-  "audit.hint":
-    "Der Server führt ein Protokoll über Beanspruchungen und Änderungen der Einstellungen mit der Adresse, von der sie kamen; der Betreiber des Servers kann es dir zeigen.",
+  "audit.hint": "Beanspruchungen, neue Schlüssel und geänderte Einstellungen, die neuesten zuerst, mit der Adresse, von der sie kamen.",
+  "audit.button": "Anzeigen",
+  "audit.working": "Wird geladen…",
+  "audit.empty": "Noch nichts aufgezeichnet.",
+  "audit.count.one": "{count} Änderung aufgezeichnet.",
+  "audit.count.other": "{count} Änderungen aufgezeichnet.",
+  "audit.failed": "Nicht angezeigt: {reason}",
+  "audit.from": "von {client}",
+  "audit.action.claimed": "beansprucht",
+  "audit.action.rotated": "neuer Stationsschlüssel",
+  "audit.action.released": "Beanspruchung freigegeben",
+  "audit.action.lapsed": "Beanspruchung abgelaufen",
+  "audit.action.settings": "Einstellungen geändert",
+  "audit.action.unregistered": "Station entfernt",
+  "audit.action.ackPolicy": "ACK-Verhalten von der App geändert",
 };

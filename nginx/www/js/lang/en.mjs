@@ -304,6 +304,19 @@ export default {
   "forward.bad.type": "Choose a kind of target.",
 
   "audit.title": "Who changed what",
-  "audit.hint":
-    "The server keeps a record of claims and settings changes with the address they came from; the server's operator can show it to you.",
+  "audit.hint": "Claims, key changes and settings changes, newest first, with the address they came from.",
+  "audit.button": "Show",
+  "audit.working": "Loading…",
+  "audit.empty": "Nothing recorded yet.",
+  "audit.count.one": "{count} change recorded.",
+  "audit.count.other": "{count} changes recorded.",
+  "audit.failed": "Not shown: {reason}",
+  "audit.from": "from {client}",
+  "audit.action.claimed": "claimed",
+  "audit.action.rotated": "new station key",
+  "audit.action.released": "claim released",
+  "audit.action.lapsed": "claim lapsed",
+  "audit.action.settings": "settings changed",
+  "audit.action.unregistered": "station removed",
+  "audit.action.ackPolicy": "ACK policy changed by the app",
 };
