@@ -146,6 +146,7 @@ struct StatusPage {
         "\(stats.outboxPending) pending, \(stats.outboxFailed) failed"
           + (stats.oldestPendingAt.map { "; oldest " + Self.age(now - $0) } ?? "")
       ))
+    rows.append(("forwards", Self.escape(push.counters.forwardSummary)))
     return rows
   }
 

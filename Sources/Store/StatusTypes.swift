@@ -322,6 +322,20 @@ public struct PushCounters: Sendable, Equatable {
     set { forwards[kind, default: [:]][outcome] = newValue }
   }
 
+  /// The forwards in one line, by target type, each outcome that happened counted
+  /// (`webhook 12 delivered, 1 retried; email 3 confirmation`), or `none yet`: what `aprs-cloud status` and the
+  /// status page show.
+  public var forwardSummary: String {
+    let parts = ForwardKind.allCases.compactMap { kind -> String? in
+      let counts = ForwardOutcomeKind.allCases.compactMap { outcome -> String? in
+        let count = self[forward: kind, outcome]
+        return count > 0 ? "\(count) \(String(outcome.rawValue.map { $0 == "_" ? " " : $0 }))" : nil
+      }
+      return counts.isEmpty ? nil : kind.rawValue + " " + counts.joined(separator: ", ")
+    }
+    return parts.isEmpty ? "none yet" : parts.joined(separator: "; ")
+  }
+
   /// The counters of `platform`.
   public subscript(platform: DevicePlatform) -> PushProviderCounters {
     get { providers[platform] ?? PushProviderCounters() }

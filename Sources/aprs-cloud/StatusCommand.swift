@@ -109,7 +109,7 @@ enum StatusCommand: Command {
       lines.append(
         contentsOf: listenerLines.enumerated().map { ($0.offset == 0 ? "listener" : "", $0.element) })
       lines.append(("push", pushLine))
-      lines.append(("forwards", forwardsLine))
+      lines.append(("forwards", push.counters.forwardSummary))
       var outbox = "\(stats.outboxPending) pending, \(stats.outboxFailed) failed"
       if let oldest = stats.oldestPendingAt { outbox += "; oldest queued " + Format.age(now - oldest) }
       lines.append(("outbox", outbox))
@@ -190,18 +190,6 @@ enum StatusCommand: Command {
         "since start: "
           + counters.map { counter, label in "\(listener.counts[counter]) \(label)" }.joined(separator: ", "))
       return lines
-    }
-
-    /// Forwards since the push sender started, by target type: each outcome counted (`none yet` without any).
-    private var forwardsLine: String {
-      let parts = ForwardKind.allCases.compactMap { kind -> String? in
-        let counts = ForwardOutcomeKind.allCases.compactMap { outcome -> String? in
-          let count = push.counters[forward: kind, outcome]
-          return count > 0 ? "\(count) \(String(outcome.rawValue.map { $0 == "_" ? " " : $0 }))" : nil
-        }
-        return counts.isEmpty ? nil : kind.rawValue + " " + counts.joined(separator: ", ")
-      }
-      return parts.isEmpty ? "none yet" : parts.joined(separator: "; ")
     }
 
     private var pushLine: String {

@@ -17,9 +17,13 @@ import Testing
     var stats = DatabaseStats()
     stats.stations = 3
     stats.liveStations = 2
+    var push = PushStatus()
+    push.counters[forward: .webhook, .delivered] = 12
+    push.counters[forward: .webhook, .privateAddress] = 1
+    push.counters[forward: .email, .confirmation] = 3
     let page = StatusPage(
       now: 1_800_000_010_000, health: "degraded", reasons: ["<script>alert(1)</script>"], running: true,
-      listener: listener, stats: stats, push: PushStatus(), sends: SendStatus(),
+      listener: listener, stats: stats, push: push, sends: SendStatus(),
       bans: [Ban(target: .call("KJ7ABC"), reason: "<i>spam</i>", createdAt: 0)]
     ).html
     #expect(page.hasPrefix("<!doctype html>") && page.contains("http-equiv=\"refresh\" content=\"10\""))
@@ -31,6 +35,9 @@ import Testing
         && page.contains("50 lines for nobody here (25% of lines read)"))
     #expect(page.contains("3 registered, 2 live") && page.contains("KJ7ABC: &lt;i&gt;spam&lt;/i&gt;"))
     #expect(page.components(separatedBy: "<polyline").count == 4 && page.contains("(peak 20)"))
+    #expect(
+      page.contains("forwards</th><td>email 3 confirmation; webhook 12 delivered, 1 private address"),
+      "\(page)")
   }
 
   @Test func onlyThePrivateListenerGetsThePage() throws {
