@@ -603,7 +603,7 @@ export class Screens {
   showForwardFields() {
     const type = $("forward-type").value;
     $("forward-target-label").textContent = t(`forward.target.${type}`);
-    $("forward-target").type = type === "email" ? "email" : "url";
+    $("forward-target").inputMode = type === "email" ? "email" : "url";
     $("forward-secret-field").hidden = type === "email";
     $("forward-secret-label").textContent = t(type === "ntfy" ? "forward.token" : "forward.secret");
   }
