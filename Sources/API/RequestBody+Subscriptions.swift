@@ -20,8 +20,13 @@ extension RequestBody {
         "subscriptions holds \(items.count) subscriptions; at most \(Subscription.maximumPerStation)")
     }
     var drafts: [SubscriptionDraft] = []
+    var ids = Set<String>()
     for (index, item) in items.enumerated() {
-      drafts.append(try Self.subscriptionDraft(item, field: "subscriptions[\(index)]"))
+      let draft = try Self.subscriptionDraft(item, field: "subscriptions[\(index)]")
+      if let id = draft.id, !ids.insert(id).inserted {
+        throw .badRequest("subscriptions[\(index)].id: subscription \(id) is named twice")
+      }
+      drafts.append(draft)
     }
     return drafts
   }

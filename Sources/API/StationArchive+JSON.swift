@@ -17,9 +17,8 @@ extension StationArchive {
   public static let documentFormat = "aprs-cloud-export"
   /// The document's `version`; a reader refuses any other.
   public static let documentVersion: Int64 = 1
-  /// The largest export document read back, bytes: every ring of a station with the longest texts fits in
-  /// a fraction of it.
-  public static let maximumDocumentBytes = 16 << 20
+  /// The largest export document read back, bytes: ``maximumEntries`` of the longest entries fit.
+  public static let maximumDocumentBytes = 128 << 20
 
   /// The document, stamped `exportedAt` (epoch ms).
   public func jsonDocument(exportedAt: Int64) -> [UInt8] {
@@ -116,7 +115,7 @@ extension StationArchive {
     } catch {
       throw .badRequest("settings: \(error.message)")
     }
-    let entries = try Self.entries(document["entries"], subscriptions: Set(subscriptions.map(\.id)))
+    let entries = try Self.entries(document["entries"])
     self.init(
       station: station.description, claim: claim, settings: settings, subscriptions: subscriptions,
       readMarkers: try Self.readMarkers(document["read"]), entries: entries)
@@ -166,7 +165,7 @@ extension StationArchive {
     return markers
   }
 
-  private static func entries(_ value: JSONValue?, subscriptions: Set<String>) throws(APIError)
+  private static func entries(_ value: JSONValue?) throws(APIError)
     -> [StoredMessage]
   {
     guard let value else { return [] }
@@ -182,7 +181,7 @@ extension StationArchive {
     for (index, item) in items.enumerated() {
       let entry: StoredMessage
       do throws(APIError) {
-        entry = try Self.entry(item, subscriptions: subscriptions)
+        entry = try Self.entry(item)
       } catch {
         throw .badRequest("entries[\(index)].\(error.message)")
       }
@@ -197,8 +196,7 @@ extension StationArchive {
   }
 
   /// One entry; an error's message starts with the field it names (the caller prefixes `entries[N].`).
-  private static func entry(_ value: JSONValue, subscriptions: Set<String>) throws(APIError) -> StoredMessage
-  {
+  private static func entry(_ value: JSONValue) throws(APIError) -> StoredMessage {
     guard case .object(let object) = value else {
       throw .badRequest("entry must be an object, not \(value.typeName)")
     }
@@ -230,10 +228,8 @@ extension StationArchive {
     }
     var entry: SubscriptionEntry?
     if let kind {
+      // An entry may outlive its subscription (removing one of two bulletin patterns keeps the kind's entries).
       let subscription = try body.requiredString("subscription", maxLength: 16)
-      guard subscriptions.contains(subscription) else {
-        throw .badRequest("subscription \(subscription) is not among settings.subscriptions")
-      }
       var event: WatchEventName?
       if let name = try body.string("event", maxLength: 16) {
         guard let known = WatchEventName(rawValue: name) else {
@@ -259,7 +255,11 @@ extension StationArchive {
         throw .badRequest("seqId of a sent message with a state must be 1 to 5 letters or digits")
       }
       state = known
-      clientId = try body.string("clientId", maxLength: 64)
+      // `/v1/send`'s rule: at most 64 characters (Unicode scalars).
+      clientId = try body.string("clientId", maxLength: 256)
+      if let clientId, clientId.unicodeScalars.count > 64 {
+        throw .badRequest("clientId is longer than 64 characters")
+      }
     }
     return StoredMessage(
       direction: direction, peer: peer, text: text, msgno: msgno, timestamp: timestamp, state: state,

@@ -81,6 +81,20 @@ final class CurlMulti {
   ]
 
   /// Bytes of a response body kept (the rest is counted and dropped).
+  /// `scheme://host[:port]` of `url`, without its path and query (which may hold a secret: a Web Push endpoint's
+  /// path, an ntfy topic, a webhook's token), for logs and errors.
+  static func origin(of url: String) -> String {
+    let bytes = Array(url.utf8)
+    var start = 0
+    if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: Array("://".utf8)) {
+      start = colon + 3
+    }
+    let end = bytes[start...].firstIndex {
+      $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+    }
+    return String(decoding: bytes[..<(end ?? bytes.count)], as: UTF8.self)
+  }
+
   static let maxResponseBytes = 65_536
 
   private let multi: UnsafeMutableRawPointer
@@ -203,7 +217,8 @@ final class CurlMulti {
     guard ok, curl_multi_add_handle(multi, easy) == CURLM_OK else {
       transfer.release()
       curl_easy_cleanup(easy)
-      throw PushError("cannot start a request to \(url)")
+      // The origin only: a Web Push endpoint's path, an ntfy topic or a webhook's path may be secrets.
+      throw PushError("cannot start a request to \(CurlMulti.origin(of: url))")
     }
     active[easy] = transfer
   }

@@ -124,7 +124,7 @@ final class ForwardClient {
     case .ntfy, .webhook:
       guard let entry = job.entry else { throw PushError("a forward without a message") }
       guard let endpoint = WebPushEndpoint(target.address) else {
-        throw PushError("not an https:// URL: \(target.address)")
+        throw PushError("not an https:// URL: \(CurlMulti.origin(of: target.address))")
       }
       var request: HTTPRequest
       if target.kind == .ntfy {

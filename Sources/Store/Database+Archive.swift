@@ -4,6 +4,10 @@ import APRS
 /// (`POST /v1/export`, `aprs-cloud stations CALL --export FILE`) and its import into another database
 /// (`aprs-cloud import FILE`).
 extension Database {
+  /// How far ahead of the importing server's clock a time in an imported archive may be, ms (a server whose
+  /// clock ran a little ahead): 1 h.
+  public static let importClockSkewMs: Int64 = 3_600_000
+
   /// Everything of `address` (any case) that an archive carries, read in one snapshot; nil when the station is
   /// not registered.
   public func exportStation(_ address: String) throws(StoreError) -> StationArchive? {
@@ -26,10 +30,22 @@ extension Database {
   /// Imported messages are neither pushed nor ACKed; the station's cursor is set past them. A send that was
   /// still in flight is imported as `expired` (the old server's schedule does not move here). Returns the
   /// number of entries imported.
-  /// - Throws: ``StoreError/invalidArgument(_:)`` when the station is registered here already, or an entry's
-  ///   timestamp is taken by another station's message (nothing is written).
+  /// - Throws: ``StoreError/invalidArgument(_:)`` when the station is registered here already, an entry's
+  ///   timestamp is taken by another station's message, or a time in the archive (an entry's timestamp, the claim,
+  ///   a read marker) is later than `now` + ``importClockSkewMs``: the timestamps are the whole server's cursor
+  ///   sequence, and one from the future would move every later message's there (nothing is written).
   @discardableResult
   public func importStation(_ archive: StationArchive, now: Int64) throws(StoreError) -> Int {
+    let latest = now + Self.importClockSkewMs
+    let times =
+      archive.entries.map { ("entry timestamp", $0.timestamp) }
+      + archive.readMarkers.map { ("read marker", $0.value) }
+      + (archive.claim.map { [("claimedAt", $0.claimedAt)] } ?? [])
+    if let (what, time) = times.first(where: { $0.1 > latest }) {
+      throw .invalidArgument(
+        "the \(what) \(time) is later than this server's clock (\(now)): the document is from a server whose clock"
+          + " ran ahead, or was edited; nothing was imported")
+    }
     let station = archive.station.canonicalAddress
     let address: StationAddress
     do throws(CallsignError) {
@@ -65,9 +81,25 @@ extension Database {
         with: archive.subscriptions.map { SubscriptionDraft(id: $0.id, rule: $0.rule, bypass: $0.bypass) },
         now: now, adoptingIds: true)
       var newest: Int64 = 0
+      var lastNumber = 0
       for entry in archive.entries {
         try importEntry(entry, station: station, now: now)
         newest = max(newest, entry.timestamp)
+        if entry.direction == .sent, entry.state != nil, let number = entry.msgno.flatMap({ Int($0) }) {
+          lastNumber = max(lastNumber, number)
+        }
+      }
+      if lastNumber > 0 {
+        // The next send goes on from the old server's numbers (a receiver remembers a sender's recent ones).
+        let numbers = try prepared(
+          """
+          INSERT INTO send_numbers (station, last) VALUES (?1, ?2)
+          ON CONFLICT (station) DO UPDATE SET last = max(last, excluded.last)
+          """)
+        defer { numbers.reset() }
+        try numbers.bind(1, station)
+        try numbers.bind(2, lastNumber)
+        try numbers.run()
       }
       var last = max(try lastMessageTimestamp(), newest)
       if !archive.readMarkers.isEmpty {

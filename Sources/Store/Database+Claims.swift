@@ -130,7 +130,9 @@ extension Database {
     }
   }
 
-  /// Clears the claim of `station` (canonical) and makes its devices keyless; the caller holds the transaction.
+  /// Clears the claim of `station` (canonical), makes its devices keyless and deletes its forward targets (they
+  /// were the former owner's: a released or lapsed claim must not keep sending the station's messages to them);
+  /// the caller holds the transaction.
   private func unclaim(_ station: String) throws(StoreError) -> Bool {
     let statement = try prepared(
       """
@@ -142,9 +144,15 @@ extension Database {
     try statement.run()
     guard changes > 0 else { return false }
     let devices = try prepared("UPDATE devices SET keyed = 0 WHERE station = ?1 AND keyed = 1")
-    defer { devices.reset() }
-    try devices.bind(1, station)
-    try devices.run()
+    do {
+      defer { devices.reset() }
+      try devices.bind(1, station)
+      try devices.run()
+    }
+    let targets = try prepared("DELETE FROM forward_targets WHERE station = ?1")
+    defer { targets.reset() }
+    try targets.bind(1, station)
+    try targets.run()
     return true
   }
 

@@ -72,6 +72,11 @@ extension Database {
               }
               kept.secret = nil
             }
+            if let newAddress = draft.address, newAddress != kept.address {
+              // The secret (a webhook's signing key, an ntfy token) never goes to another host than the one it
+              // was given for: a new address needs its own.
+              kept.secret = nil
+            }
             kept.kind = draft.kind ?? kept.kind
             kept.address = draft.address ?? kept.address
             kept.secret = draft.secret ?? kept.secret
@@ -203,11 +208,12 @@ extension Database {
       }()
       guard let target = found else { return .notFound }
       guard target.status == .unconfirmed else { return .notPending(target) }
-      if case .limited(let retryAfterMs) = try peekRate(
-        key: Self.confirmationKey(target.address), limit: ForwardTarget.confirmationsPerDay,
-        windowMs: ForwardTarget.confirmationWindowMs, now: now)
-      {
-        return .limited(retryAt: now + retryAfterMs)
+      for (key, limit) in Self.confirmationLimits(station: address, to: target.address) {
+        if case .limited(let retryAfterMs) = try peekRate(
+          key: key, limit: limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
+        {
+          return .limited(retryAt: now + retryAfterMs)
+        }
       }
       let queue = try prepared("UPDATE forward_targets SET confirm_due = 1 WHERE station = ?1 AND id = ?2")
       defer { queue.reset() }
@@ -267,10 +273,16 @@ extension Database {
         try clear.run()
       }
       if due == 2, let kept, let expires, expires > now { return kept }
-      let decision = try consumeRate(
-        key: Self.confirmationKey(address), limit: ForwardTarget.confirmationsPerDay,
-        windowMs: ForwardTarget.confirmationWindowMs, now: now)
-      guard decision == .allowed else { return nil }
+      // Counted against both only when both allow it: a refused mail uses up neither.
+      let limits = Self.confirmationLimits(station: station, to: address)
+      for (key, limit) in limits {
+        let decision = try peekRate(
+          key: key, limit: limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
+        guard decision == .allowed else { return nil }
+      }
+      for (key, limit) in limits {
+        _ = try consumeRate(key: key, limit: limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
+      }
       let store = try prepared(
         """
         UPDATE forward_targets SET confirm_code = ?3, confirm_expires_at = ?4, confirm_wrong = 0
@@ -302,7 +314,24 @@ extension Database {
 
   /// The `rate_limits` key confirmation mails to `address` are counted under.
   static func confirmationKey(_ address: String) -> String {
-    RateKey.forwardConfirmationsTo + address.lowercased()
+    RateKey.forwardConfirmationsTo + Self.mailbox(address)
+  }
+
+  /// The confirmation mails' limits, each a rate key and its count in 24 hours: the sending station's, then the
+  /// address's (``confirmationKey(_:)``).
+  static func confirmationLimits(station: String, to address: String) -> [(String, Int)] {
+    [
+      (RateKey.forwardConfirmationsFrom + station, ForwardTarget.confirmationsPerStationPerDay),
+      (confirmationKey(address), ForwardTarget.confirmationsPerDay),
+    ]
+  }
+
+  /// The mailbox a mail address reaches, for counting: lower case, without a `+tag` in the local part
+  /// (`Victim+7@Example.org` → `victim@example.org`), so tagged variants of one address share its limit.
+  static func mailbox(_ address: String) -> String {
+    let lower = address.lowercased()
+    guard let at = lower.lastIndex(of: "@"), let plus = lower[..<at].firstIndex(of: "+") else { return lower }
+    return String(lower[..<plus] + lower[at...])
   }
 
   /// Disables targets the push sender found dead (joins a `writeBatch`): `status` disabled with the reason and

@@ -34,6 +34,9 @@ public struct ForwardTarget: Sendable, Equatable {
   public static let maximumPerStation = 5
   /// Confirmation mails one address gets in 24 hours at most, whatever station (and target) asks.
   public static let confirmationsPerDay = 3
+  /// Confirmation mails one station sends in 24 hours at most, to whatever addresses: a script that claims a
+  /// station and swaps its targets for strangers' addresses sends few mails through the operator's server.
+  public static let confirmationsPerStationPerDay = 10
   /// The window they are counted in, ms.
   public static let confirmationWindowMs: Int64 = 86_400_000
   /// Wrong codes after which the code is void (a new confirmation mail is needed).

@@ -19,4 +19,6 @@ public enum RateKey {
   /// Per mail address (lower case): confirmation mails of email forward targets
   /// (``ForwardTarget/confirmationsPerDay`` in 24 hours, whatever station asks).
   public static let forwardConfirmationsTo = "forward confirmations to:"
+  /// Per station: confirmation mails it sent (``ForwardTarget/confirmationsPerStationPerDay`` in 24 hours).
+  public static let forwardConfirmationsFrom = "forward confirmations from:"
 }

@@ -34,9 +34,10 @@ public struct StationArchive: Sendable, Equatable {
     self.entries = entries
   }
 
-  /// The most entries one archive holds: every ring of a station (three of `ringSize`) and an `untilPulled`
-  /// inbox fit many times over; an import of a document with more is refused.
-  public static let maximumEntries = 20_000
+  /// The most entries one archive holds: every ring of a station (three of `ringSize`, at most 1,000 each) and
+  /// the largest `untilPulled` inbox (`maxUnpulledPerStation`, at most 100,000) fit; an import of a document with
+  /// more is refused.
+  public static let maximumEntries = 250_000
 }
 
 /// A claim as an archive carries it: the key itself is never stored, only its SHA-256, so the owner's key goes

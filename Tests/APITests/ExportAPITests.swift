@@ -143,6 +143,15 @@ import Testing
       return
     }
     #expect(timestamp > (archive.entries.last?.timestamp ?? .max))
+    // The next send goes on from the old server's message numbers.
+    try fresh.database.publishListenerStatus(
+      ListenerStatus(state: "online", connected: true, verified: true, receiveOnly: false))
+    let sent = fresh.post("/v1/send", SendEndpointTests.body(["text": "Numbered on"]))
+    guard case .object(let message)? = sent["message"] else {
+      Issue.record("not sent: \(sent.text)")
+      return
+    }
+    #expect(message["seqId"] == .string("3"), "\(sent.text)")
   }
 
   @Test func anImportChangesNothingWhenTheStationOrATimestampIsTakenHere() throws {
@@ -166,6 +175,35 @@ import Testing
         "\(error)".contains("timestamp \(archive.entries[2].timestamp) is taken by a message of N0CALL-7"))
     }
     #expect(try other.database.station("OH7LZB-9") == nil)
+  }
+
+  @Test func anArchiveFromTheFutureIsRefusedWhole() throws {
+    let api = try Self.stationWithEverything()
+    let text = api.post("/v1/export", Self.identity).text
+    let fresh = try APIFixture()
+    let now = fresh.clock.now
+    for (original, future) in [
+      (#""timestamp":1800000000008"#, #""timestamp":9007199254740991"#),
+      (#""read":{"KJ7ABC":5}"#, #""read":{"KJ7ABC":\#(now + 7_200_000)}"#),
+      (#""claimedAt":1800000000000"#, #""claimedAt":\#(now + 7_200_000)"#),
+    ] {
+      let range = try #require(text.range(of: original), "\(original)")
+      let archive = try StationArchive(
+        document: Array(text.replacingCharacters(in: range, with: future).utf8), retentionCap: 500)
+      do {
+        try fresh.database.importStation(archive, now: now)
+        Issue.record("imported: \(future)")
+      } catch {
+        #expect("\(error)".contains("is later than this server's clock"), "\(error)")
+      }
+      #expect(try fresh.database.station("OH7LZB-9") == nil)
+    }
+    // An hour's skew is taken (a server whose clock ran a little ahead).
+    let range = try #require(text.range(of: #""claimedAt":1800000000000"#))
+    let skewed = try StationArchive(
+      document: Array(text.replacingCharacters(in: range, with: #""claimedAt":\#(now + 3_000_000)"#).utf8),
+      retentionCap: 500)
+    #expect(try fresh.database.importStation(skewed, now: now) == 7)
   }
 
   @Test func onlyTheOwnerExports() throws {
@@ -203,7 +241,6 @@ import Testing
     (#""text":"Hello nine""#, #""text":null"#, "entries[0].text is required"),
     (#""text":"Hello nine""#, #""text":7"#, "entries[0].text must be a string"),
     (#""peer":"KJ7ABC""#, #""peer":"KJ7 ABC""#, "entries[0].peer must be an APRS address"),
-    (#""subscription":"s"#, #""subscription":"x"#, "entries[3].subscription x"),
     (#""type":"bulletin""#, #""type":"toString""#, "entries[3].type must be"),
     (#""event":"heard""#, #""event":"hasOwnProperty""#, "entries[4].event must be"),
     (#""latitude":41.12345"#, #""latitude":91"#, "entries[4].latitude must be"),
@@ -238,6 +275,14 @@ import Testing
       document: Array(#"{"format":"aprs-cloud-export","version":1,"station":"n0call","settings":{}}"#.utf8),
       retentionCap: 500)
     #expect(smallest.station == "N0CALL" && smallest.entries.isEmpty && smallest.settings == .defaults)
+    // An entry whose subscription was removed since (its kind kept by another) comes along as it is.
+    let orphan = try StationArchive(
+      document: Array(
+        (#"{"format":"aprs-cloud-export","version":1,"station":"N0CALL","settings":{},"entries":["#
+          + #"{"direction":"received","type":"bulletin","peer":"WX1ABC","text":"old","timestamp":5,"#
+          + #""seqId":null,"to":"BLN1","subscription":"sgone"}]}"#).utf8),
+      retentionCap: 500)
+    #expect(orphan.entries.first?.entry?.subscription == "sgone")
   }
 
   static func expectRefused(

@@ -68,6 +68,16 @@ import Testing
     // The stored secret is the one given, in full, for the sender.
     let stored = try fixture.database.forwardTargets(of: "N0CALL-7")
     #expect(stored.first?.secret == "another-secret-0000-1111")
+    // A webhook moved to another host needs its secret again: the old one never signs for the new host.
+    let webhookID = try #require(list.first?["id"] as? String)
+    reply = fixture.settings([
+      "forward": [["id": webhookID, "type": "webhook", "url": "https://elsewhere.example.org/x"]]
+    ])
+    #expect(
+      reply.status == 400 && reply["error"]?.stringValue?.contains("forward[0].secret") == true,
+      "\(reply.text)")
+    #expect(
+      try fixture.database.forwardTargets(of: "N0CALL-7").first?.address == "https://hooks.example.org/aprs")
     // Another type needs its own address (and a webhook its secret); the old one's are not carried over.
     let ntfy = targets(
       fixture.settings([
@@ -258,6 +268,26 @@ import Testing
     #expect(
       try database.beginForwardConfirmation(station: "N0CALL-7", id: again, newCode: "666666", now: later)
         != nil)
+  }
+
+  @Test func aStationSendsTenConfirmationMailsADayAndTaggedAddressesShareOneCount() throws {
+    let fixture = try Self.fixture()
+    let database = fixture.database
+    let now = fixture.clock.now
+    /// Puts one new email target in place of the last and takes its mail; the code, or nil when limited.
+    func mail(to address: String) throws -> String? {
+      let reply = fixture.settings(["forward": [["type": "email", "to": address]]])
+      let id = try #require(targets(reply).first?["id"] as? String, "\(reply.text)")
+      return try database.beginForwardConfirmation(station: "N0CALL-7", id: id, newCode: "123456", now: now)
+    }
+    // Tagged variants of one mailbox share its three.
+    for tag in 1...3 { #expect(try mail(to: "victim+\(tag)@example.org") != nil) }
+    #expect(try mail(to: "Victim+4@Example.org") == nil)
+    // Seven more strangers, and then the station has sent its ten.
+    for index in 1...7 { #expect(try mail(to: "stranger\(index)@example.org") != nil) }
+    #expect(try mail(to: "stranger8@example.org") == nil)
+    #expect(
+      try database.beginForwardConfirmation(station: "N0CALL-7", id: "f-none", newCode: "1", now: now) == nil)
   }
 
   static let badConfirms: [(String, Int, String)] = [

@@ -96,4 +96,18 @@ import Testing
     let twenty = (0..<20).map { ["kind": "group", "call": "NET\($0)"] }
     #expect(subscriptions(fixture.settings(["subscriptions": twenty])).count == 20)
   }
+
+  @Test func anIdNamedTwiceIsA400NamingTheSecond() throws {
+    let fixture = try APIFixture.withClaimedStation()
+    let stored = subscriptions(fixture.settings(["subscriptions": [["kind": "group", "call": "KEEP"]]]))
+    let id = try #require(stored.first?["id"] as? String)
+    let reply = fixture.settings([
+      "subscriptions": [
+        ["id": id, "kind": "group", "call": "KEEP"], ["id": id, "kind": "group", "call": "TWICE"],
+      ]
+    ])
+    #expect(reply.status == 400, "\(reply.text)")
+    #expect(reply["error"]?.stringValue == "subscriptions[1].id: subscription \(id) is named twice")
+    #expect(subscriptions(fixture.settings()).map { $0["call"] as? String } == ["KEEP"])
+  }
 }

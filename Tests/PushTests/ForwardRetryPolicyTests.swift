@@ -32,6 +32,15 @@ import Testing
       refused
         == .deleteToken(reason: "the mail server refused the address: RCPT failed: 550", refreshedBefore: nil)
     )
+    // The operator's own server refusing the login, the sender or TLS is no fault of the owner's address.
+    for failure in [
+      "Login denied", "MAIL failed: 550", "STARTTLS not supported.", "Failure sending data: 554",
+    ] {
+      guard case .retry = mail(ProviderResponse(status: 535, transportError: failure)) else {
+        Issue.record("\(failure) disabled the owner's address")
+        continue
+      }
+    }
     let address = IPAddress("10.0.0.1")
     guard
       case .deleteToken(let reason, _) = http(

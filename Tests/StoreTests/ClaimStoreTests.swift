@@ -59,7 +59,16 @@ import Testing
     }
     #expect(try database.trimDevices(of: "N0CALL-7", keeping: 2, sparing: "guest-4", keyed: false) == 3)
     #expect(try Set(database.devices(of: "N0CALL-7").map(\.token)) == ["owner", "guest-3", "guest-4"])
+    // The owner's forward targets go with the claim: the next owner's messages never reach them.
+    _ = try database.replaceForwardTargets(
+      of: "N0CALL-7",
+      with: [
+        ForwardDraft(kind: .webhook, address: "https://hooks.example.org/a", secret: "s3cret-s3cret-s3cret")
+      ],
+      now: 90)
+    #expect(try database.forwardTargets(of: "N0CALL-7").count == 1)
     #expect(try database.releaseClaim("N0CALL-7", now: 100))
+    #expect(try database.forwardTargets(of: "N0CALL-7").isEmpty)
     #expect(try !database.releaseClaim("N0CALL-7", now: 101))
     #expect(try database.devices(of: "N0CALL-7").allSatisfy { !$0.keyed })
     #expect(

@@ -581,7 +581,13 @@ function renderSendForm() {
 // Routing: #/ (inbox), #/c/PEER (a conversation), #/new (a new message), #/subs, #/settings.
 
 function readRoute() {
-  const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+  let hash;
+  try {
+    hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+  } catch {
+    // A malformed escape (#/c/%) is no route: the inbox.
+    return { view: "inbox", peer: null };
+  }
   if (hash.startsWith("c/")) {
     const parsed = parseStation(hash.slice(2));
     if (parsed.address) return { view: "conversation", peer: parsed.address };
