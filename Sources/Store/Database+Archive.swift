@@ -141,28 +141,12 @@ extension Database {
         )
       }
     }
-    let insert = try prepared(
-      """
-      INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event,
-        latitude, longitude)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-      """)
-    do {
-      defer { insert.reset() }
-      try insert.bind(1, station)
-      try insert.bind(2, entry.direction)
-      try insert.bind(3, entry.peer)
-      try insert.bind(4, entry.text)
-      try insert.bind(5, entry.msgno)
-      try insert.bind(6, entry.timestamp)
-      try insert.bind(7, entry.to?.canonicalAddress)
-      try insert.bind(8, entry.entry?.kind.rawValue)
-      try insert.bind(9, entry.entry?.subscription)
-      try insert.bind(10, entry.entry?.event?.rawValue)
-      try insert.bind(11, entry.entry?.latitude)
-      try insert.bind(12, entry.entry?.longitude)
-      try insert.run()
-    }
+    // The row as the listener would have stored it (no dedup key: a copy heard later here is new to this server).
+    _ = try insertMessage(
+      IncomingMessage(
+        station: station, direction: entry.direction, peer: entry.peer, text: entry.text, msgno: entry.msgno,
+        dedupKey: "", dedupWindowMs: 0, to: entry.to, entry: entry.entry),
+      station: station, timestamp: entry.timestamp)
     guard entry.direction == .sent, let state = entry.state, let msgno = entry.msgno else { return }
     let final: SendState = state == .pending ? .expired : state
     let send = try prepared(

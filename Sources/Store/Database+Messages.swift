@@ -141,7 +141,9 @@ extension Database {
     return changes
   }
 
-  private func insertMessage(
+  /// Inserts one message row under `timestamp` (no dedup, push or trim: `storeMessages` and an import do those
+  /// that apply); returns its rowid.
+  func insertMessage(
     _ message: IncomingMessage, station: String, timestamp: Int64
   ) throws(StoreError) -> Int64 {
     let statement = try prepared(
