@@ -32,18 +32,23 @@ struct ForwardOutcome {
 /// The forwarder's sending side, driven by the push thread on the engine's curl multi handle (README
 /// "Forwarding"): ntfy and webhook POSTs over HTTPS, mails through the operator's SMTP server
 /// (`[forward.email]`). At most ``maxInFlight`` on the wire and `[forward] perMinute` started per minute, every
-/// station together; the rest wait in order. Unless `allowPrivateEndpoints`, an HTTPS target is never reached on
+/// station together, and one at a time per target (``maxInFlightPerTarget``: a target gets its messages in order,
+/// and a slow or dead one holds one slot, not the whole queue); the rest wait in order. Unless `allowPrivateEndpoints`, an HTTPS target is never reached on
 /// an address that is not public unicast: libcurl's opensocket callback checks every address the name resolved
 /// to (the guard Web Push uses, `HTTPRequest.refusePrivateAddresses`), and such a target is disabled.
 final class ForwardClient {
   /// Forwards on the wire at most.
   static let maxInFlight = 32
+  /// Forwards on the wire to one target at most.
+  static let maxInFlightPerTarget = 1
 
   let settings: PushConfig.Forward
   private let jitter: () -> Double
   private var waiting: [ForwardJob] = []
   private var head = 0
   private var inFlight: [Int: ForwardJob] = [:]
+  /// Jobs on the wire by target (`ForwardTarget.deliveryKey`).
+  private var inFlightByTarget: [String: Int] = [:]
   /// Start times within the last minute (the global rate).
   private var starts: [Int64] = []
   /// When the rate lets the next job start, while jobs wait for it.
@@ -66,6 +71,8 @@ final class ForwardClient {
     var ended: [ForwardOutcome] = []
     nextTimerAt = nil
     starts.removeAll { $0 <= now - 60_000 }
+    // Jobs whose target has one on the wire already: they keep their place, ahead of the rest.
+    var held: [ForwardJob] = []
     while inFlight.count < Self.maxInFlight, head < waiting.count {
       if starts.count >= settings.perMinute {
         nextTimerAt = (starts.first ?? now) + 60_000
@@ -73,6 +80,11 @@ final class ForwardClient {
       }
       let job = waiting[head]
       head += 1
+      let key = job.target.deliveryKey
+      if inFlightByTarget[key, default: 0] >= Self.maxInFlightPerTarget {
+        held.append(job)
+        continue
+      }
       if job.target.kind == .email && settings.email == nil {
         // Saved while the server had an SMTP server, which the configuration no longer names: nothing to retry.
         ended.append(
@@ -84,12 +96,17 @@ final class ForwardClient {
       do throws(PushError) {
         try start(job, http: http, tag: tags, now: now)
         inFlight[tags] = job
+        inFlightByTarget[key, default: 0] += 1
         starts.append(now)
       } catch {
         ended.append(
           ForwardOutcome(
             job: job, decision: .retry(at: now + RetryPolicy.minimumBackoffMs, reason: error.description)))
       }
+    }
+    if !held.isEmpty {
+      head -= held.count
+      waiting.replaceSubrange(head..<(head + held.count), with: held)
     }
     if head > 256, head * 2 > waiting.count {
       waiting.removeFirst(head)
@@ -150,6 +167,8 @@ final class ForwardClient {
   /// Takes the answer to one of its transfers (nil when `tag` is not its own).
   func handle(tag: Int, response: ProviderResponse, now: Int64) -> ForwardOutcome? {
     guard let job = inFlight.removeValue(forKey: tag) else { return nil }
+    let key = job.target.deliveryKey
+    inFlightByTarget[key] = inFlightByTarget[key].flatMap { $0 > 1 ? $0 - 1 : nil }
     let decision = RetryPolicy.forward(
       response, mail: job.target.kind == .email, now: now, attempts: job.attempts, jitter: jitter(),
       throttles: job.throttles, expiresAt: job.expiresAt)

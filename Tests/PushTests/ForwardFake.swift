@@ -86,8 +86,8 @@ final class ForwardFake: @unchecked Sendable {
   }
 
   /// The next `times` requests to `path` are answered `status` (with `Retry-After` when given).
-  func script(_ path: String, status: Int, retryAfter: Int? = nil, times: Int = 1) throws {
-    var body = #"{"path":"\#(path)","status":\#(status),"times":\#(times)"#
+  func script(_ path: String, status: Int, retryAfter: Int? = nil, times: Int = 1, delayMs: Int = 0) throws {
+    var body = #"{"path":"\#(path)","status":\#(status),"times":\#(times),"delayMs":\#(delayMs)"#
     if let retryAfter { body += #","retryAfter":\#(retryAfter)"# }
     try control("POST", "/control/script", body + "}")
   }

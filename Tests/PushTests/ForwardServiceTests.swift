@@ -322,6 +322,29 @@ final class ForwardRig {
       try rig.fake.requests("/hook/quiet").first?.string(at: ["body"])?.contains("after the mute") == true)
   }
 
+  @Test func aSlowTargetGetsOneForwardAtATimeInOrderAndHoldsUpNobodyElse() throws {
+    let rig = try ForwardRig()
+    defer { rig.close() }
+    try rig.register("N0CALL-7")
+    try rig.register("N0CALL-8")
+    try rig.targets("N0CALL-7", [rig.webhook("/hook/slow")])
+    try rig.targets("N0CALL-8", [rig.webhook("/hook/quick")])
+    try rig.fake.script("/hook/slow", status: 200, times: 5, delayMs: 300)
+    try rig.start()
+    try rig.store("N0CALL-7", (0..<5).map { "slow \($0)" })
+    #expect(try rig.fake.wait(path: "/hook/slow", count: 1), "\(rig.log())")
+    try rig.store("N0CALL-8", ["quick one"])
+    // Another station's target is served while the slow one works through its queue.
+    #expect(try rig.fake.wait(path: "/hook/quick", count: 1, timeoutMs: 1_000), "\(rig.log())")
+    #expect(try rig.fake.requests("/hook/slow").count < 5, "the quick one did not wait for the slow queue")
+    #expect(try rig.fake.wait(path: "/hook/slow", count: 5), "\(rig.log())")
+    let slow = try rig.fake.requests("/hook/slow")
+    #expect(slow.map { $0.int(at: ["concurrent"]) } == Array(repeating: 1, count: 5), "one at a time")
+    #expect(
+      slow.compactMap { try? parseObject(Array(($0.string(at: ["body"]) ?? "").utf8)).string(at: ["text"]) }
+        == (0..<5).map { "slow \($0)" }, "in order")
+  }
+
   @Test func theGlobalRateHoldsForwardsPastPerMinute() throws {
     let rig = try ForwardRig(forward: "perMinute = 1")
     defer { rig.close() }

@@ -12,7 +12,8 @@ CA, from make_push_credentials.sh). Once bound it writes {"https_port","smtp_por
 
 HTTPS (HTTP/1.1, keep-alive): any POST path is a target. It answers the next scripted answer for the path, if any;
 a path marked gone answers 404 or 410; else 200. Every request is recorded: path, headers (lower-case names),
-body (text), bodyBase64 (the raw bytes, for a signature check), status, time.
+body (text), bodyBase64 (the raw bytes, for a signature check), status, time, and concurrent (how many requests
+to its path were being answered when it arrived, itself included; a script's delayMs holds the answer that long).
 
 SMTP over TLS from the start (SMTPS, as on port 465): EHLO, AUTH PLAIN/LOGIN (user `aprs`, password
 `test-password`; anything else is 535), MAIL FROM, RCPT TO (an address marked refused answers its code, 550 by
@@ -21,7 +22,7 @@ default), DATA. Every mail taken is recorded: from, to (list), data (text), auth
 Control API:
   GET  /control/requests[?path=P]              {"requests":[...]} oldest first
   GET  /control/mails                          {"mails":[...]} oldest first
-  POST /control/script {"path","status","retryAfter"?,"times"?:1}   the next answers of that path
+  POST /control/script {"path","status","retryAfter"?,"times"?:1,"delayMs"?:0}   the next answers of that path
   POST /control/gone {"path","status"?:410}    the path answers 404 or 410 from now on
   POST /control/refuse {"address","code"?:550} RCPT TO of that address is refused with the code
   POST /control/wait {"kind":"http"|"mail","count","path"?,"to"?,"status"?,"timeoutMs"?}
@@ -54,6 +55,7 @@ class State:
         self.requests = []
         self.mails = []
         self.scripts = {}
+        self.active = {}
         self.gone = {}
         self.refused = {}
         self.tls = None
@@ -89,8 +91,10 @@ class ReceiverHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         path = urllib.parse.urlsplit(self.path).path
         headers = {name.lower(): value for name, value in self.headers.items()}
-        status, extra = 200, []
+        status, extra, delay = 200, [], 0
         with STATE.lock:
+            STATE.active[path] = STATE.active.get(path, 0) + 1
+            concurrent = STATE.active[path]
             queue = STATE.scripts.get(path) or []
             script = queue[0] if queue else None
             if script is not None:
@@ -98,15 +102,23 @@ class ReceiverHandler(http.server.BaseHTTPRequestHandler):
                 if script["times"] <= 0:
                     queue.pop(0)
                 status = script["status"]
+                delay = script.get("delayMs") or 0
                 if script.get("retryAfter") is not None:
                     extra.append(("Retry-After", str(script["retryAfter"])))
             elif path in STATE.gone:
                 status = STATE.gone[path]
             STATE.requests.append({
                 "path": path, "headers": headers, "body": body.decode("utf-8", "replace"),
-                "bodyBase64": base64.b64encode(body).decode(), "status": status, "time": time.time()})
+                "bodyBase64": base64.b64encode(body).decode(), "status": status, "time": time.time(),
+                "concurrent": concurrent})
             STATE.lock.notify_all()
-        self.answer(status, b'{"ok":true}' if status < 300 else b'{"error":"scripted"}', extra)
+        try:
+            if delay:
+                time.sleep(delay / 1000.0)
+            self.answer(status, b'{"ok":true}' if status < 300 else b'{"error":"scripted"}', extra)
+        finally:
+            with STATE.lock:
+                STATE.active[path] -= 1
 
 
 class MailHandler:
@@ -196,7 +208,7 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
             return self.reply({"error": "not JSON"}, 400)
         if path == "/control/script":
             entry = {"status": int(request["status"]), "retryAfter": request.get("retryAfter"),
-                     "times": int(request.get("times", 1))}
+                     "times": int(request.get("times", 1)), "delayMs": int(request.get("delayMs", 0))}
             with STATE.lock:
                 STATE.scripts.setdefault(request["path"], []).append(entry)
             return self.reply({"ok": True})
