@@ -332,16 +332,18 @@ func waitFor(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
     let rig = try ServerRig(
       workers: 2, parking: ParkingOptions(pollIntervalMs: 2, source: source),
       code: ParkingTests.code(Recorder()))
+    // BETA parks and is rechecked (ask 1), then ALPHA (ask 2): no recheck is pending after that.
+    let beta = try rig.connect()
+    try beta.send(ParkingTests.parkRequest("BETA", waitMs: 1_500))
+    #expect(waitFor { rig.server.parkedCount == 1 && source.asks >= 1 }, "BETA parked and rechecked")
     let alpha = try rig.connect()
     try alpha.send(ParkingTests.parkRequest("ALPHA", after: 10))
-    let beta = try rig.connect()
-    try beta.send(ParkingTests.parkRequest("BETA", waitMs: 400))
-    #expect(waitFor { rig.server.parkedCount == 2 && source.asks >= 1 }, "parked, and their recheck asked")
+    #expect(waitFor { rig.server.parkedCount == 2 && source.asks >= 2 }, "ALPHA parked and rechecked")
     // A commit that wakes nobody: ALPHA's key passes its version, but nothing is asked until the descriptor says.
     source.inner.set("ALPHA", 11)
     #expect(beta.receive().reply?.text == "timedOut BETA")
-    #expect(rig.server.parkedCount == 1, "400 ms passed with no ask: ALPHA still waits")
-    #expect(source.asks <= 2, "asked \(source.asks) times: only for the rechecks, never every 2 ms")
+    #expect(rig.server.parkedCount == 1, "BETA's 1.5 s passed with no ask: ALPHA still waits")
+    #expect(source.asks == 2, "asked \(source.asks) times: only for the rechecks, never every 2 ms")
     source.pipe.wake()
     #expect(alpha.receive().reply?.text == "woken ALPHA")
     #expect(rig.stop() == true)
