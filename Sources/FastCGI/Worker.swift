@@ -71,7 +71,7 @@ final class Worker: @unchecked Sendable {
         if let job = core.takeJob() { perform(job) }
       case ServerCore.Tag.help:
         core.takeHelpRequest()
-        if !core.stopping.load(ordering: .relaxed) { acceptOne() }
+        if !core.stopping.load(ordering: .relaxed) { acceptOne(passingHelpOn: true) }
       default:
         break
       }
@@ -80,9 +80,13 @@ final class Worker: @unchecked Sendable {
 
   // MARK: New connections
 
-  /// Accepts one connection and serves it (or hands it on); false when there was none to accept.
+  /// Accepts one connection and serves it (or hands it on); false when there was none to accept. With
+  /// `passingHelpOn` (a serving worker woken by a help request), a connection taken while every accepting worker is
+  /// still busy asks the next serving worker to look too before this one serves it: more may be waiting, and the
+  /// others may sleep without a timeout (they went to sleep while an accepting worker was idle). One that finds
+  /// nothing asks nobody, so the chain ends with the queue.
   @discardableResult
-  private func acceptOne() -> Bool {
+  private func acceptOne(passingHelpOn: Bool = false) -> Bool {
     let fd = accept4(core.listenFd, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
     guard fd >= 0 else {
       let error = errno
@@ -105,6 +109,7 @@ final class Worker: @unchecked Sendable {
       }
     }
     guard core.admit(fd) else { return false }
+    if passingHelpOn, core.idleAcceptors.load(ordering: .sequentiallyConsistent) == 0 { core.askForHelp() }
     let connection = Connection(id: core.newConnectionID(), fd: fd, bodyLimit: core.bodyLimit)
     readAndServe(connection)
     return true
