@@ -25,6 +25,8 @@ final class Keeper: @unchecked Sendable {
   /// The smallest `seen` of the requests parked since the source was last asked.
   private var recheckFrom: Int64?
   private var nextPoll: Int64 = 0
+  /// When the source was last asked (monotonic ms): wakes closer together than the poll interval are one ask.
+  private var lastPoll: Int64 = .min / 2
   private var stopping = false
   private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
   /// A parked connection that sends more than this (instead of nothing, or an abort) is closed.
@@ -64,7 +66,9 @@ final class Keeper: @unchecked Sendable {
         case ServerCore.Tag.inbox: takeInbox()
         case ServerCore.Tag.wake:
           core.parking.source?.drainWakes()
-          nextPoll = 0
+          // At once, but no more often than the poll interval: a burst of commits (every request's rate-limit
+          // write wakes it) is one look, as with the plain poll.
+          nextPoll = min(nextPoll, lastPoll + core.parking.pollIntervalMs)
         case let id: readable(id)
         }
       }
@@ -270,6 +274,7 @@ final class Keeper: @unchecked Sendable {
   /// Asks the wake source, while anything is parked, what changed; wakes what waits for it.
   private func pollSource(_ now: Int64) {
     guard !parked.isEmpty, let source = core.parking.source, now >= nextPoll else { return }
+    lastPoll = now
     // A source that says when to look is asked again on its wake (or a new request's recheck), else at its
     // fallback; one without is asked every poll interval.
     nextPoll = now + (source.wakeDescriptor == nil ? core.parking.pollIntervalMs : source.fallbackPollMs)
