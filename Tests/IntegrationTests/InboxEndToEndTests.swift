@@ -20,6 +20,15 @@ import Testing
       + (extra.isEmpty ? "" : "," + extra) + "}"
   }
 
+  /// The owner's phone registers with the key: a keyed device, which has pulled nothing yet.
+  static func registerOwnersPhone(_ rig: SettingsRig) throws {
+    let registered = try rig.stack.post(
+      "/v1/register",
+      json: identity(
+        rig, #""platform":"android","pushToken":"\#(ownerToken)","wantHistory":false,"since":0"#))
+    #expect(registered.status == 200, "\(registered.text)")
+  }
+
   static func texts(_ answer: JSONObject?) -> [String] {
     (answer?.objects("messages") ?? []).compactMap { $0.string("text") }
   }
@@ -44,12 +53,7 @@ import Testing
     let rig = try SettingsRig()
     defer { rig.stop() }
     _ = try rig.settings(#""retention":{"mode":"untilPulled","max":500}"#)
-    // The owner's phone registers with the key: a keyed device, which has pulled nothing yet.
-    let registered = try rig.stack.post(
-      "/v1/register",
-      json: Self.identity(
-        rig, #""platform":"android","pushToken":"\#(Self.ownerToken)","wantHistory":false,"since":0"#))
-    #expect(registered.status == 200, "\(registered.text)")
+    try Self.registerOwnersPhone(rig)
 
     try Self.inject(rig, 0..<60)
     #expect(
@@ -101,11 +105,7 @@ import Testing
   @Test func theRingSaysWhatItDroppedThePushCountsItAndAMarkerWakesAnotherDevice() throws {
     let rig = try SettingsRig()
     defer { rig.stop() }
-    let registered = try rig.stack.post(
-      "/v1/register",
-      json: Self.identity(
-        rig, #""platform":"android","pushToken":"\#(Self.ownerToken)","wantHistory":false,"since":0"#))
-    #expect(registered.status == 200, "\(registered.text)")
+    try Self.registerOwnersPhone(rig)
     try Self.inject(rig, 0..<70)
     #expect(
       try rig.database.waitUntil(timeout: 20) {
