@@ -13,7 +13,7 @@ struct ForwardJob {
   var entry: OutboxEntry?
   /// The code a confirmation mail carries.
   var confirmationCode: String?
-  /// Failed attempts of its outbox entries so far (for the backoff).
+  /// Failed attempts of its outbox entries, or of its confirmation mail, so far (for the backoff).
   var attempts = 0
   /// 429s its target got in a row before this one.
   var throttles = 0

@@ -120,7 +120,7 @@ extension PushEngine {
   /// Sends the confirmation mails that are due (an email target saved or a resend asked for), when email
   /// forwarding is configured: a fresh 6-digit code each, counted against the address
   /// (`Database.beginForwardConfirmation`, at most 3 in 24 hours) before the mail goes out; a mail put off by a
-  /// passing failure goes again with the same code, not counted again.
+  /// passing failure goes again with the same code after a wait that grows with each failure, not counted again.
   func pollConfirmations(now: Int64) {
     guard let forwarder, forwarder.settings.email != nil else { return }
     let due: [ForwardTarget]
@@ -151,17 +151,26 @@ extension PushEngine {
         continue
       }
       confirming.insert(target.deliveryKey)
-      forwarder.enqueue(ForwardJob(id: nextJobID, batchID: nil, target: target, confirmationCode: code))
+      forwarder.enqueue(
+        ForwardJob(
+          id: nextJobID, batchID: nil, target: target, confirmationCode: code,
+          attempts: confirmationFailures[target.deliveryKey, default: 0]))
       nextJobID += 1
     }
   }
 
-  /// A confirmation mail's outcome: sent (counted); put off (due again with the same code after the wait, not
-  /// counted again); refused for the address (the target is disabled); given up (logged).
+  /// A confirmation mail's outcome: sent (counted); put off (due again with the same code after the wait, which
+  /// grows with each failure in a row as a forward's backoff does; not counted again); refused for the address (the
+  /// target is disabled); given up (logged).
   private func handleConfirmation(_ outcome: ForwardOutcome, now: Int64) {
     let target = outcome.job.target
     confirming.remove(target.deliveryKey)
     let fields: [(String, String)] = [("station", target.station), ("target", target.id)]
+    if case .retry = outcome.decision {
+      confirmationFailures[target.deliveryKey, default: 0] += 1
+    } else {
+      confirmationFailures[target.deliveryKey] = nil
+    }
     switch outcome.decision {
     case .delivered:
       counters[forward: .email, .confirmation] += 1

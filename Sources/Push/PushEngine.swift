@@ -151,6 +151,9 @@ final class PushEngine {
   let forwarder: ForwardClient?
   /// Forward targets whose confirmation mail is on the wire (by ``Store/ForwardTarget/deliveryKey``).
   var confirming: Set<String> = []
+  /// Failed tries in a row of each target's confirmation mail (by ``Store/ForwardTarget/deliveryKey``), for its
+  /// backoff: 10 s, 20 s, 40 s … as a forward's. Kept in memory: a restart starts the count again.
+  var confirmationFailures: [String: Int] = [:]
   private var pollAt: Int64 = 0
   private var wakeAt: Int64?
   private var backlog = false

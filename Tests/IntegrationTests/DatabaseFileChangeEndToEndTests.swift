@@ -98,7 +98,7 @@ import Testing
     return Date().timeIntervalSince(since)
   }
 
-  @Test(.timeLimit(.minutes(3)))
+  @Test(.hangGuard)
   func aDeletedDatabaseIsPutBackAndLosesNothing() throws {
     let running = try Running()
     defer { running.stop() }
@@ -134,7 +134,7 @@ import Testing
         + " \(String(format: "%.1f", restartSeconds)) s later; /health meanwhile: \(healthDuring.sorted())")
   }
 
-  @Test(.timeLimit(.minutes(3)))
+  @Test(.hangGuard)
   func aReplacedDatabaseIsUsedAsItIsAndTheOldOneKept() throws {
     let running = try Running()
     defer { running.stop() }

@@ -101,9 +101,9 @@ final class ForwardRig {
 
   func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-  /// The `inMs` of every "forward failed; will retry" line so far.
-  func retryWaits() -> [Int64] {
-    log().split(separator: "\n").filter { $0.contains("forward failed; will retry") }.compactMap { line in
+  /// The `inMs` of every "forward failed; will retry" line so far (or of the lines saying `failure`).
+  func retryWaits(_ failure: String = "forward failed; will retry") -> [Int64] {
+    log().split(separator: "\n").filter { $0.contains(failure) }.compactMap { line in
       guard let range = line.range(of: "inMs=") else { return nil }
       return Int64(line[range.upperBound...].prefix { $0.isNumber })
     }
@@ -246,6 +246,37 @@ final class ForwardRig {
     #expect(try eventually { try rig.database.dueOutbox(now: .max, limit: 100).isEmpty })
     #expect(try rig.database.pushStatus().counters[forward: .webhook, .retried] == 3)
     #expect(try rig.database.forwardTargets(of: "N0CALL-7").first?.status == .active)
+  }
+
+  @Test func aConfirmationMailPutOffByTheMailServerIsRetriedWithGrowingWaits() throws {
+    let rig = try ForwardRig()
+    defer { rig.close() }
+    try rig.register("N0CALL-7")
+    // 451 to RCPT: the mail server is busy for now, which never disables the owner's address.
+    try rig.fake.refuse("later@example.org", code: 451)
+    let targets = try rig.targets("N0CALL-7", [ForwardDraft(kind: .email, address: "later@example.org")])
+    try rig.start()
+    let failed = "confirmation mail failed; will retry"
+    for attempt in 1...3 {
+      #expect(try eventually { rig.retryWaits(failed).count == attempt }, "\(rig.log())")
+      if attempt == 3 { try rig.fake.refuse("later@example.org", code: 0) }
+      rig.clock.advance(by: rig.retryWaits(failed)[attempt - 1] + 1)
+      rig.service?.notify()
+    }
+    #expect(try rig.fake.waitMail(to: "later@example.org", count: 1), "\(rig.log())")
+    let waits = rig.retryWaits(failed)
+    // 10 s, 20 s, 40 s, each with up to half again of jitter: the backoff of a forward.
+    #expect(
+      (10_000...15_000).contains(waits[0]) && (20_000...30_000).contains(waits[1])
+        && (40_000...60_000).contains(waits[2]), "\(waits)")
+    #expect(try rig.status("N0CALL-7", targets[0].id)?.name == "unconfirmed")
+    let counters = try rig.database.pushStatus().counters
+    #expect(counters[forward: .email, .retried] == 3 && counters[forward: .email, .confirmation] == 1)
+    // The code the mail finally carried confirms the address.
+    let code = try rig.confirmationCode(to: "later@example.org")
+    let confirmed = try rig.database.confirmForwardTarget(
+      station: "N0CALL-7", id: targets[0].id, code: code, now: rig.clock.now())
+    guard case .confirmed = confirmed else { throw TestFailure("not confirmed: \(confirmed)") }
   }
 
   @Test func a410DisablesTheTargetWithItsReason() throws {

@@ -32,18 +32,15 @@ Control API:
 import argparse
 import asyncio
 import base64
-import http.server
-import json
-import os
-import signal
-import socketserver
-import ssl
 import sys
 import threading
 import time
 import urllib.parse
 
 from aiosmtpd.smtp import SMTP, AuthResult
+
+from fake_server import (JSONControlHandler, TLSPostHandler, ThreadingServer, add_serve_options, serve_until_stopped,
+                         server_tls, wait_for_count)
 
 USER = "aprs"
 PASSWORD = "test-password"
@@ -58,37 +55,16 @@ class State:
         self.active = {}
         self.gone = {}
         self.refused = {}
-        self.tls = None
 
 
 STATE = State()
 
 
-class ReceiverHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class ReceiverHandler(TLSPostHandler):
     server_version = "forward-fake"
 
-    def setup(self):
-        self.request = STATE.tls.wrap_socket(self.request, server_side=True)
-        super().setup()
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, body=b"", headers=()):
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self.answer(405, b"POST only")
-
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
         path = urllib.parse.urlsplit(self.path).path
         headers = {name.lower(): value for name, value in self.headers.items()}
         status, extra, delay = 200, [], 0
@@ -172,20 +148,7 @@ def start_smtp(context):
     return holder["port"]
 
 
-class ControlHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, value, status=200):
-        body = json.dumps(value).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class ControlHandler(JSONControlHandler):
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
@@ -201,9 +164,8 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         path = urllib.parse.urlsplit(self.path).path
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            request = json.loads(self.rfile.read(length) or b"{}")
+            request = self.read_json()
         except ValueError:
             return self.reply({"error": "not JSON"}, 400)
         if path == "/control/script":
@@ -217,74 +179,39 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
                 STATE.gone[request["path"]] = int(request.get("status", 410))
             return self.reply({"ok": True})
         if path == "/control/refuse":
+            code = int(request.get("code", 550))
             with STATE.lock:
-                STATE.refused[request["address"].lower()] = int(request.get("code", 550))
+                if code == 0:
+                    STATE.refused.pop(request["address"].lower(), None)
+                else:
+                    STATE.refused[request["address"].lower()] = code
             return self.reply({"ok": True})
         if path == "/control/wait":
-            deadline = time.time() + request.get("timeoutMs", 10000) / 1000.0
-
             def matching():
                 if request.get("kind") == "mail":
                     return [m for m in STATE.mails if request.get("to") is None or request["to"] in m["to"]]
                 return [r for r in STATE.requests
                         if (request.get("path") is None or r["path"] == request["path"])
                         and (request.get("status") is None or r["status"] == request["status"])]
-            with STATE.lock:
-                while len(matching()) < request["count"] and time.time() < deadline:
-                    STATE.lock.wait(max(0.0, deadline - time.time()))
-                count = len(matching())
-            return self.reply({"ok": count >= request["count"], "count": count})
+            return self.reply(wait_for_count(STATE.lock, matching, request["count"], request.get("timeoutMs", 10000)))
         self.reply({"error": "no such control path"}, 404)
 
 
-class ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def serve(args):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(os.path.join(args.dir, "server.pem"), os.path.join(args.dir, "server-key.pem"))
-    context.set_alpn_protocols(["http/1.1"])
-    STATE.tls = context
-    mail_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    mail_context.load_cert_chain(os.path.join(args.dir, "server.pem"), os.path.join(args.dir, "server-key.pem"))
+    ReceiverHandler.tls = server_tls(args.dir)
     receiver = ThreadingServer(("127.0.0.1", 0), ReceiverHandler)
     control = ThreadingServer(("127.0.0.1", 0), ControlHandler)
-    smtp_port = start_smtp(mail_context)
-    ready = json.dumps({"https_port": receiver.server_address[1], "smtp_port": smtp_port,
-                        "control_port": control.server_address[1]})
-    for server in (receiver, control):
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    if args.ready_file:
-        temporary = args.ready_file + ".tmp"
-        with open(temporary, "w") as handle:
-            handle.write(ready + "\n")
-        os.rename(temporary, args.ready_file)
-    print(ready, flush=True)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-    parent = os.getppid()
-    started = time.time()
-    while not stop.wait(1.0):
-        if args.parent_watch and os.getppid() != parent:
-            break
-        if args.max_seconds and time.time() - started > args.max_seconds:
-            break
-    sys.stdout.flush()
-    os._exit(0)
+    smtp_port = start_smtp(server_tls(args.dir, alpn=None))
+    ready = {"https_port": receiver.server_address[1], "smtp_port": smtp_port,
+             "control_port": control.server_address[1]}
+    serve_until_stopped((receiver, control), ready, args)
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve")
-    serve_parser.add_argument("--dir", required=True)
-    serve_parser.add_argument("--ready-file")
-    serve_parser.add_argument("--max-seconds", type=float, default=0)
-    serve_parser.add_argument("--no-parent-watch", dest="parent_watch", action="store_false")
+    add_serve_options(serve_parser)
     args = parser.parse_args(argv)
     serve(args)
 

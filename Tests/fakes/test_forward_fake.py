@@ -11,38 +11,21 @@ import os
 import shutil
 import smtplib
 import ssl
-import subprocess
-import sys
-import tempfile
-import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from fake_server import start_for_test, stop_for_test
 
 
 class ForwardFake(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="forward-fake-test-")
-        subprocess.run(["/bin/sh", os.path.join(HERE, "make_push_credentials.sh"), cls.dir], check=True,
-                       capture_output=True, timeout=60)
-        ready = os.path.join(cls.dir, "ready.json")
-        cls.process = subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "forward_fake.py"), "serve", "--dir", cls.dir, "--ready-file", ready,
-             "--max-seconds", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 15
-        while not os.path.exists(ready) and time.time() < deadline:
-            time.sleep(0.02)
-        with open(ready) as handle:
-            ports = json.load(handle)
+        cls.process, cls.dir, ports = start_for_test("forward_fake.py", "forward-fake-test-")
         cls.https_port, cls.smtp_port, cls.control_port = ports["https_port"], ports["smtp_port"], ports["control_port"]
         cls.tls = ssl.create_default_context(cafile=os.path.join(cls.dir, "ca.pem"))
 
     @classmethod
     def tearDownClass(cls):
-        cls.process.terminate()
-        cls.process.wait(10)
-        cls.process.stderr.close()
+        stop_for_test(cls.process)
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def control(self, method, path, body=None):

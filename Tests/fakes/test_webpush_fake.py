@@ -12,13 +12,13 @@ import shutil
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import webpush_fake  # noqa: E402
+from fake_server import start_for_test, stop_for_test  # noqa: E402
 from cryptography.hazmat.primitives import hashes  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec, utils  # noqa: E402
 
@@ -87,18 +87,7 @@ class Sender:
 class FakeService(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="webpush-fake-test-")
-        subprocess.run(["/bin/sh", os.path.join(HERE, "make_push_credentials.sh"), cls.dir], check=True,
-                       capture_output=True, timeout=60)
-        ready = os.path.join(cls.dir, "ready.json")
-        cls.process = subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "webpush_fake.py"), "serve", "--dir", cls.dir, "--ready-file", ready,
-             "--max-seconds", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 15
-        while not os.path.exists(ready) and time.time() < deadline:
-            time.sleep(0.02)
-        with open(ready) as handle:
-            ports = json.load(handle)
+        cls.process, cls.dir, ports = start_for_test("webpush_fake.py", "webpush-fake-test-")
         cls.port, cls.control_port = ports["port"], ports["control_port"]
         cls.origin = "https://127.0.0.1:%d" % cls.port
         cls.tls = ssl.create_default_context(cafile=os.path.join(cls.dir, "ca.pem"))
@@ -106,9 +95,7 @@ class FakeService(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.process.terminate()
-        cls.process.wait(10)
-        cls.process.stderr.close()
+        stop_for_test(cls.process)
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def control(self, method, path, body=None):

@@ -48,13 +48,9 @@ Control API:
 
 import argparse
 import base64
-import http.server
 import itertools
 import json
 import os
-import signal
-import socketserver
-import ssl
 import sys
 import threading
 import time
@@ -64,6 +60,9 @@ import http_ece
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, utils
+
+from fake_server import (JSONControlHandler, TLSPostHandler, ThreadingServer, add_serve_options, serve_until_stopped,
+                         server_tls, wait_for_count)
 
 MAX_BODY = 4096
 URGENCIES = {"very-low", "low", "normal", "high"}
@@ -184,41 +183,22 @@ class State:
         self.connections = itertools.count(1)
         self.connections_opened = 0
         self.port = 0
-        self.tls = None
 
 
 STATE = State()
 
 
-class PushHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class PushHandler(TLSPostHandler):
     server_version = "webpush-fake"
 
     def setup(self):
-        # The TLS handshake happens here, in the connection's own thread, never in the accepting one.
-        self.request = STATE.tls.wrap_socket(self.request, server_side=True)
         super().setup()
         with STATE.lock:
             self.connection_number = next(STATE.connections)
             STATE.connections_opened += 1
 
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, body=b"", headers=()):
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self.answer(405, b"POST only")
-
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
         path = urllib.parse.urlsplit(self.path).path
         sub_id = path[len("/push/"):] if path.startswith("/push/") else None
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -291,24 +271,7 @@ class PushHandler(http.server.BaseHTTPRequestHandler):
         return 201, "created", [("Location", location)], b""
 
 
-class ControlHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, value, status=200):
-        body = json.dumps(value).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def read_json(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        return json.loads(self.rfile.read(length) or b"{}")
-
+class ControlHandler(JSONControlHandler):
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
@@ -352,17 +315,11 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
                 STATE.scripts.setdefault(request["id"], []).append(entry)
             return self.reply({"ok": True})
         if path == "/control/wait":
-            deadline = time.time() + request.get("timeoutMs", 10000) / 1000.0
-
             def matching():
                 return [r for r in STATE.requests
                         if (request.get("id") is None or r["id"] == request["id"])
                         and (request.get("status") is None or r["status"] == request["status"])]
-            with STATE.lock:
-                while len(matching()) < request["count"] and time.time() < deadline:
-                    STATE.lock.wait(max(0.0, deadline - time.time()))
-                count = len(matching())
-            return self.reply({"ok": count >= request["count"], "count": count})
+            return self.reply(wait_for_count(STATE.lock, matching, request["count"], request.get("timeoutMs", 10000)))
         if path == "/control/reset":
             with STATE.lock:
                 STATE.requests.clear()
@@ -371,55 +328,21 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
         self.reply({"error": "no such control path"}, 404)
 
 
-class ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def serve(args):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(os.path.join(args.dir, "server.pem"), os.path.join(args.dir, "server-key.pem"))
-    context.set_alpn_protocols(["http/1.1"])
-    STATE.tls = context
+    PushHandler.tls = server_tls(args.dir)
     push = ThreadingServer(("127.0.0.1", args.port), PushHandler)
     control = ThreadingServer(("127.0.0.1", args.control_port), ControlHandler)
     STATE.port = push.server_address[1]
-    ready = json.dumps({"port": STATE.port, "control_port": control.server_address[1]})
-    for server in (push, control):
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    if args.ready_file:
-        temporary = args.ready_file + ".tmp"
-        with open(temporary, "w") as handle:
-            handle.write(ready + "\n")
-        os.rename(temporary, args.ready_file)
-    print(ready, flush=True)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    # A parent that blocks its stop signals (as the push sender's process does) passes the mask on.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-    parent = os.getppid()
-    started = time.time()
-    while not stop.wait(1.0):
-        if args.parent_watch and os.getppid() != parent:
-            break
-        if args.max_seconds and time.time() - started > args.max_seconds:
-            break
-    # No orderly shutdown: a connection stuck mid-request must not keep a test waiting for this process.
-    sys.stdout.flush()
-    os._exit(0)
+    serve_until_stopped((push, control), {"port": STATE.port, "control_port": control.server_address[1]}, args)
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve")
-    serve_parser.add_argument("--dir", required=True)
+    add_serve_options(serve_parser)
     serve_parser.add_argument("--port", type=int, default=0)
     serve_parser.add_argument("--control-port", type=int, default=0)
-    serve_parser.add_argument("--ready-file")
-    serve_parser.add_argument("--max-seconds", type=float, default=0)
-    serve_parser.add_argument("--no-parent-watch", dest="parent_watch", action="store_false")
     commands.add_parser("keypair")
     encrypt_parser = commands.add_parser("encrypt")
     encrypt_parser.add_argument("--p256dh", required=True)
