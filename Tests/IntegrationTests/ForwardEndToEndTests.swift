@@ -159,50 +159,21 @@ final class ForwardFakeProcess: @unchecked Sendable {
   let httpsPort: Int
   let smtpPort: Int
   let controlPort: Int
-  private let process: Process
-  private let python: String
+  private let fake: FakeServiceProcess
 
   init() throws {
-    python = TestPaths.packageRoot + "/.build/pyenv-test/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      throw TestFailure("\(python) is missing: run `make deps-test`")
-    }
-    directory = try makeTemporaryDirectory("forwardfake")
-    let made = try runProcess(
-      "/bin/sh", [TestPaths.packageRoot + "/Tests/fakes/make_push_credentials.sh", directory])
-    guard made.status == 0 else { throw TestFailure("credentials: \(made.stderrText)") }
-    let ready = directory + "/ready.json"
-    process = try TestStack.launch(
-      python,
-      [
-        TestPaths.packageRoot + "/Tests/fakes/forward_fake.py", "serve", "--dir", directory, "--ready-file",
-        ready,
-        "--max-seconds", "300",
-      ],
-      output: directory + "/fake.log")
-    var ports: (Int, Int, Int)?
-    _ = waitUntil(timeout: 15, interval: 0.02) {
-      guard let data = FileManager.default.contents(atPath: ready),
-        case .object(let object)? = try? JSONParser.parse(Array(data)),
-        case .number(let https)? = object["https_port"], case .number(let smtp)? = object["smtp_port"],
-        case .number(let control)? = object["control_port"], let https = https.int64, let smtp = smtp.int64,
-        let control = control.int64
-      else { return false }
-      ports = (Int(https), Int(smtp), Int(control))
-      return true
-    }
-    guard let ports else {
-      process.terminate()
-      throw TestFailure("the forward fake did not start")
-    }
-    (httpsPort, smtpPort, controlPort) = ports
+    directory = try makeFakeCredentials("forwardfake")
+    fake = try FakeServiceProcess(
+      "forward fake", executable: try testPython(),
+      arguments: [TestPaths.packageRoot + "/Tests/fakes/forward_fake.py", "serve", "--dir", directory],
+      directory: directory, portNames: ["https_port", "smtp_port", "control_port"])
+    (httpsPort, smtpPort, controlPort) = (
+      fake.port("https_port"), fake.port("smtp_port"), fake.port("control_port")
+    )
   }
 
   func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
+    fake.stop()
     try? FileManager.default.removeItem(atPath: directory)
   }
 
@@ -256,7 +227,7 @@ final class ForwardFakeProcess: @unchecked Sendable {
       expected = hmac.new(secret, parts["t"].encode() + b"." + body, hashlib.sha256).hexdigest()
       print("ok" if hmac.compare_digest(expected, parts["v1"]) else "bad")
       """
-    let result = try runProcess(python, ["-c", script, signature, bodyBase64, secret])
+    let result = try runProcess(try testPython(), ["-c", script, signature, bodyBase64, secret])
     return result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "ok"
   }
 }

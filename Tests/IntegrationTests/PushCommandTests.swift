@@ -138,50 +138,30 @@ final class PushProviderFake: @unchecked Sendable {
   let port: Int
   let sandboxPort: Int
   let controlPort: Int
-  private let process: Process
+  private let fake: FakeServiceProcess
 
   init() throws {
-    directory = try makeTemporaryDirectory("pushfake")
-    let script = TestPaths.packageRoot + "/Tests/fakes/make_push_credentials.sh"
-    let made = try runProcess("/bin/sh", [script, directory])
-    guard made.status == 0 else { throw TestFailure("credentials: \(made.stderrText)") }
+    directory = try makeFakeCredentials("pushfake")
     let node = ["/usr/bin/node", "/usr/local/bin/node"].first {
       FileManager.default.isExecutableFile(atPath: $0)
     }
     guard let node else { throw TestFailure("node is not installed (make deps)") }
-    let ready = directory + "/ready.json"
-    process = try TestStack.launch(
-      node,
-      [
-        TestPaths.packageRoot + "/Tests/fakes/push_fake.mjs", "--dir", directory, "--ready-file", ready,
-        "--sandbox-port", "0", "--max-seconds", "300",
+    fake = try FakeServiceProcess(
+      "push fake", executable: node,
+      arguments: [
+        TestPaths.packageRoot + "/Tests/fakes/push_fake.mjs", "--dir", directory, "--sandbox-port", "0",
       ],
-      output: directory + "/fake.log")
-    var ports: (Int, Int, Int)?
-    _ = waitUntil(timeout: 15, interval: 0.02) {
-      guard let data = FileManager.default.contents(atPath: ready),
-        case .object(let object)? = try? JSONParser.parse(Array(data)),
-        case .number(let port)? = object["port"], case .number(let control)? = object["control_port"],
-        case .number(let sandbox)? = object["sandbox_port"],
-        let port = port.int64, let control = control.int64, let sandbox = sandbox.int64
-      else { return false }
-      ports = (Int(port), Int(control), Int(sandbox))
-      return true
-    }
-    guard let ports else {
-      process.terminate()
-      throw TestFailure("the push fake did not start")
-    }
-    (port, controlPort, sandboxPort) = ports
-    let rewritten = try runProcess("/bin/sh", [script, directory, "https://127.0.0.1:\(port)"])
+      directory: directory, portNames: ["port", "control_port", "sandbox_port"])
+    (port, controlPort, sandboxPort) = (
+      fake.port("port"), fake.port("control_port"), fake.port("sandbox_port")
+    )
+    let rewritten = try runProcess(
+      "/bin/sh", [fakeCredentialsScript, directory, "https://127.0.0.1:\(port)"])
     guard rewritten.status == 0 else { throw TestFailure("credentials: \(rewritten.stderrText)") }
   }
 
   func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
+    fake.stop()
     try? FileManager.default.removeItem(atPath: directory)
   }
 

@@ -267,3 +267,23 @@ enum ProcessTable {
     return (String(fields[0]), parent)
   }
 }
+
+/// The script that makes the test run's throwaway CA, server certificate and push credentials in a folder.
+let fakeCredentialsScript = TestPaths.packageRoot + "/Tests/fakes/make_push_credentials.sh"
+
+/// A new folder named after `label` with fresh credentials for a fake service (``fakeCredentialsScript``).
+func makeFakeCredentials(_ label: String) throws -> String {
+  let directory = try makeTemporaryDirectory(label)
+  let made = try runProcess("/bin/sh", [fakeCredentialsScript, directory])
+  guard made.status == 0 else { throw TestFailure("credentials: \(made.stderrText)") }
+  return directory
+}
+
+/// The test venv's python (`make deps-test`), which has the fakes' PyPI packages.
+func testPython() throws -> String {
+  let python = TestPaths.packageRoot + "/.build/pyenv-test/bin/python"
+  guard FileManager.default.isExecutableFile(atPath: python) else {
+    throw TestFailure("\(python) is missing: run `make deps-test`")
+  }
+  return python
+}

@@ -137,7 +137,7 @@ final class WebPushServiceProcess: @unchecked Sendable {
   let directory: String
   let port: Int
   let controlPort: Int
-  private let process: Process
+  private let fake: FakeServiceProcess
 
   struct Subscription {
     var endpoint: String
@@ -152,45 +152,16 @@ final class WebPushServiceProcess: @unchecked Sendable {
   }
 
   init() throws {
-    let python = TestPaths.packageRoot + "/.build/pyenv-test/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      throw TestFailure("\(python) is missing: run `make deps-test`")
-    }
-    directory = try makeTemporaryDirectory("webpushfake")
-    let script = TestPaths.packageRoot + "/Tests/fakes/make_push_credentials.sh"
-    let made = try runProcess("/bin/sh", [script, directory])
-    guard made.status == 0 else { throw TestFailure("credentials: \(made.stderrText)") }
-    let ready = directory + "/ready.json"
-    process = try TestStack.launch(
-      python,
-      [
-        TestPaths.packageRoot + "/Tests/fakes/webpush_fake.py", "serve", "--dir", directory, "--ready-file",
-        ready,
-        "--max-seconds", "300",
-      ],
-      output: directory + "/fake.log")
-    var ports: (Int, Int)?
-    _ = waitUntil(timeout: 15, interval: 0.02) {
-      guard let data = FileManager.default.contents(atPath: ready),
-        case .object(let object)? = try? JSONParser.parse(Array(data)),
-        case .number(let port)? = object["port"], case .number(let control)? = object["control_port"],
-        let port = port.int64, let control = control.int64
-      else { return false }
-      ports = (Int(port), Int(control))
-      return true
-    }
-    guard let ports else {
-      process.terminate()
-      throw TestFailure("the web push fake did not start")
-    }
-    (port, controlPort) = ports
+    directory = try makeFakeCredentials("webpushfake")
+    fake = try FakeServiceProcess(
+      "web push fake", executable: try testPython(),
+      arguments: [TestPaths.packageRoot + "/Tests/fakes/webpush_fake.py", "serve", "--dir", directory],
+      directory: directory, portNames: ["port", "control_port"])
+    (port, controlPort) = (fake.port("port"), fake.port("control_port"))
   }
 
   func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
+    fake.stop()
     try? FileManager.default.removeItem(atPath: directory)
   }
 

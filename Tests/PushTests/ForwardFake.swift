@@ -15,7 +15,7 @@ final class ForwardFake: @unchecked Sendable {
   let httpsPort: Int
   let smtpPort: Int
   let controlPort: Int
-  private let process: Process
+  private let fake: FakeServiceProcess
 
   /// The CA that signed the fake's certificate.
   var caFile: String { directory + "/ca.pem" }
@@ -26,52 +26,18 @@ final class ForwardFake: @unchecked Sendable {
   static let tool = packageRoot + "/Tests/fakes/forward_fake.py"
 
   init() throws {
-    directory = try makeTemporaryDirectory("forward-fake")
-    for name in ["ca.pem", "server.pem", "server-key.pem"] {
-      try FileManager.default.copyItem(
-        atPath: PushFake.sharedCredentials + "/" + name, toPath: directory + "/" + name)
-    }
-    let ready = directory + "/ready.json"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try PythonECE.python())
-    process.arguments = [
-      Self.tool, "serve", "--dir", directory, "--ready-file", ready, "--max-seconds", "300",
-    ]
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    _ = FileManager.default.createFile(atPath: directory + "/fake.log", contents: nil)
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/fake.log"))
-    try process.run()
-    self.process = process
-    var ports: (Int, Int, Int)?
-    let deadline = Date().addingTimeInterval(15)
-    while ports == nil && Date() < deadline && process.isRunning {
-      if let data = FileManager.default.contents(atPath: ready), let object = try? parseObject(Array(data)),
-        let https = object.int(at: ["https_port"]), let smtp = object.int(at: ["smtp_port"]),
-        let control = object.int(at: ["control_port"])
-      {
-        ports = (Int(https), Int(smtp), Int(control))
-      } else {
-        usleep(20_000)
-      }
-    }
-    guard let ports else {
-      process.terminate()
-      throw TestFailure(
-        "the forward fake did not start: "
-          + ((try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)) ?? ""))
-    }
-    (httpsPort, smtpPort, controlPort) = ports
+    directory = try PushFake.credentialsFolder(
+      "forward-fake", files: ["ca.pem", "server.pem", "server-key.pem"])
+    fake = try FakeServiceProcess(
+      "forward fake", executable: try PythonECE.python(),
+      arguments: [Self.tool, "serve", "--dir", directory],
+      directory: directory, portNames: ["https_port", "smtp_port", "control_port"])
+    (httpsPort, smtpPort, controlPort) = (
+      fake.port("https_port"), fake.port("smtp_port"), fake.port("control_port")
+    )
   }
 
-  deinit { stop() }
-
-  func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
-  }
+  func stop() { fake.stop() }
 
   func removeFiles() { removeDirectory(directory) }
 

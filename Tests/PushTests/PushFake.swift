@@ -18,7 +18,7 @@ final class PushFake: @unchecked Sendable {
   let controlPort: Int
   /// The APNs sandbox environment (same records, scripts and settings as `port`).
   let sandboxPort: Int
-  private let process: Process
+  private let fake: FakeServiceProcess
 
   /// FCM's base URL (`127.0.0.1`, its own HTTP/2 connection).
   var fcmEndpoint: String { "https://127.0.0.1:\(port)" }
@@ -39,6 +39,15 @@ final class PushFake: @unchecked Sendable {
     return directory
   }()
 
+  /// A new folder for one fake with `files` of ``sharedCredentials`` (nil: all of them) copied in.
+  static func credentialsFolder(_ label: String, files: [String]? = nil) throws -> String {
+    let directory = try makeTemporaryDirectory(label)
+    for file in try files ?? FileManager.default.contentsOfDirectory(atPath: sharedCredentials) {
+      try FileManager.default.copyItem(atPath: sharedCredentials + "/" + file, toPath: directory + "/" + file)
+    }
+    return directory
+  }
+
   static func node() throws -> String {
     for candidate in ["/usr/bin/node", "/usr/local/bin/node"]
     where FileManager.default.isExecutableFile(atPath: candidate) {
@@ -48,55 +57,19 @@ final class PushFake: @unchecked Sendable {
   }
 
   init() throws {
-    directory = try makeTemporaryDirectory("push-fake")
-    for name in try FileManager.default.contentsOfDirectory(atPath: PushFake.sharedCredentials) {
-      try FileManager.default.copyItem(
-        atPath: PushFake.sharedCredentials + "/" + name, toPath: directory + "/" + name)
-    }
-    let ready = directory + "/ready.json"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try PushFake.node())
-    process.arguments = [
-      PushFake.fake, "--dir", directory, "--port", "0", "--sandbox-port", "0", "--ready-file", ready,
-      "--max-seconds", "300",
-    ]
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    _ = FileManager.default.createFile(atPath: directory + "/fake.log", contents: nil)
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/fake.log"))
-    try process.run()
-    self.process = process
-    var ports: (Int, Int, Int)?
-    let deadline = Date().addingTimeInterval(15)
-    while ports == nil && Date() < deadline && process.isRunning {
-      if let data = FileManager.default.contents(atPath: ready), let ready = try? parseObject(Array(data)),
-        let port = ready.int(at: ["port"]), let control = ready.int(at: ["control_port"]),
-        let sandbox = ready.int(at: ["sandbox_port"])
-      {
-        ports = (Int(port), Int(control), Int(sandbox))
-      } else {
-        usleep(20_000)
-      }
-    }
-    guard let ports else {
-      process.terminate()
-      throw TestFailure(
-        "the push fake did not start: \(String(describing: try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)))"
-      )
-    }
-    (port, controlPort, sandboxPort) = ports
+    directory = try Self.credentialsFolder("push-fake")
+    fake = try FakeServiceProcess(
+      "push fake", executable: try PushFake.node(),
+      arguments: [PushFake.fake, "--dir", directory, "--port", "0", "--sandbox-port", "0"],
+      directory: directory, portNames: ["port", "control_port", "sandbox_port"])
+    (port, controlPort, sandboxPort) = (
+      fake.port("port"), fake.port("control_port"), fake.port("sandbox_port")
+    )
     let rewrite = try runProgram("/bin/sh", [PushFake.script, directory, "https://127.0.0.1:\(port)"])
     guard rewrite.status == 0 else { throw TestFailure("credentials: \(rewrite.stderr)") }
   }
 
-  deinit { stop() }
-
-  func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
-  }
+  func stop() { fake.stop() }
 
   func removeFiles() { removeDirectory(directory) }
 

@@ -15,57 +15,22 @@ final class WebPushFake: @unchecked Sendable {
   let directory: String
   let port: Int
   let controlPort: Int
-  private let process: Process
+  private let fake: FakeServiceProcess
 
   /// The CA that signed the fake's certificate.
   var caFile: String { directory + "/ca.pem" }
 
   init() throws {
-    directory = try makeTemporaryDirectory("webpush-fake")
-    for name in ["ca.pem", "server.pem", "server-key.pem"] {
-      try FileManager.default.copyItem(
-        atPath: PushFake.sharedCredentials + "/" + name, toPath: directory + "/" + name)
-    }
-    let ready = directory + "/ready.json"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try PythonECE.python())
-    process.arguments = [
-      PythonECE.tool, "serve", "--dir", directory, "--ready-file", ready, "--max-seconds", "300",
-    ]
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    _ = FileManager.default.createFile(atPath: directory + "/fake.log", contents: nil)
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/fake.log"))
-    try process.run()
-    self.process = process
-    var ports: (Int, Int)?
-    let deadline = Date().addingTimeInterval(15)
-    while ports == nil && Date() < deadline && process.isRunning {
-      if let data = FileManager.default.contents(atPath: ready), let object = try? parseObject(Array(data)),
-        let port = object.int(at: ["port"]), let control = object.int(at: ["control_port"])
-      {
-        ports = (Int(port), Int(control))
-      } else {
-        usleep(20_000)
-      }
-    }
-    guard let ports else {
-      process.terminate()
-      throw TestFailure(
-        "the web push fake did not start: "
-          + ((try? String(contentsOfFile: directory + "/fake.log", encoding: .utf8)) ?? ""))
-    }
-    (port, controlPort) = ports
+    directory = try PushFake.credentialsFolder(
+      "webpush-fake", files: ["ca.pem", "server.pem", "server-key.pem"])
+    fake = try FakeServiceProcess(
+      "web push fake", executable: try PythonECE.python(),
+      arguments: [PythonECE.tool, "serve", "--dir", directory],
+      directory: directory, portNames: ["port", "control_port"])
+    (port, controlPort) = (fake.port("port"), fake.port("control_port"))
   }
 
-  deinit { stop() }
-
-  func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
-  }
+  func stop() { fake.stop() }
 
   func removeFiles() { removeDirectory(directory) }
 
