@@ -14,58 +14,33 @@ import Testing
 
 /// An in-process `PushService` with forwarding on, against a `ForwardFake` (HTTPS receiver and SMTPS server), with
 /// its own database and log. No push provider: the forwarder alone drains the outbox.
-final class ForwardRig {
+final class ForwardRig: PushServiceRig {
   let fake: ForwardFake
-  let directory: String
-  let databasePath: String
-  let database: Database
-  let clock = TestClock()
-  let logPath: String
-  private let logFD: Int32
-  private(set) var service: PushService?
-  let configText: String
 
   init(allowPrivate: Bool = true, messaging: String = "coalesceWindow = 0", forward: String = "") throws {
     fake = try ForwardFake()
-    directory = fake.directory
-    databasePath = directory + "/db.sqlite"
-    database = try openMigrated(databasePath)
-    logPath = directory + "/push.log"
-    logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    configText = """
-      [messaging]
-      \(messaging)
-      [messaging.webpush]
-      enabled = false
-      [forward]
-      caFile = ca.pem
-      allowPrivateEndpoints = \(allowPrivate)
-      \(forward)
-      [forward.email]
-      url = smtps://127.0.0.1:\(fake.smtpPort)
-      from = aprs@example.org
-      username = \(ForwardFake.smtpUser)
-      password = \(ForwardFake.smtpPassword)
+    try super.init(
+      directory: fake.directory,
+      configText: """
+        [messaging]
+        \(messaging)
+        [messaging.webpush]
+        enabled = false
+        [forward]
+        caFile = ca.pem
+        allowPrivateEndpoints = \(allowPrivate)
+        \(forward)
+        [forward.email]
+        url = smtps://127.0.0.1:\(fake.smtpPort)
+        from = aprs@example.org
+        username = \(ForwardFake.smtpUser)
+        password = \(ForwardFake.smtpPassword)
 
-      """
+        """)
   }
 
-  func start() throws {
-    let clock = self.clock
-    let config = try PushConfig(try ConfigFile(parsing: configText, name: "rig.ini", directory: directory))
-    let options = PushServiceOptions(
-      databasePath: databasePath, push: config, pollIntervalMs: 250,
-      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() })
-    let service = PushService(options: options)
-    try service.start()
-    self.service = service
-  }
-
-  func close() {
-    service?.stop()
-    service = nil
-    database.close()
-    Glibc.close(logFD)
+  override func close() {
+    super.close()
     fake.stop()
     fake.removeFiles()
   }
@@ -87,19 +62,6 @@ final class ForwardRig {
   }
 
   static let secret = "whsec-0123456789abcdef-ZZ"
-
-  @discardableResult
-  func store(_ station: String, _ texts: [String], from peer: String = "KJ7ABC-7", msgno: String? = "42")
-    throws
-    -> [StoreOutcome]
-  {
-    let outcomes = try database.storeMessages(
-      texts.map { message(station, $0, from: peer, msgno: msgno) }, now: clock.now())
-    service?.notify()
-    return outcomes
-  }
-
-  func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
   /// The `inMs` of every "forward failed; will retry" line so far (or of the lines saying `failure`).
   func retryWaits(_ failure: String = "forward failed; will retry") -> [Int64] {
@@ -151,7 +113,7 @@ final class ForwardRig {
     guard case .confirmed = confirmed else { throw TestFailure("not confirmed: \(confirmed)") }
 
     let start = Date()
-    try rig.store("N0CALL-7", ["Hello from the radio"])
+    try rig.store("N0CALL-7", ["Hello from the radio"], msgno: "42")
     #expect(try rig.fake.wait(path: "/hook/a", count: 1, timeoutMs: 2000), "\(rig.log())")
     #expect(try rig.fake.wait(path: "/ntfy/a", count: 1, timeoutMs: 2000), "\(rig.log())")
     #expect(try rig.fake.waitMail(to: "owner@example.org", count: 2, timeoutMs: 2000), "\(rig.log())")

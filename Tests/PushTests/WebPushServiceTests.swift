@@ -13,65 +13,34 @@ import Testing
 #endif
 
 /// An in-process `PushService` with Web Push on, against a `WebPushFake`, with its own database and log.
-final class WebPushRig {
+final class WebPushRig: PushServiceRig {
   let fake: WebPushFake
-  let directory: String
-  let databasePath: String
-  let database: Database
-  let clock = TestClock()
-  let logPath: String
-  private let logFD: Int32
-  private(set) var service: PushService?
-  let configText: String
 
   init(messaging: String = "coalesceWindow = 0", webpush: String = "", allowPrivate: Bool = true) throws {
     fake = try WebPushFake()
-    directory = fake.directory
-    databasePath = directory + "/db.sqlite"
-    database = try openMigrated(databasePath)
-    logPath = directory + "/push.log"
-    logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    configText = """
-      [messaging]
-      \(messaging)
-      [messaging.webpush]
-      subject = mailto:ops@example.org
-      caFile = ca.pem
-      allowPrivateEndpoints = \(allowPrivate)
-      \(webpush)
+    try super.init(
+      directory: fake.directory,
+      configText: """
+        [messaging]
+        \(messaging)
+        [messaging.webpush]
+        subject = mailto:ops@example.org
+        caFile = ca.pem
+        allowPrivateEndpoints = \(allowPrivate)
+        \(webpush)
 
-      """
+        """)
   }
 
-  func pushConfig() throws -> PushConfig {
-    try PushConfig(try ConfigFile(parsing: configText, name: "rig.ini", directory: directory))
+  override func close() {
+    super.close()
+    fake.stop()
+    fake.removeFiles()
   }
 
   /// The VAPID key files (beside the database unless the config names one).
   var keyFile: String { directory + "/vapid.pem" }
   var publicKeyFile: String { VAPIDPublicKeyFile.path(forKeyFile: keyFile) }
-
-  func options() throws -> PushServiceOptions {
-    let clock = self.clock
-    return PushServiceOptions(
-      databasePath: databasePath, push: try pushConfig(), pollIntervalMs: 250,
-      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() })
-  }
-
-  func start() throws {
-    let clock = self.clock
-    let options = PushServiceOptions(
-      databasePath: databasePath, push: try pushConfig(), pollIntervalMs: 250,
-      logger: Logger(level: .debug, fileDescriptor: logFD, clock: { clock.now() }), clock: { clock.now() })
-    let service = PushService(options: options)
-    try service.start()
-    self.service = service
-  }
-
-  func stop() {
-    service?.stop()
-    service = nil
-  }
 
   /// Registers `station` with the subscription, as /v1/register stores it.
   func register(
@@ -89,28 +58,6 @@ final class WebPushRig {
         platform: platform, pushToken: subscription.endpoint, ackMessages: false, isRegistration: true,
         webPushKeys: keys),
       now: clock.now())
-  }
-
-  @discardableResult
-  func store(_ station: String, _ texts: [String], from peer: String = "KJ7ABC-7") throws -> [StoreOutcome] {
-    let outcomes = try database.storeMessages(
-      texts.map { message(station, $0, from: peer, msgno: "1") }, now: clock.now())
-    service?.notify()
-    return outcomes
-  }
-
-  func pending() throws -> [OutboxEntry] { try database.dueOutbox(now: .max, limit: 10_000) }
-
-  func tokens(_ station: String) throws -> Set<String> { Set(try database.devices(of: station).map(\.token)) }
-
-  func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-  func close() {
-    stop()
-    database.close()
-    Glibc.close(logFD)
-    fake.stop()
-    fake.removeFiles()
   }
 }
 
