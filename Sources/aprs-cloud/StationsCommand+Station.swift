@@ -113,8 +113,17 @@ extension StationsCommand {
       ["keyless", settings.keylessDevices == .allow ? "devices allowed" : "devices refused"],
       ["ssids", settings.ssids.storedText],
       ["ack ssids", settings.ackSsids.isEmpty ? "none" : settings.ackSsids.storedText],
+      ["retention", retention(settings.retention)],
     ]
     return Format.table(rows)
+  }
+
+  /// `ring` or `until pulled, at most N`.
+  static func retention(_ retention: Retention) -> String {
+    switch retention {
+    case .ring: "ring"
+    case .untilPulled(let max): "until pulled, at most \(max)"
+    }
   }
 
   /// The station's subscriptions (`POST /v1/settings`), one line each under a count; nothing when it has none.

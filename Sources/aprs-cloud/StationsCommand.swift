@@ -24,10 +24,12 @@ enum StationsCommand: Command {
     With STATION (CALL or CALL-SSID): that station alone, with its claim
     (POST /v1/claim: who holds the station key, since when), its settings
     (POST /v1/settings: the ACK policy, blocked calls, mute, quiet hours and
-    the calls that pass them, whether keyless devices are taken) and its audit
-    trail, newest first: claims, key rotations, releases, lapses, settings
-    changes and whole-station unregisters, each with the client address (IPv4
-    address or IPv6 /64) it came from.
+    the calls that pass them, whether keyless devices are taken, the SSIDs
+    it collects and ACKs for, retention), its subscriptions, its forward
+    targets (secrets masked) and its audit trail, newest first: claims, key
+    rotations, releases, lapses, settings changes and whole-station
+    unregisters, each with the client address (IPv4 address or IPv6 /64) it
+    came from.
 
     --top lists who did the most in the last hour, ten of each: stations by
     registrations, heartbeats, messages sent (/v1/send) and push tokens
@@ -35,8 +37,9 @@ enum StationsCommand: Command {
     stations and by claims: where to look before `aprs-cloud ban`.
 
     --release-claim releases the station's claim: the holder's key stops
-    working, the station and its settings stay, and the next POST /v1/claim
-    claims it anew. The release is recorded in the audit trail.
+    working, the station and its settings stay (its forward targets, the
+    owner's addresses, are deleted), and the next POST /v1/claim claims it
+    anew. The release is recorded in the audit trail.
 
     --export FILE writes everything of STATION that moves with it to FILE
     (- for standard output): its stored messages, sends with their states,

@@ -36,6 +36,8 @@ import Testing
     let again = try runCLI(["stations", "N0CALL-7", "--export", "-", "--db", fresh.path])
     let before = try String(contentsOfFile: file, encoding: .utf8)
     #expect(Self.withoutExportedAt(again.stdout) == Self.withoutExportedAt(before + "\n"))
+    let shown = try runCLI(["stations", "N0CALL-7", "--db", fresh.path])
+    #expect(shown.stdout.contains("retention     until pulled, at most 300\n"), "\(shown.stdout)")
 
     // A second import of the same station changes nothing and says why.
     let twice = try runCLI(["import", file, "--db", fresh.path])

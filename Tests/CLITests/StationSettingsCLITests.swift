@@ -37,6 +37,7 @@ import Testing
     #expect(
       plain.stdout.hasSuffix(
         "quiet hours   none\nquiet bypass  none\nkeyless       devices allowed\nssids         exact\nack ssids     none\n"
+          + "retention     ring\n"
       ))
     #expect(plain.stdout.contains("claim         unclaimed\n"))
 

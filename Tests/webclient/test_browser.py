@@ -683,6 +683,12 @@ class WebClientTests(unittest.TestCase):
                   "the station was not claimed")
         return json.loads(driver.execute_script("return localStorage.getItem('aprs-cloud.session')"))["stationKey"]
 
+    def info(self) -> dict:
+        """The server's /v1/info answer."""
+        answer = self.stack.request("GET", "/v1/info", None, {})
+        self.assertEqual(answer.status, 200, answer.body)
+        return answer.json()
+
     def server_settings(self, call: str, ssid: int, key: str, **fields) -> dict:
         answer = self.stack.request(
             "POST", "/v1/settings", json.dumps({"callsign": call, "ssid": ssid, **fields}).encode(),
@@ -1053,6 +1059,11 @@ class WebClientTests(unittest.TestCase):
         key = self.owner(probe, "KJ7FWD", 7)
         self.open_view(probe, "settings", "Settings")
         self.wait(lambda: probe.find_element(By.ID, "forward-box").is_displayed(), 5, "no forwarding screen")
+        # Only the types this server takes: /v1/info's `forward` (no email: the test server has no SMTP server).
+        offered = [option.get_attribute("value") for option in Select(self.field(probe, "Kind")).options
+                   if option.is_enabled()]
+        self.assertEqual(offered, self.info()["forward"])
+        self.assertNotIn("email", offered)
         Select(self.field(probe, "Kind")).select_by_value("webhook")
         self.field(probe, "URL (https://…)").send_keys("https://hooks.example.org/aprs")
         self.field(probe, "Secret (16 characters or more)").send_keys("s3cret-s3cret-s3cret")

@@ -26,6 +26,7 @@ import {
 import {
   browserOffset,
   forwardDraft,
+  forwardTypes,
   keyLink,
   minutesToTime,
   muteUntil,
@@ -787,6 +788,15 @@ test("settings: subscriptions and forwarding targets from the form", () => {
   assert.ok(forwardDraft({ type: "webhook", target: "https://h.example.org/", secret: "short" }).error);
   assert.deepEqual(forwardDraft({ type: "ntfy", target: "https://ntfy.example.org/topic", secret: "" }).target,
     { type: "ntfy", url: "https://ntfy.example.org/topic", always: false });
+  // The types offered are the server's (/v1/info `forward`), known ones only; none while forwarding is off.
+  assert.deepEqual(forwardTypes({ forward: ["webhook", "ntfy"] }), ["ntfy", "webhook"]);
+  assert.deepEqual(forwardTypes({ forward: ["email", "ntfy", "webhook"] }), ["email", "ntfy", "webhook"]);
+  assert.deepEqual(forwardTypes({ features: ["claim"] }), []);
+  for (const hostile of ["email", 7, { email: true }, ["__proto__", "constructor", "x".repeat(10_000)], null]) {
+    assert.deepEqual(forwardTypes({ forward: hostile }), [], JSON.stringify(hostile));
+  }
+  assert.deepEqual(forwardTypes([]), []);
+  assert.deepEqual(forwardTypes(null), ["email", "ntfy", "webhook"], "a server without /v1/info decides at save");
 });
 
 test("settings: the key link carries station and key in the fragment, and nothing else reads as one", () => {

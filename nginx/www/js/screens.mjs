@@ -10,6 +10,7 @@ import {
   MAX_SUBSCRIPTIONS,
   browserOffset,
   forwardDraft,
+  forwardTypes,
   keyLink,
   minutesToTime,
   muteUntil,
@@ -154,7 +155,9 @@ export class Screens {
     for (const id of ["mute-box", "settings-form", "key-box", "export-box", "audit-box", "subs-form"]) {
       $(id).hidden = !ready;
     }
-    $("forward-box").hidden = !(ready && settings.forward !== null);
+    const types = forwardTypes(this.state.info);
+    $("forward-box").hidden = !(ready && settings.forward !== null && types.length > 0);
+    if (ready) this.offerForwardTypes(types);
     if (ready) this.renderMute();
     const { view, peer } = this.state.route;
     const blockable = ready && view === "conversation" && peer && !settings.blocked.includes(peer);
@@ -599,6 +602,16 @@ export class Screens {
   }
 
   // -- forwarding ---------------------------------------------------------------------------------------
+
+  /** Offers only the target types this server takes (/v1/info `forward`: no email without its SMTP server). */
+  offerForwardTypes(types) {
+    const select = $("forward-type");
+    for (const option of select.options) option.hidden = option.disabled = !types.includes(option.value);
+    if (types.length > 0 && !types.includes(select.value)) {
+      select.value = types[0];
+      this.showForwardFields();
+    }
+  }
 
   showForwardFields() {
     const type = $("forward-type").value;

@@ -302,6 +302,18 @@ export function subscriptionBody(subscription) {
   return id ? { id, ...rest } : rest;
 }
 
+/**
+ * The target types to offer, from the /v1/info answer (`info`; null: the server has no /v1/info, undefined: not
+ * asked yet): its `forward` list, known types only, in FORWARD_TYPES order (`email` is there only when the server
+ * has an SMTP server); none when the answer has no `forward` (forwarding is off there); all three without an answer.
+ */
+export function forwardTypes(info) {
+  if (info === null || info === undefined) return [...FORWARD_TYPES];
+  if (typeof info !== "object" || !Object.hasOwn(info, "forward")) return [];
+  const listed = Array.isArray(info.forward) ? info.forward : [];
+  return FORWARD_TYPES.filter((type) => listed.includes(type));
+}
+
 /** A new forwarding target from the form (`{type, target, secret, always}`): `{target}` or `{error}`. */
 export function forwardDraft(form) {
   const always = form.always === true;
