@@ -130,6 +130,11 @@ extension PushEngine {
       logger.error("forward: cannot read the confirmation mails due", ["error": error.description])
       return
     }
+    // A target no longer waiting for its mail (confirmed, deleted, its address changed) forgets its failures.
+    let dueKeys = Set(due.map(\.deliveryKey))
+    confirmationFailures = confirmationFailures.filter {
+      dueKeys.contains($0.key) || confirming.contains($0.key)
+    }
     for target in due where !confirming.contains(target.deliveryKey) {
       if let time = notBefore[target.deliveryKey], time > now { continue }
       var generator = SystemRandomNumberGenerator()
