@@ -208,7 +208,7 @@ extension APIHandler {
     }
     out.single(
       "aprs_cloud_last_message_timestamp_seconds", "gauge",
-      "When the newest message was stored (the sync cursor's high-water mark), epoch seconds; 0 before the first.",
+      "When the newest message still stored was stored (received or sent), epoch seconds; 0 when none is.",
       PrometheusText.seconds(ms: stats.lastMessageTimestamp))
     out.single(
       "aprs_cloud_messages_dropped_unpulled_total", "counter",

@@ -164,7 +164,13 @@ extension Database {
           }
         }
       }
-      stats.lastMessageTimestamp = try lastMessageTimestamp()
+      // The newest message still stored (the unique timestamp's index answers it), not the cursor's high-water
+      // mark, which read markers and sends move too.
+      let newest = try prepared("SELECT max(timestamp) FROM messages")
+      do {
+        defer { newest.reset() }
+        stats.lastMessageTimestamp = try newest.step() ? newest.optionalInt64(0) ?? 0 : 0
+      }
       stats.droppedUnpulled = Int(try meta(Self.droppedUnpulledKey) ?? "") ?? 0
       stats.schemaVersion = try schemaVersion()
       stats.pageSize = Int(try scalarText("PRAGMA page_size") ?? "") ?? 0
@@ -203,7 +209,7 @@ public struct DatabaseStats: Sendable, Equatable {
   /// Messages evicted from a station's ring before it pulled them (the `dropped` of `want:["inbox"]`
   /// answers), counted since the database was made.
   public var droppedUnpulled = 0
-  /// The newest message timestamp ever assigned (the sync cursor's high-water mark), epoch ms.
+  /// The timestamp of the newest message stored (received or sent), epoch ms; 0 when none is.
   public var lastMessageTimestamp: Int64 = 0
   /// `PRAGMA user_version`.
   public var schemaVersion = 0

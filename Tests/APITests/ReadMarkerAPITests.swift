@@ -53,6 +53,7 @@ import Testing
     // A marker never moves back; the same one again changes nothing.
     let back = fixture.post("/v1/read", Self.identity.merging(["peer": "KJ7ABC", "upTo": 1]) { $1 })
     #expect(back.status == 200 && back.serverTime == stamp)
+    #expect(back["upTo"]?.intValue == upTo, "the marker as it stands: \(back.text)")
     // An old client's sync has no `read`.
     let old = fixture.post("/v1/sync", Self.identity.merging(["since": 0]) { $1 })
     #expect(old["read"] == nil && old.messages.count == 3)
@@ -63,6 +64,24 @@ import Testing
     #expect(try fixture.database.unpulledCount(station: "N0CALL-7") == 2)
     _ = fixture.post("/v1/read", Self.identity.merging(["peer": "*", "upTo": five]) { $1 })
     #expect(try fixture.database.unpulledCount(station: "N0CALL-7") == 0)
+  }
+
+  /// A marker past every timestamp the server gave (anyone with an unclaimed station's passcode could send
+  /// one) would hide every message still to come, for good: it stops at the newest the server gave.
+  @Test func aMarkerInTheFutureStopsAtTheServersNewestAndLaterMessagesAreUnread() throws {
+    let fixture = try APIFixture.withClaimedStation()
+    try fixture.deliver(to: "N0CALL-7", from: "KJ7ABC", text: "one")
+    let far = Int64(9_007_199_254_740_991)
+    let marked = fixture.post("/v1/read", Self.identity.merging(["peer": "*", "upTo": far]) { $1 })
+    let stamp = try #require(marked.serverTime)
+    let stored = try #require(marked["upTo"]?.intValue)
+    #expect(marked.status == 200 && stored < stamp && stored < far, "\(marked.text)")
+    #expect(try fixture.database.readMarkers(station: "N0CALL-7", changedAfter: 0) == ["*": stored])
+    #expect(try fixture.database.unpulledCount(station: "N0CALL-7") == 0)
+    fixture.clock.advance(ms: 5)
+    try fixture.deliver(to: "N0CALL-7", from: "KJ7ABC", text: "two")
+    #expect(
+      try fixture.database.unpulledCount(station: "N0CALL-7") == 1, "a message after the marker is unread")
   }
 
   @Test func badValuesAreA400NamingTheFieldAndAClaimedStationNeedsItsKey() throws {

@@ -211,6 +211,9 @@ private let t0: Int64 = 1_800_000_000_000
     #expect(empty.databaseBytes > 0)
 
     try register(database, "N0CALL-7", token: "fcm-1", now: t0)
+    // A read marker moves the cursor, but no message is stored yet: there is no newest message.
+    _ = try database.markRead(station: "N0CALL-7", peer: "*", upTo: 1, now: t0 + 1)
+    #expect(try database.stats(now: t0 + 2, expiryMs: 7 * day).lastMessageTimestamp == 0)
     try register(database, "N0CALL-8", token: "fcm-2", now: t0 - 8 * day)
     try register(database, "KJ7ABC", platform: .ios, token: "abcd", now: t0)
     try register(database, "DESK1", platform: nil, now: t0)
@@ -233,6 +236,9 @@ private let t0: Int64 = 1_800_000_000_000
     #expect(stats.outboxFailed == 1)
     #expect(stats.oldestPendingAt == t0 + 5)
     #expect(stats.lastMessageTimestamp >= t0 + 5)
+    #expect(
+      stats.lastMessageTimestamp
+        == (try database.recentMessages(station: "KJ7ABC", limit: 5).map(\.timestamp).max() ?? 0))
     #expect(stats.lease?.holder == "host:1")
   }
 
