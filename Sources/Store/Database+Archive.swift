@@ -30,16 +30,16 @@ extension Database {
   /// Imported messages are neither pushed nor ACKed; the station's cursor is set past them. A send that was
   /// still in flight is imported as `expired` (the old server's schedule does not move here). Returns the
   /// number of entries imported.
+  /// A read marker past the newest entry is taken as the newest entry.
   /// - Throws: ``StoreError/invalidArgument(_:)`` when the station is registered here already, an entry's
-  ///   timestamp is taken by another station's message, or a time in the archive (an entry's timestamp, the claim,
-  ///   a read marker) is later than `now` + ``importClockSkewMs``: the timestamps are the whole server's cursor
-  ///   sequence, and one from the future would move every later message's there (nothing is written).
+  ///   timestamp is taken by another station's message, or a time in the archive (an entry's timestamp, the
+  ///   claim) is later than `now` + ``importClockSkewMs``: the timestamps are the whole server's cursor sequence,
+  ///   and one from the future would move every later message's there (nothing is written).
   @discardableResult
   public func importStation(_ archive: StationArchive, now: Int64) throws(StoreError) -> Int {
     let latest = now + Self.importClockSkewMs
     let times =
       archive.entries.map { ("entry timestamp", $0.timestamp) }
-      + archive.readMarkers.map { ("read marker", $0.value) }
       + (archive.claim.map { [("claimedAt", $0.claimedAt)] } ?? [])
     if let (what, time) = times.first(where: { $0.1 > latest }) {
       throw .invalidArgument(
@@ -111,7 +111,9 @@ extension Database {
           defer { marker.reset() }
           try marker.bind(1, station)
           try marker.bind(2, peer == Self.everyPeer ? peer : peer.canonicalAddress)
-          try marker.bind(3, upTo)
+          // No further than the newest entry (as `markRead` stops at the newest timestamp): a marker past it
+          // would hide the messages still to come here.
+          try marker.bind(3, min(upTo, newest))
           try marker.bind(4, last)
           try marker.run()
         }

@@ -53,6 +53,8 @@ enum ImportCommand: Command {
       defer { database.close() }
       do throws(StoreError) {
         try database.importStation(archive, now: epochMilliseconds())
+      } catch .invalidArgument(let reason) {
+        throw CommandFailure("\(settings.database): \(reason)")
       } catch {
         throw CommandFailure("\(settings.database): \(error)")
       }

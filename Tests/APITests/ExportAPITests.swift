@@ -184,7 +184,6 @@ import Testing
     let now = fresh.clock.now
     for (original, future) in [
       (#""timestamp":1800000000008"#, #""timestamp":9007199254740991"#),
-      (#""read":{"KJ7ABC":5}"#, #""read":{"KJ7ABC":\#(now + 7_200_000)}"#),
       (#""claimedAt":1800000000000"#, #""claimedAt":\#(now + 7_200_000)"#),
     ] {
       let range = try #require(text.range(of: original), "\(original)")
@@ -198,6 +197,16 @@ import Testing
       }
       #expect(try fresh.database.station("OH7LZB-9") == nil)
     }
+    // A read marker past the newest entry (one an older server let through) is taken as the newest entry.
+    let marker = try #require(text.range(of: #""read":{"KJ7ABC":5}"#))
+    let ahead = try StationArchive(
+      document: Array(
+        text.replacingCharacters(in: marker, with: #""read":{"KJ7ABC":9007199254740991}"#).utf8),
+      retentionCap: 500)
+    let newest = try #require(ahead.entries.map(\.timestamp).max())
+    let clamped = try APIFixture()
+    try clamped.database.importStation(ahead, now: clamped.clock.now)
+    #expect(try clamped.database.readMarkers(station: "OH7LZB-9", changedAfter: 0) == ["KJ7ABC": newest])
     // An hour's skew is taken (a server whose clock ran a little ahead).
     let range = try #require(text.range(of: #""claimedAt":1800000000000"#))
     let skewed = try StationArchive(
