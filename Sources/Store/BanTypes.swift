@@ -80,6 +80,33 @@ public struct BannedBlock: Sendable, Hashable, CustomStringConvertible {
     self.init(address.bytes, prefixLength: prefix)
   }
 
+  /// The broadest IPv4 block a ban may name (`aprs-cloud ban`): a /8.
+  public static let broadestIPv4Prefix = 8
+  /// The broadest IPv6 block a ban may name: a /16.
+  public static let broadestIPv6Prefix = 16
+
+  /// Why the address block an operator typed (`ADDRESS/PREFIX`) is not banned as written: a prefix that is not a
+  /// number for the address's family, a block broader than ``broadestIPv4Prefix`` or ``broadestIPv6Prefix``
+  /// (half of the IPv4 Internet is not one abuser), or bits set past the prefix (`10.0.0.0/4` is `0.0.0.0/4`: the
+  /// ban would not be what was typed). Nil when it may be banned, or when `text` is no address at all.
+  public static func refusal(_ text: String) -> String? {
+    let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2, let address = IPAddress(String(parts[0])) else { return nil }
+    let family = address.isIPv4 ? "IPv4" : "IPv6"
+    let longest = address.isIPv4 ? 32 : 128
+    guard parts[1].allSatisfy(\.isASCII), let prefix = Int(parts[1]), (0...longest).contains(prefix) else {
+      return "'/\(parts[1])' is not a prefix length of an \(family) address (0 to \(longest))"
+    }
+    let broadest = address.isIPv4 ? broadestIPv4Prefix : broadestIPv6Prefix
+    guard prefix >= broadest else {
+      return "/\(prefix) is too broad: a ban names at most an \(family) /\(broadest)"
+    }
+    if let block = BannedBlock(address.bytes, prefixLength: prefix), block.bytes != address.bytes {
+      return "\(parts[0]) has bits set past its /\(prefix): the block is \(block); name it so"
+    }
+    return nil
+  }
+
   /// Whether `address` (4 or 16 bytes) is inside the block.
   public func contains(_ address: [UInt8]) -> Bool {
     guard address.count == bytes.count else { return false }

@@ -51,6 +51,7 @@ enum BanCommand: Command {
         return .success
       }
       let target = try Self.target(parsed.positionals)
+      if let refusal = BannedBlock.refusal(parsed.positionals[0]) { throw CommandFailure(refusal) }
       var until: Int64?
       if let text = parsed.options["for"] {
         guard let duration = ConfigFile.parseDuration(text), duration > 0 else {
@@ -80,6 +81,7 @@ enum BanCommand: Command {
         positionals.isEmpty ? "name a CALL or an ADDRESS" : "one target at a time", usage: true)
     }
     guard let target = BanTarget(parsing: positionals[0]) else {
+      if let refusal = BannedBlock.refusal(positionals[0]) { throw CommandFailure(refusal) }
       throw CommandFailure(
         "'\(Format.printable(positionals[0]))' is neither a call (KJ7ABC, KJ7ABC-7) nor an address"
           + " (203.0.113.7, 2001:db8::/48)")
@@ -94,7 +96,7 @@ enum BanCommand: Command {
     for ban in bans {
       rows.append([
         ban.target.kind.rawValue, ban.target.description, Format.time(ban.createdAt),
-        ban.until.map(Format.time) ?? "unbanned", ban.reason.isEmpty ? "-" : ban.reason,
+        ban.until.map(Format.time) ?? "permanent", ban.reason.isEmpty ? "-" : ban.reason,
       ])
     }
     return Format.table(rows)

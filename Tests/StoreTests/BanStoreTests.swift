@@ -25,6 +25,25 @@ import Testing
     #expect(BanTarget(parsing: text) == nil)
   }
 
+  /// What `aprs-cloud ban` refuses to ban as typed, and why; nil for what it bans.
+  @Test(
+    arguments: [
+      ("203.0.113.7", nil), ("203.0.113.0/24", nil), ("10.0.0.0/8", nil), ("2001:db8::/32", nil),
+      ("2001:db8:1:2::1", nil), ("KJ7ABC", nil), ("not an address", nil),
+      ("0.0.0.0/0", "is too broad"), ("128.0.0.0/1", "is too broad"), ("2000::/3", "is too broad"),
+      ("10.0.0.0/4", "is too broad"), ("203.0.113.7/24", "the block is 203.0.113.0/24"),
+      ("2001:db8:1:2::1/48", "the block is 2001:db8:1::/48"), ("1.2.3.4/33", "is not a prefix length"),
+      ("1.2.3.4/x", "is not a prefix length"),
+    ] as [(String, String?)])
+  func broadOrMistypedBlocksAreRefusedWithTheReason(text: String, reason: String?) {
+    let refusal = BannedBlock.refusal(text)
+    if let reason {
+      #expect(refusal?.contains(reason) == true, "\(text): \(refusal ?? "nil")")
+    } else {
+      #expect(refusal == nil, "\(text): \(refusal ?? "")")
+    }
+  }
+
   @Test func blocksHoldTheirAddressesOnly() throws {
     let v4 = try #require(BannedBlock(parsing: "203.0.113.0/24"))
     #expect(v4.contains([203, 0, 113, 250]) && !v4.contains([203, 0, 114, 1]))
