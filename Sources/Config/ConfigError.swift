@@ -11,6 +11,14 @@ public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
   /// configuration file's name, `reason` says what to set where).
   case missingValue(key: String, source: String, reason: String)
 
+  /// The dotted key the error is about (`server.workers`); nil for a syntax or file error.
+  public var key: String? {
+    switch self {
+    case .invalidValue(let key, _, _, _), .missingValue(let key, _, _): key
+    case .syntax, .unreadable: nil
+    }
+  }
+
   /// One line an operator can act on.
   public var description: String {
     switch self {

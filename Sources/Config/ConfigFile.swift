@@ -247,6 +247,20 @@ public struct ConfigFile: Sendable {
     return nil
   }
 
+  /// This configuration without `dottedKey` (`server.workers`, `messaging.webpush.subject`: the key an error
+  /// names) in any layer, so its default applies; nil when no layer sets it.
+  public func removing(_ dottedKey: String) -> ConfigFile? {
+    guard let dot = dottedKey.lastIndex(of: ".") else { return nil }
+    let section = String(dottedKey[..<dot])
+    let key = String(dottedKey[dottedKey.index(after: dot)...])
+    guard value(section, key) != nil else { return nil }
+    var copy = self
+    copy.overrides[section]?[key] = nil
+    copy.environment[ConfigFile.environmentName(section: section, key: key)] = nil
+    copy.sections[section]?[key] = nil
+    return copy
+  }
+
   /// Whether the file has a `[section]` header.
   public func hasSection(_ section: String) -> Bool { sections[section] != nil }
 

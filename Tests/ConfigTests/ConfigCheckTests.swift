@@ -51,13 +51,35 @@ import Testing
       key = 1
       """)
     #expect(check.exitStatus == 2)
-    // [server] is read by the responder and the listener: once. The listener stops at its first error
-    // (logLevel), the push sender has its own.
-    #expect(check.errors.count == 2, "\(check.errors)")
+    // [server] is read by the responder and the listener: once. Each program would stop at its first error;
+    // the check goes on past each bad key (left at its default), so every one is listed.
+    #expect(check.errors.count == 4, "\(check.errors)")
     #expect(check.errors.contains { $0.contains("server.logLevel") })
+    #expect(check.errors.contains { $0.contains("aprsis.watchdog") })
+    #expect(check.errors.contains { $0.contains("listener.queueSize") })
     #expect(check.errors.contains { $0.contains("messaging.webpush.subject is not set") })
     #expect(check.warnings.contains { $0.contains("unknown key colour in [listener]") }, "\(check.warnings)")
     #expect(check.warnings.contains { $0.contains("unknown section [nonsense]") })
+  }
+
+  @Test func everyBadKeyOfOneSectionIsListedAndTheWarningsStay() throws {
+    let check = try Self.check(
+      """
+      [server]
+      workers = 0
+      logLevel = loud
+      ringSize = abc
+      maxBody = 10
+      stationExpiry = 7x
+      [messaging.webpush]
+      subject = mailto:root@vm
+      """)
+    for key in ["workers", "logLevel", "ringSize", "maxBody", "stationExpiry"] {
+      #expect(check.errors.contains { $0.contains("server.\(key)") }, "\(key): \(check.errors)")
+    }
+    #expect(check.errors.count == 5, "\(check.errors)")
+    #expect(check.warnings.contains { $0.hasPrefix("receive-only") }, "\(check.warnings)")
+    #expect(check.warnings.contains { $0.contains("is on a local name (vm)") }, "\(check.warnings)")
   }
 
   @Test func aListenerErrorAloneIsFound() throws {
