@@ -97,6 +97,7 @@ struct StatusPage {
       let count = stats.devices[platform]?.total ?? 0
       if count > 0 { rows.append(("devices: \(platform.rawValue)", String(count))) }
     }
+    if rows.count == 1 { rows.append(("devices", "none")) }
     return rows
   }
 

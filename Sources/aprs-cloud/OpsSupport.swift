@@ -141,6 +141,11 @@ func parseArguments(_ arguments: [String], options: Set<String>, flags: Set<Stri
 // MARK: Formatting
 
 enum Format {
+  /// `1 entry`, `3 entries`, `1 read marker`: `count` and the noun, singular or plural.
+  static func count(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+    "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
+  }
+
   /// `2026-11-29 14:00:00Z` for an epoch-millisecond time.
   static func time(_ ms: Int64) -> String {
     let stamp = Logger.timestamp(epochMs: ms)  // 2026-11-29T14:00:00.123Z

@@ -207,8 +207,9 @@ extension StationsCommand {
       throw CommandFailure("cannot write \(file): \(error.reason)")
     }
     printError(
-      "exported \(archive.station): \(archive.entries.count) entries, \(archive.readMarkers.count) read markers,"
-        + " \(archive.subscriptions.count) subscriptions to \(file)")
+      "exported \(archive.station): \(Format.count(archive.entries.count, "entry", "entries")),"
+        + " \(Format.count(archive.readMarkers.count, "read marker")),"
+        + " \(Format.count(archive.subscriptions.count, "subscription")) to \(file)")
     return .success
   }
 }

@@ -34,6 +34,7 @@ import Testing
       page.contains("120 of 510 bytes, 4 entries")
         && page.contains("50 lines for nobody here (25% of lines read)"))
     #expect(page.contains("3 registered, 2 live") && page.contains("KJ7ABC: &lt;i&gt;spam&lt;/i&gt;"))
+    #expect(page.contains("<th>devices</th><td>none</td>"), "no device yet: said, not left out")
     #expect(page.components(separatedBy: "<polyline").count == 4 && page.contains("(peak 20)"))
     #expect(
       page.contains("forwards</th><td>email 3 confirmation; webhook 12 delivered, 1 private address"),
