@@ -92,13 +92,12 @@ struct StatusPage {
   }
 
   private var stationRows: [(String, String)] {
-    var rows = [("stations", "\(stats.stations) registered, \(stats.liveStations) live")]
-    for platform in DevicePlatform.allCases {
+    let devices = DevicePlatform.allCases.compactMap { platform -> (String, String)? in
       let count = stats.devices[platform]?.total ?? 0
-      if count > 0 { rows.append(("devices: \(platform.rawValue)", String(count))) }
+      return count > 0 ? ("devices: \(platform.rawValue)", String(count)) : nil
     }
-    if rows.count == 1 { rows.append(("devices", "none")) }
-    return rows
+    return [("stations", "\(stats.stations) registered, \(stats.liveStations) live")]
+      + (devices.isEmpty ? [("devices", "none")] : devices)
   }
 
   private var messageRows: [(String, String)] {

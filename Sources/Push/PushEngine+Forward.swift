@@ -131,9 +131,11 @@ extension PushEngine {
       return
     }
     // A target no longer waiting for its mail (confirmed, deleted, its address changed) forgets its failures.
-    let dueKeys = Set(due.map(\.deliveryKey))
-    confirmationFailures = confirmationFailures.filter {
-      dueKeys.contains($0.key) || confirming.contains($0.key)
+    if !confirmationFailures.isEmpty {
+      let dueKeys = Set(due.map(\.deliveryKey))
+      confirmationFailures = confirmationFailures.filter {
+        dueKeys.contains($0.key) || confirming.contains($0.key)
+      }
     }
     for target in due where !confirming.contains(target.deliveryKey) {
       if let time = notBefore[target.deliveryKey], time > now { continue }

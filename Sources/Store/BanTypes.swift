@@ -70,14 +70,24 @@ public struct BannedBlock: Sendable, Hashable, CustomStringConvertible {
 
   /// `ADDRESS` or `ADDRESS/PREFIX` (any case; IPv6 in any RFC 4291 form).
   public init?(parsing text: String) {
+    guard let typed = Self.split(text) else { return nil }
+    var prefix = typed.address.isIPv4 ? 32 : 64
+    if let given = typed.prefix {
+      guard let length = given.length else { return nil }
+      prefix = length
+    }
+    self.init(typed.address.bytes, prefixLength: prefix)
+  }
+
+  /// `ADDRESS[/PREFIX]` as typed: the address, and the prefix's text with its length (nil when the text is not
+  /// an ASCII number); nil when `text` does not start with an address.
+  private static func split(_ text: String) -> (address: IPAddress, prefix: (text: Substring, length: Int?)?)?
+  {
     let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
     guard let first = parts.first, let address = IPAddress(String(first)) else { return nil }
-    var prefix = address.isIPv4 ? 32 : 64
-    if parts.count == 2 {
-      guard let given = Int(parts[1]), parts[1].allSatisfy(\.isASCII) else { return nil }
-      prefix = given
-    }
-    self.init(address.bytes, prefixLength: prefix)
+    guard parts.count == 2 else { return (address, nil) }
+    let length = parts[1].allSatisfy(\.isASCII) ? Int(parts[1]) : nil
+    return (address, (parts[1], length))
   }
 
   /// The broadest IPv4 block a ban may name (`aprs-cloud ban`): a /8.
@@ -90,19 +100,20 @@ public struct BannedBlock: Sendable, Hashable, CustomStringConvertible {
   /// (half of the IPv4 Internet is not one abuser), or bits set past the prefix (`10.0.0.0/4` is `0.0.0.0/4`: the
   /// ban would not be what was typed). Nil when it may be banned, or when `text` is no address at all.
   public static func refusal(_ text: String) -> String? {
-    let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-    guard parts.count == 2, let address = IPAddress(String(parts[0])) else { return nil }
+    guard let typed = split(text), let given = typed.prefix else { return nil }
+    let address = typed.address
     let family = address.isIPv4 ? "IPv4" : "IPv6"
     let longest = address.isIPv4 ? 32 : 128
-    guard parts[1].allSatisfy(\.isASCII), let prefix = Int(parts[1]), (0...longest).contains(prefix) else {
-      return "'/\(parts[1])' is not a prefix length of an \(family) address (0 to \(longest))"
+    guard let prefix = given.length, (0...longest).contains(prefix) else {
+      return "'/\(given.text)' is not a prefix length of an \(family) address (0 to \(longest))"
     }
     let broadest = address.isIPv4 ? broadestIPv4Prefix : broadestIPv6Prefix
     guard prefix >= broadest else {
       return "/\(prefix) is too broad: a ban names at most an \(family) /\(broadest)"
     }
     if let block = BannedBlock(address.bytes, prefixLength: prefix), block.bytes != address.bytes {
-      return "\(parts[0]) has bits set past its /\(prefix): the block is \(block); name it so"
+      return
+        "\(text.prefix { $0 != "/" }) has bits set past its /\(prefix): the block is \(block); name it so"
     }
     return nil
   }

@@ -61,9 +61,7 @@ enum ImportCommand: Command {
       // The listener takes the new station into its filter now, not at its next fallback look.
       WakeSender(listenerOf: settings.database).send(.registrations)
       print(
-        "imported \(archive.station): \(Format.count(archive.entries.count, "entry", "entries")),"
-          + " \(Format.count(archive.readMarkers.count, "read marker")),"
-          + " \(Format.count(archive.subscriptions.count, "subscription"))"
+        "imported \(archive.station): \(Format.contents(archive))"
           + (archive.claim == nil ? "" : "; the owner's station key works here"))
       return .success
     }

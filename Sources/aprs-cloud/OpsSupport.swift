@@ -146,6 +146,12 @@ enum Format {
     "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
   }
 
+  /// What an export document holds, as import and export report it: `57 entries, 1 read marker, 2 subscriptions`.
+  static func contents(_ archive: StationArchive) -> String {
+    count(archive.entries.count, "entry", "entries") + ", " + count(archive.readMarkers.count, "read marker")
+      + ", " + count(archive.subscriptions.count, "subscription")
+  }
+
   /// `2026-11-29 14:00:00Z` for an epoch-millisecond time.
   static func time(_ ms: Int64) -> String {
     let stamp = Logger.timestamp(epochMs: ms)  // 2026-11-29T14:00:00.123Z

@@ -207,9 +207,7 @@ extension StationsCommand {
       throw CommandFailure("cannot write \(file): \(error.reason)")
     }
     printError(
-      "exported \(archive.station): \(Format.count(archive.entries.count, "entry", "entries")),"
-        + " \(Format.count(archive.readMarkers.count, "read marker")),"
-        + " \(Format.count(archive.subscriptions.count, "subscription")) to \(file)")
+      "exported \(archive.station): \(Format.contents(archive)) to \(file)")
     return .success
   }
 }
