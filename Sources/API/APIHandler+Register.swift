@@ -112,6 +112,8 @@ extension APIHandler {
       case .unclaimed: (config.devicesPerStation, nil)
       case .owner: (config.devicesPerStation, true)
       case .guest: (config.keylessDevicesPerStation, false)
+      // Never reached: the router hands a waiting claim's requests the keyless access of the station.
+      case .provisional: (config.keylessDevicesPerStation, false)
       }
     let limit: (what: String, key: String, perHour: Int, name: LimitName) =
       isRegistration

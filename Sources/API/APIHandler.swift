@@ -148,21 +148,26 @@ public final class APIHandler {
       if endpoint == .claim {
         return .response(try claim(body, station: station!, key: key, client: client, now: now))
       }
-      let claimState = try store { () throws(StoreError) in try database.stationClaim(station!.description) }
-      let access = try StationAccess.decide(claimState, key: key, station: station!.description)
+      let (claimState, access) = try stationAccess(station!.description, key: key)
+      // A key whose claim is not proven acts as no key for the station's devices (docs/design.md "Who may do
+      // what"): its devices are keyless ones, its pulls and ACK choice count as a keyless caller's.
+      let devices: StationAccess =
+        if case .provisional = access {
+          try StationAccess.decide(claimState, key: nil, station: station!.description)
+        } else { access }
       // A claim in use does not lapse: any request with the key refreshes it (at most one write an hour).
       if case .owner(let claim) = access, claim.refreshedAt < now - Self.claimRefreshIntervalMs {
         try? database.refreshClaim(station!.description, now: now)
       }
       switch endpoint {
       case .register:
-        return .response(try register(body, station: station!, access: access, client: client, now: now))
+        return .response(try register(body, station: station!, access: devices, client: client, now: now))
       case .heartbeat:
-        return .response(try heartbeat(body, station: station!, access: access, client: client, now: now))
+        return .response(try heartbeat(body, station: station!, access: devices, client: client, now: now))
       case .sync:
-        return try sync(body, station: station!, access: access, client: client, now: now)
+        return try sync(body, station: station!, access: devices, client: client, now: now)
       case .unregister:
-        return .response(try unregister(body, station: station!, access: access, client: client, now: now))
+        return .response(try unregister(body, station: station!, access: devices, client: client, now: now))
       case .avatars: return .response(try avatars(body, station: station!))
       case .send:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
@@ -174,7 +179,7 @@ public final class APIHandler {
         return .response(try settings(body, station: station!, client: client, now: now))
       case .read:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        if access == .guest { try access.requireOwner(station!.description, for: "marking messages read") }
+        if devices == .guest { try access.requireOwner(station!.description, for: "marking messages read") }
         return .response(try read(body, station: station!, now: now))
       case .export:
         if claimState == .unregistered { throw .stationNotFound(station!.description) }
@@ -197,6 +202,17 @@ public final class APIHandler {
     } catch {
       return .response(.error(error, station: station?.description))
     }
+  }
+
+  /// The station's claim and who the caller is to it (``StationAccess/decide(_:key:station:pending:)``); a key that
+  /// is not the claim's is looked up among the requests waiting for their proof.
+  func stationAccess(_ address: String, key: StationKey?) throws(APIError) -> (ClaimState, StationAccess) {
+    let (state, pending) = try store { () throws(StoreError) -> (ClaimState, ClaimRequest?) in
+      let state = try database.stationClaim(address)
+      guard let key, state.claim.map({ !key.matches($0.keyHash) }) ?? true else { return (state, nil) }
+      return (state, try database.claimRequest(address, keyHash: key.hash))
+    }
+    return (state, try StationAccess.decide(state, key: key, station: address, pending: pending))
   }
 
   /// Runs a store operation, turning its failures into HTTP errors (``apiError(for:)``: a fault of the storage →

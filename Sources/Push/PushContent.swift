@@ -74,6 +74,7 @@ public struct PushContent: Sendable, Equatable {
     switch kind {
     case .messages: entry == nil ? station : station + "-subs"
     case .sendFailed: station + "-sent"
+    case .claimCode: station + "-claim"
     }
   }
 }
@@ -95,6 +96,25 @@ public enum PushKind: Sendable, Equatable {
   case messages
   /// A message the station sent ended `rejected` or `expired` (PROTOCOL.md: `kind:"sendFailed"`).
   case sendFailed(SendState)
+  /// Someone claims the station on this server: the code that proves the claim, for the device's owner to enter
+  /// if the claim is theirs (docs/design.md "Who may do what"). The code is in the banner only, never in the data.
+  case claimCode(ClaimNotice)
+}
+
+/// What a claim code push says: the code, from where the claim came, how long the code works.
+public struct ClaimNotice: Sendable, Equatable {
+  /// The six digits.
+  public var code: String
+  /// Whether the claim would take the station back from a claim it has (else: the station is not claimed yet).
+  public var takesBack: Bool
+  /// Minutes the code works.
+  public var validMinutes: Int
+
+  public init(code: String, takesBack: Bool, validMinutes: Int) {
+    self.code = code
+    self.takesBack = takesBack
+    self.validMinutes = validMinutes
+  }
 }
 
 /// The banner of a notification.
@@ -111,6 +131,7 @@ public struct NotificationText: Sendable, Equatable {
   /// messages" and who sent them. Without previews no message text appears at all. A push whose newest entry is
   /// a subscription entry has the banner of its kind (``subscription(_:_:preview:)``).
   public static func make(_ content: PushContent, preview: Bool) -> NotificationText {
+    if case .claimCode(let notice) = content.kind { return claim(content.station, notice) }
     if case .sendFailed(let state) = content.kind {
       let title =
         state == .rejected
@@ -127,6 +148,21 @@ public struct NotificationText: Sendable, Equatable {
     var senders: [String] = [content.fromCall]
     for sender in content.senders where !senders.contains(sender) { senders.append(sender) }
     return NotificationText(title: "\(content.count) new APRS messages", body: "From " + list(senders))
+  }
+
+  /// The banner of a claim code push, whatever the previews: the code, what it does, and what to do when the claim
+  /// is not the device owner's (nothing: the claim gets no power over this device; the station can be taken back).
+  static func claim(_ station: String, _ notice: ClaimNotice) -> NotificationText {
+    let what =
+      notice.takesBack
+      ? "Someone asks to take over \(station) on this APRS server."
+      : "Someone claims \(station) on this APRS server."
+    return NotificationText(
+      title: "\(station): claim code \(notice.code)",
+      body: what
+        + " If it is you, enter \(notice.code) where you claimed it (valid \(notice.validMinutes) min)."
+        + " If not, ignore this: this device keeps getting the station's messages, and you can take the station"
+        + " back from the server's web page with a code sent to this device.")
   }
 
   /// The banner of a push whose newest entry is a subscription entry: the entry's own title (`Bulletin BLN1WX

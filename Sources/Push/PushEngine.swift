@@ -310,6 +310,7 @@ final class PushEngine {
         ["station": entry.station, "outbox": String(entry.id), "ageMs": String(now - entry.createdAt)])
     }
     if forwarder != nil && !stopping { pollConfirmations(now: now) }
+    if !clients.isEmpty && !stopping { pollClaimCodes(now: now) }
     // No provider configured: keep the rows (they go out if credentials arrive and the listener
     // restarts before they pass maxAge); only drop the expired ones, and look again in a minute. With forwarding
     // on, `prepare` forwards what the stations' targets take and keeps the rest the same way.
@@ -403,23 +404,7 @@ final class PushEngine {
         }
         notBefore[device.token] = nil
       }
-      let built: Result<BuiltPayload, PayloadTooLarge>
-      var headers: [(String, String)] = []
-      switch platform {
-      case .android:
-        built = PushPayload.fcm(
-          content, token: device.token, preview: options.push.preview, ttlSeconds: ttlSeconds)
-      case .ios:
-        // Each push its own `gcm.message_id` (FlutterFire hands only such pushes to the app).
-        built = PushPayload.apns(content, preview: options.push.preview, messageID: messageIDs.next())
-        headers = PushPayload.apnsHeaders(
-          station: batch.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000,
-          collapseID: content.collapseID, priority: content.priority)
-      case .webpush, .unifiedpush:
-        built = WebPushPayload.body(
-          content, preview: options.push.preview, encrypted: device.webPushKeys != nil)
-        headers = WebPushPayload.headers(ttlSeconds: ttlSeconds, priority: content.priority)
-      }
+      let (built, headers) = payload(content, for: device, expiresAt: expiresAt, ttlSeconds: ttlSeconds)
       switch built {
       case .failure(let error):
         state.gaveUp += 1
@@ -438,6 +423,76 @@ final class PushEngine {
     }
     batches[id] = state
     if state.pending == 0 { finish(id, now: now) }
+  }
+
+  /// The request body (FCM) or payload (APNs, Web Push) of `content` for `device`, and its headers.
+  private func payload(_ content: PushContent, for device: DeviceRecord, expiresAt: Int64, ttlSeconds: Int64)
+    -> (Result<BuiltPayload, PayloadTooLarge>, [(String, String)])
+  {
+    switch device.platform {
+    case .android:
+      return (
+        PushPayload.fcm(content, token: device.token, preview: options.push.preview, ttlSeconds: ttlSeconds),
+        []
+      )
+    case .ios:
+      // Each push its own `gcm.message_id` (FlutterFire hands only such pushes to the app).
+      return (
+        PushPayload.apns(content, preview: options.push.preview, messageID: messageIDs.next()),
+        PushPayload.apnsHeaders(
+          station: content.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000,
+          collapseID: content.collapseID, priority: content.priority)
+      )
+    case .webpush, .unifiedpush:
+      return (
+        WebPushPayload.body(content, preview: options.push.preview, encrypted: device.webPushKeys != nil),
+        WebPushPayload.headers(ttlSeconds: ttlSeconds, priority: content.priority)
+      )
+    }
+  }
+
+  /// Whether a push to a device of `platform` can go now (its provider configured and not stopped).
+  func clientReady(for platform: DevicePlatform) -> Bool { clients[platform]?.state == .ok }
+
+  /// Sends `content`, a notice with no outbox row behind it (a claim code), to `device`; its outcome is only
+  /// logged and counted (``handleNotice(_:)``): a lost notice is asked for again by whoever needs it.
+  func enqueueNotice(_ content: PushContent, to device: DeviceRecord, expiresAt: Int64, now: Int64) {
+    guard let client = clients[device.platform], client.state == .ok else { return }
+    let (built, headers) = payload(
+      content, for: device, expiresAt: expiresAt, ttlSeconds: max(1, (expiresAt - now) / 1000))
+    guard case .success(let payload) = built else {
+      logger.error("notice not sent: payload too large", ["station": content.station])
+      return
+    }
+    client.enqueue(
+      SendJob(
+        id: nextJobID, batchID: Self.claimNoticeBatchID, device: device, payload: payload.bytes,
+        headers: headers,
+        topic: content.collapseName, expiresAt: expiresAt))
+    nextJobID += 1
+  }
+
+  /// A notice's outcome: counted and logged; a dead token is deleted as after any push.
+  private func handleNotice(_ outcome: JobOutcome) {
+    let device = outcome.job.device
+    let fields: [(String, String)] = [
+      ("station", device.station), ("platform", device.platform.rawValue),
+      ("token", redactedToken(device.token)),
+    ]
+    switch outcome.decision {
+    case .delivered:
+      counters[device.platform][.accepted] += 1
+      logger.log(.info, "claim code pushed", fields: fields)
+    case .deleteToken(let reason, let refreshedBefore):
+      counters[device.platform].tokensDeleted += 1
+      writes.deadTokens.append((device.token, refreshedBefore))
+      logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
+    case .retry(_, let reason), .reauthenticate(let reason), .giveUp(let reason), .stopProvider(let reason):
+      counters[device.platform][.failed] += 1
+      logger.log(
+        .warn, "claim code not pushed; the claimant may ask for new codes",
+        fields: fields + [("reason", reason)])
+    }
   }
 
   /// What a push of `entries` (one station's, oldest first: those a device with `wants` sees) says, read inside
@@ -470,6 +525,7 @@ final class PushEngine {
 
   /// Applies one device's decision to its batch.
   private func handle(_ outcome: JobOutcome, now: Int64) {
+    if outcome.job.batchID == Self.claimNoticeBatchID { return handleNotice(outcome) }
     guard var state = batches[outcome.job.batchID] else { return }
     let device = outcome.job.device
     let ids = state.batch.ids

@@ -63,6 +63,10 @@ public enum PushPayload {
   /// and `includeImage`; the tombstone only for a known station that cleared its avatar.
   public static func data(_ content: PushContent, includeImage: Bool = true) -> [(key: String, value: String)]
   {
+    if case .claimCode = content.kind {
+      // The code is in the banner only: data may be kept by an app (a history, a log) where it must not be.
+      return [("kind", "claim"), ("to", content.station)]
+    }
     if case .sendFailed(let state) = content.kind {
       // PROTOCOL.md "Sending messages": `kind`, `to` (the addressee) and `seqId`; `fromCall` names the same
       // conversation for clients that open it on a tap, `state` says rejected or expired.

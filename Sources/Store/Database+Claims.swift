@@ -5,7 +5,10 @@ extension Database {
   /// Whether `address` (any case) is stored, and claimed. One point query.
   public func stationClaim(_ address: String) throws(StoreError) -> ClaimState {
     let statement = try prepared(
-      "SELECT claim_key_hash, claimed_at, claim_refreshed_at FROM stations WHERE address = ?1")
+      """
+      SELECT claim_key_hash, claimed_at, claim_refreshed_at, claim_proof, claim_seniority, claim_replaced_hash
+      FROM stations WHERE address = ?1
+      """)
     defer { statement.reset() }
     try statement.bind(1, address.canonicalAddress)
     guard try statement.step() else { return .unregistered }
@@ -13,33 +16,48 @@ extension Database {
     let claimedAt = statement.int64(1)
     return .claimed(
       StationClaim(
-        keyHash: hash, claimedAt: claimedAt, refreshedAt: statement.optionalInt64(2) ?? claimedAt))
+        keyHash: hash, claimedAt: claimedAt, refreshedAt: statement.optionalInt64(2) ?? claimedAt,
+        proof: statement.optionalText(3).flatMap(ClaimProof.init(rawValue:)) ?? .unproven,
+        seniority: statement.optionalInt64(4) ?? claimedAt, replacedKeyHash: statement.optionalText(5)))
   }
 
   /// Claims the stored station `address` with the key whose SHA-256 is `keyHash` (lower-case hex), unless it is
-  /// claimed already, and records it in the audit trail under `client`. One write transaction (joins the caller's
+  /// claimed already, and records it in the audit trail under `client`. `proof` is `.proven` for a station nobody
+  /// uses (first-come) and `.provisional` for one in use: a provisional claim also waits as a ``ClaimRequest``
+  /// whose codes go to the devices registered before `now`. One write transaction (joins the caller's
   /// `writeBatch`); the condition is in the UPDATE itself, so of two claims racing exactly one wins.
   public func claimStation(
-    _ address: String, keyHash: String, client: String, now: Int64
+    _ address: String, keyHash: String, proof: ClaimProof = .proven, client: String, now: Int64
   ) throws(StoreError) -> ClaimOutcome {
     guard keyHash.utf8.count == 64 else { throw .invalidArgument("a key hash is 64 hex characters") }
     let station = address.canonicalAddress
     return try writeBatch { () throws(StoreError) -> ClaimOutcome in
       let statement = try prepared(
         """
-        UPDATE stations SET claim_key_hash = ?2, claimed_at = ?3, claim_refreshed_at = ?3
+        UPDATE stations SET claim_key_hash = ?2, claimed_at = ?3, claim_refreshed_at = ?3, claim_proof = ?4,
+          claim_seniority = ?3
         WHERE address = ?1 AND claim_key_hash IS NULL
         """)
       defer { statement.reset() }
       try statement.bind(1, station)
       try statement.bind(2, keyHash)
       try statement.bind(3, now)
+      try statement.bind(4, proof)
       try statement.run()
       guard changes > 0 else {
         return try stationClaim(station) == .unregistered ? .unregistered : .alreadyClaimed
       }
-      try recordAudit(AuditEntry(station: station, at: now, action: .claimed, client: client))
-      return .claimed(at: now)
+      if proof == .provisional {
+        try insertClaimRequest(
+          ClaimRequest(station: station, keyHash: keyHash, requestedAt: now, seniority: now, client: client))
+      }
+      try recordAudit(
+        AuditEntry(
+          station: station, at: now, action: .claimed, client: client,
+          detail: proof == .provisional
+            ? "provisional: the station is in use; waiting for a code from one of its devices"
+            : "first-come: the station was not in use"))
+      return .claimed(at: now, proof: proof)
     }
   }
 
@@ -133,16 +151,18 @@ extension Database {
   /// Clears the claim of `station` (canonical), makes its devices keyless and deletes its forward targets (they
   /// were the former owner's: a released or lapsed claim must not keep sending the station's messages to them);
   /// the caller holds the transaction.
-  private func unclaim(_ station: String) throws(StoreError) -> Bool {
+  func unclaim(_ station: String) throws(StoreError) -> Bool {
     let statement = try prepared(
       """
-      UPDATE stations SET claim_key_hash = NULL, claimed_at = NULL, claim_refreshed_at = NULL
+      UPDATE stations SET claim_key_hash = NULL, claimed_at = NULL, claim_refreshed_at = NULL, claim_proof = NULL,
+        claim_seniority = NULL
       WHERE address = ?1 AND claim_key_hash IS NOT NULL
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
     try statement.run()
     guard changes > 0 else { return false }
+    try deleteClaimRequests(of: station)
     let devices = try prepared("UPDATE devices SET keyed = 0 WHERE station = ?1 AND keyed = 1")
     do {
       defer { devices.reset() }

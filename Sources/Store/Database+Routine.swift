@@ -12,6 +12,7 @@ extension Database {
     let receipts = try pruneReceipts(before: now - plan.receiptRetentionMs)
     let stations = try pruneStations(now: now, expiryMs: plan.stationExpiryMs)
     let claimsLapsed = try lapseClaims(now: now, expiryMs: plan.stationExpiryMs)
+    try pruneClaimRequests(now: now)
     try pruneAuditTrail(now: now)
     var checkpoint: CheckpointResult?
     switch plan.checkpoint {

@@ -21,4 +21,7 @@ public enum RateKey {
   public static let forwardConfirmationsTo = "forward confirmations to:"
   /// Per station: confirmation mails it sent (``ForwardTarget/confirmationsPerStationPerDay`` in 24 hours).
   public static let forwardConfirmationsFrom = "forward confirmations from:"
+  /// Per station: rounds of claim codes pushed to its devices (``ClaimRequest/roundsPerStationPerDay`` in 24
+  /// hours, whatever claim asks).
+  public static let claimCodeRounds = "claim code rounds:"
 }

@@ -11,6 +11,7 @@ extension StationsCommand {
     let address = argument.uppercased()
     let settings = try OperatorSettings.load(parsed)
     if parsed.options["release-claim"] != nil { return try releaseClaim(address, settings) }
+    if parsed.options["approve-claim"] != nil { return try approveClaim(address, settings) }
     if let file = parsed.options["export"] { return try export(address, to: file, settings) }
     let database = try settings.openReadOnly()
     defer { closeInspected(database) }
@@ -71,6 +72,27 @@ extension StationsCommand {
     return .success
   }
 
+  /// `--approve-claim`: the operator proves the claim of `address` (provisional, or unproven from before claims
+  /// were proven): it governs the station and no device can take it back; recorded in its audit trail.
+  private static func approveClaim(_ address: String, _ settings: OperatorSettings) throws(CommandFailure)
+    -> ExitStatus
+  {
+    let database = try settings.openForWriting()
+    defer { database.close() }
+    let registered: Bool
+    let approved: Bool
+    do throws(StoreError) {
+      registered = try database.station(address) != nil
+      approved = registered ? try database.approveClaim(address, now: epochMilliseconds()) : false
+    } catch {
+      throw CommandFailure("\(settings.database): \(error)")
+    }
+    guard registered else { throw CommandFailure("\(Format.printable(address)) is not registered") }
+    guard approved else { throw CommandFailure("\(Format.printable(address)) is not claimed") }
+    print("\(address): claim approved; it is proven, and no device can take the station back")
+    return .success
+  }
+
   /// The audit trail as `AUDIT` rows, newest first, or nothing when it is empty.
   static func renderAudit(_ entries: [AuditEntry], now: Int64) -> String {
     guard !entries.isEmpty else { return "" }
@@ -97,7 +119,8 @@ extension StationsCommand {
       [
         "claim",
         claim.map {
-          "claimed \(Format.timeAndAge($0.claimedAt, now: now)); key last used \(Format.timeAndAge($0.refreshedAt, now: now))"
+          "\($0.proof.rawValue), claimed \(Format.timeAndAge($0.claimedAt, now: now)); key last used"
+            + " \(Format.timeAndAge($0.refreshedAt, now: now))"
         } ?? "unclaimed",
       ],
       ["devices", claim == nil ? String(devices) : "\(devices) (\(keyedDevices) with the key)"],

@@ -10,7 +10,7 @@ enum StationsCommand: Command {
   static let usage = """
     usage: aprs-cloud stations --db PATH [--config FILE] [--all]
            aprs-cloud stations --top --db PATH [--config FILE]
-           aprs-cloud stations STATION --db PATH [--config FILE] [--release-claim]
+           aprs-cloud stations STATION --db PATH [--config FILE] [--release-claim | --approve-claim]
            aprs-cloud stations STATION --export FILE --db PATH [--config FILE]
 
     Lists the stations registered in the database, one per line, by address:
@@ -41,13 +41,19 @@ enum StationsCommand: Command {
     owner's addresses, are deleted), and the next POST /v1/claim claims it
     anew. The release is recorded in the audit trail.
 
+    --approve-claim proves the station's claim for its holder: a claim made
+    while the station was in use is provisional (it changes nothing for the
+    station's other devices) until a code pushed to one of them is entered;
+    the operator's approval stands in for the code, and no device can take
+    an approved claim back. The approval is recorded in the audit trail.
+
     --export FILE writes everything of STATION that moves with it to FILE
     (- for standard output): its stored messages, sends with their states,
     subscription entries, read markers, settings and claim, as the JSON
     document POST /v1/export answers its owner. `aprs-cloud import FILE`
     reads it into another server's database.
 
-    Reads the database read-only (but for --release-claim), so it is safe
+    Reads the database read-only (but for --release-claim and --approve-claim), so it is safe
     while the server runs.
 
     options:
@@ -56,13 +62,15 @@ enum StationsCommand: Command {
       --all           list expired stations too
       --top           the busiest stations and addresses of the last hour
       --release-claim release STATION's claim (writes the database)
+      --approve-claim prove STATION's claim (writes the database)
       --export FILE   write STATION's export document to FILE (- for stdout)
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
     runReporting(name, usage: usage) { () throws(CommandFailure) -> ExitStatus in
       let parsed = try parseArguments(
-        arguments, options: ["db", "config", "export"], flags: ["all", "release-claim", "top"])
+        arguments, options: ["db", "config", "export"],
+        flags: ["all", "release-claim", "approve-claim", "top"])
       guard parsed.positionals.count <= 1 else {
         throw CommandFailure("unexpected argument '\(parsed.positionals[1])'", usage: true)
       }

@@ -177,6 +177,7 @@ struct Reply {
 extension JSONValue {
   var stringValue: String? { if case .string(let text) = self { text } else { nil } }
   var intValue: Int64? { if case .number(let number) = self { number.int64 } else { nil } }
+  var arrayValue: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
 }
 
 /// A one-pixel PNG, base64.

@@ -32,7 +32,9 @@ import Testing
     // Not registered yet: the claim registers it.
     let reply = api.post("/v1/claim", Self.body(), authorization: nil)
     #expect(reply.status == 200, "\(reply.text)")
-    #expect(reply.object?.keys.sorted() == ["claimedAt", "stationKey"])
+    #expect(reply.object?.keys.sorted() == ["claim", "claimedAt", "stationKey"])
+    // Nobody used the station: first-come, proven at once.
+    #expect(reply["claim"]?.stringValue == "proven")
     let key = try #require(reply["stationKey"]?.stringValue)
     #expect(key.utf8.count == 43)
     #expect(

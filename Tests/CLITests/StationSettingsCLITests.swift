@@ -56,13 +56,13 @@ import Testing
     let hash = String(repeating: "ab", count: 32)
     #expect(
       try fixture.database.claimStation("N0CALL-7", keyHash: hash, client: "2001:db8::/64", now: fixture.now)
-        == .claimed(at: fixture.now))
+        == .claimed(at: fixture.now, proof: .proven))
     try fixture.database.updateStationSettings(
       "N0CALL-7", StationSettingsUpdate(mutedUntil: fixture.now + 60_000), client: "203.0.113.7",
       now: fixture.now + 1)
     let shown = try runCLI(["stations", "N0CALL-7", "--db", fixture.path])
     #expect(shown.status == 0, "\(shown.stderr)")
-    #expect(shown.stdout.contains("claim         claimed "), "\(shown.stdout)")
+    #expect(shown.stdout.contains("claim         proven, claimed "), "\(shown.stdout)")
     #expect(shown.stdout.contains("devices       1 (0 with the key)"), "\(shown.stdout)")
     #expect(shown.stdout.contains("audit trail (newest first):"))
     let trail = shown.stdout.split(separator: "\n").drop { !$0.hasPrefix("WHEN") }.map(String.init)

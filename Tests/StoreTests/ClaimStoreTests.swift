@@ -16,7 +16,9 @@ import Testing
     #expect(try database.claimStation("N0CALL-7", keyHash: Self.hash, client: "a", now: 5) == .unregistered)
     _ = try register(database, "N0CALL-7")
     #expect(try database.stationClaim("N0CALL-7") == .unclaimed)
-    #expect(try database.claimStation("n0call-7", keyHash: Self.hash, client: "a", now: 5) == .claimed(at: 5))
+    #expect(
+      try database.claimStation("n0call-7", keyHash: Self.hash, client: "a", now: 5)
+        == .claimed(at: 5, proof: .proven))
     #expect(
       try database.claimStation("N0CALL-7", keyHash: Self.other, client: "b", now: 6) == .alreadyClaimed)
     #expect(
