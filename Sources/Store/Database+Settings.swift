@@ -129,26 +129,59 @@ extension Database {
   /// The live stations (heard at or after `heardSince`, epoch ms) that collect other SSIDs of their call
   /// (setting `ssids` not `exact`), each with its choice: what the listener's filter and routing add. One look
   /// at a partial index; these are few (claimed stations that opted in).
+  ///
+  /// The SSIDs ACKed for are only those of ``StationSettings/ackSsids`` that are stations of the same owner here:
+  /// registered and claimed with the same key, by a claim that governs (docs/design.md "Who may do what"). Any
+  /// other address may be a radio of someone else, heard through an igate: an ACK in its name would stop its
+  /// sender's retries while the real station never got the message.
   public func stationsCollectingOtherSSIDs(heardSince: Int64) throws(StoreError) -> [OtherSSIDStation] {
     let statement = try prepared(
       """
-      SELECT settings.station, settings.ssids, settings.ack_ssids
+      SELECT settings.station, settings.ssids, settings.ack_ssids, stations.base, stations.claim_key_hash
       FROM station_settings AS settings JOIN stations ON stations.address = settings.station
       WHERE settings.ssids <> 'exact' AND stations.heartbeat_at >= ?1
       ORDER BY settings.station
       """)
-    defer { statement.reset() }
-    try statement.bind(1, heardSince)
-    var found: [OtherSSIDStation] = []
-    while try statement.step() {
-      let address = statement.text(0)
-      let own = Self.ownSSID(of: address)
-      let others = SSIDSelection(stored: statement.text(1)).others(own: own)
-      guard !others.isEmpty else { continue }
-      found.append(
-        OtherSSIDStation(address: address, ssids: others, ackSsids: SSIDSet(stored: statement.text(2))))
+    var found: [(station: OtherSSIDStation, base: String, keyHash: String?)] = []
+    do {
+      defer { statement.reset() }
+      try statement.bind(1, heardSince)
+      while try statement.step() {
+        let address = statement.text(0)
+        let own = Self.ownSSID(of: address)
+        let others = SSIDSelection(stored: statement.text(1)).others(own: own)
+        guard !others.isEmpty else { continue }
+        found.append(
+          (
+            OtherSSIDStation(address: address, ssids: others, ackSsids: SSIDSet(stored: statement.text(2))),
+            statement.text(3), statement.optionalText(4)
+          ))
+      }
     }
-    return found
+    return try found.map { entry throws(StoreError) -> OtherSSIDStation in
+      var station = entry.station
+      guard !station.ackSsids.isEmpty else { return station }
+      let owned = try ownedSSIDs(base: entry.base, keyHash: entry.keyHash)
+      station.ackSsids = SSIDSet(station.ackSsids.ssids.filter { owned.contains($0) })
+      return station
+    }
+  }
+
+  /// The SSIDs of `base` registered here and claimed with the key of `keyHash` by a claim that governs (proven or
+  /// unproven); none for a station without a claim.
+  private func ownedSSIDs(base: String, keyHash: String?) throws(StoreError) -> Set<Int> {
+    guard let keyHash else { return [] }
+    let statement = try prepared(
+      """
+      SELECT ssid FROM stations
+      WHERE base = ?1 AND claim_key_hash = ?2 AND claim_proof IN ('proven', 'unproven')
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, base)
+    try statement.bind(2, keyHash)
+    var ssids: Set<Int> = []
+    while try statement.step() { ssids.insert(Int(statement.int64(0))) }
+    return ssids
   }
 }
 

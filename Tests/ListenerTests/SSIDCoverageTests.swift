@@ -63,7 +63,8 @@ import Testing
     try rig.responder.updateStationSettings(
       "N0CALL-7", StationSettingsUpdate(ssids: .all, ackSsids: SSIDSet([3])), now: rig.clock.now)
     #expect(try rig.watcher.check()?.spec == "g/N0CALL*/N0CALL-7")
-    #expect(rig.registry.collectors(of: "N0CALL-3") == [SSIDCollector(station: "N0CALL-7", acks: true)])
+    // N0CALL-3 is no station of the owner here: collected, never ACKed in its name.
+    #expect(rig.registry.collectors(of: "N0CALL-3") == [SSIDCollector(station: "N0CALL-7", acks: false)])
     #expect(rig.registry.collectors(of: "N0CALL-0").map(\.station) == ["N0CALL-7"])
     try rig.responder.updateStationSettings(
       "N0CALL-7", StationSettingsUpdate(ssids: .exact), now: rig.clock.now)

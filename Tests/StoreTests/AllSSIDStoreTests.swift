@@ -48,10 +48,34 @@ import Testing
     #expect(updated?.ssids == .list(SSIDSet([0, 7, 9])))
     #expect(try database.stationSettings("n0call-7")?.ssids == .list(SSIDSet([0, 7, 9])))
     #expect(try database.stationSettings("N0CALL-7")?.ackSsids == SSIDSet([9]))
+    // ACKs only for SSIDs that are stations of the same owner here: N0CALL-9 is none yet, then claimed with
+    // another key, then with the owner's.
+    #expect(
+      try database.stationsCollectingOtherSSIDs(heardSince: 0) == [
+        OtherSSIDStation(address: "N0CALL-7", ssids: SSIDSet([0, 9]), ackSsids: .empty)
+      ])
+    let owner = String(repeating: "ab", count: 32)
+    #expect(
+      try database.claimStation("N0CALL-7", keyHash: owner, client: "a", now: Self.t0)
+        == .claimed(at: Self.t0, proof: .proven))
+    try register(database, "N0CALL-9")
+    #expect(
+      try database.claimStation(
+        "N0CALL-9", keyHash: String(repeating: "cd", count: 32), client: "b", now: Self.t0)
+        == .claimed(at: Self.t0, proof: .proven))
+    #expect(try database.stationsCollectingOtherSSIDs(heardSince: 0).first?.ackSsids == .empty)
+    #expect(try database.releaseClaim("N0CALL-9", now: Self.t0))
+    #expect(
+      try database.claimStation("N0CALL-9", keyHash: owner, client: "a", now: Self.t0)
+        == .claimed(at: Self.t0, proof: .proven))
     #expect(
       try database.stationsCollectingOtherSSIDs(heardSince: 0) == [
         OtherSSIDStation(address: "N0CALL-7", ssids: SSIDSet([0, 9]), ackSsids: SSIDSet([9]))
       ])
+    // A provisional claim of the same key governs nothing: no ACK.
+    #expect(try database.releaseClaim("N0CALL-9", now: Self.t0))
+    _ = try database.claimStation("N0CALL-9", keyHash: owner, proof: .provisional, client: "a", now: Self.t0)
+    #expect(try database.stationsCollectingOtherSSIDs(heardSince: 0).first?.ackSsids == .empty)
     // Expired stations are left out; back to exact, none.
     #expect(try database.stationsCollectingOtherSSIDs(heardSince: Self.t0).isEmpty)
     try database.updateStationSettings("N0CALL-7", StationSettingsUpdate(ssids: .exact), now: Self.t0)
