@@ -286,6 +286,34 @@ final class WebPushRig: PushServiceRig {
     #expect(try eventually { try rig.database.pushStatus().warnings[.webpush] == nil })
   }
 
+  /// `/health` is public and a push service is whatever host a subscriber names: its answer (here HTML, a script
+  /// and 3000 bytes in a JSON `reason`) reaches the log only; the warning names the status and the host.
+  @Test func aHostilePushServiceAnswerIsLoggedButNeverInTheWarning() throws {
+    let rig = try WebPushRig()
+    defer { rig.close() }
+    let subscription = try rig.fake.subscribe()
+    try rig.register("N0CALL-7", subscription)
+    let hostile = "<script>alert(document.cookie)</script>" + String(repeating: "X", count: 3000)
+    let answer = String(
+      decoding: try JSONSerialization.data(withJSONObject: ["reason": hostile]), as: UTF8.self)
+    let script = try JSONSerialization.data(withJSONObject: [
+      "id": subscription.id, "status": 403, "times": 3, "body": answer,
+    ])
+    try rig.fake.control("POST", "/control/script", String(decoding: script, as: UTF8.self))
+    try rig.start()
+    for (index, text) in ["a", "b", "c"].enumerated() {
+      try rig.store("N0CALL-7", [text])
+      #expect(try rig.fake.wait(count: index + 1))
+      #expect(try eventually { try rig.pending().isEmpty })
+    }
+    #expect(try eventually { try rig.database.pushStatus().warnings[.webpush] != nil })
+    let warning = try rig.database.pushStatus().warnings[.webpush] ?? ""
+    #expect(warning.hasPrefix("127.0.0.1 refuses every push with 403 (3 in a row)"), "\(warning)")
+    #expect(!warning.contains("<") && !warning.contains("script") && !warning.contains("XXXX"), "\(warning)")
+    #expect(warning.utf8.count < 300)
+    #expect(rig.log().contains("<script>alert(document.cookie)"), "the raw answer is in the log")
+  }
+
   @Test func theKeyPairIsMadeOnceKeptPrivateAndTheSameAfterARestart() throws {
     let rig = try WebPushRig()
     defer { rig.close() }
