@@ -314,6 +314,32 @@ final class WebPushRig: PushServiceRig {
     #expect(rig.log().contains("<script>alert(document.cookie)"), "the raw answer is in the log")
   }
 
+  /// A subscription made with another VAPID key (`applicationServerKey`) is refused 403 on every push, forever:
+  /// after 5 such refusals in a row over at least a day it is deleted as a dead subscription, saying why.
+  @Test func aSubscriptionRefusedTheSameWayForADayIsDeleted() throws {
+    let rig = try WebPushRig()
+    defer { rig.close() }
+    let mismatch = try rig.fake.subscribe(vapidKey: WebPushEncryptionTests.RFC.asPublic)
+    try rig.register("N0CALL-7", mismatch)
+    try rig.start()
+    let stepMs: Int64 = 6 * 3_600_000
+    for index in 0..<5 {
+      if index > 0 {
+        rig.clock.advance(by: stepMs)
+        // The push service judges VAPID `exp` at the moved clock too.
+        try rig.fake.control("POST", "/control/clock", #"{"offsetSeconds":\#(Int64(index) * stepMs / 1000)}"#)
+        // The station stays heard: a heartbeat at the moved clock.
+        try rig.register("N0CALL-7", mismatch)
+      }
+      try rig.store("N0CALL-7", ["m\(index)"])
+      #expect(try rig.fake.wait(mismatch, count: index + 1, status: 403))
+      #expect(try eventually { try rig.pending().isEmpty })
+      if index < 4 { #expect(try rig.tokens("N0CALL-7") == [mismatch.endpoint], "after \(index + 1)") }
+    }
+    #expect(try eventually { try rig.tokens("N0CALL-7").isEmpty })
+    #expect(rig.log().contains("refused the same way on 5 pushes in a row"), "\(rig.log())")
+  }
+
   @Test func theKeyPairIsMadeOnceKeptPrivateAndTheSameAfterARestart() throws {
     let rig = try WebPushRig()
     defer { rig.close() }
