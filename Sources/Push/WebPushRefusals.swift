@@ -13,9 +13,10 @@
 /// After ``deleteAfterRefusals`` such refusals in a row with the same status, the first at least
 /// ``deleteAfterMs`` before the last, the subscription is deleted as dead (`.deleteToken`, with why). An accepted
 /// push or another refusal breaks the row; answers that say nothing about the subscription (429, 5xx, no answer:
-/// retried) leave it as it is. A refusal whose reason is about this server's own authorization
-/// (``serverReasons``: Apple's `403 BadJwtToken` for a VAPID contact it does not take) never counts: it
-/// refuses every subscription alike, `WebPushServiceWatch` warns of it, and the fix is the server's.
+/// retried) leave it as it is. A refusal whose reason Apple documents as about the request rather than the
+/// subscription (``countsAsRefusal(reason:)``: `403 BadJwtToken` for a VAPID contact it does not take,
+/// `400 BadExpirationDate`, …) never counts: it refuses every subscription alike, `WebPushServiceWatch` warns
+/// of it, and the fix is the server's.
 ///
 /// Kept in memory: a restart starts every row again, which only delays a deletion.
 struct WebPushRefusals {
@@ -32,11 +33,18 @@ struct WebPushRefusals {
     403: "the subscription was made for another VAPID key",
     405: "the endpoint takes no pushes",
   ]
-  /// Reasons (Apple's, in a JSON `reason`) that are about this server's authorization, not the subscription.
-  static let serverReasons: Set<String> = [
-    "BadJwtToken", "ExpiredProviderToken", "InvalidProviderToken", "MissingProviderToken", "BadCertificate",
-    "BadCertificateEnvironment", "Forbidden",
+  /// The reasons Apple documents (its Web Push service answers like APNs, a JSON `reason`) that are about the one
+  /// subscription; Apple's others are about the request this server made.
+  static let subscriptionReasons: Set<String> = [
+    "BadDeviceToken", "DeviceTokenNotForTopic", "BadPath", "MethodNotAllowed",
   ]
+
+  /// Whether a refusal with `reason` (its JSON `reason`, nil without one) may be about the subscription: no
+  /// reason, one Apple does not document (other push services' own), or one of ``subscriptionReasons``.
+  static func countsAsRefusal(reason: String?) -> Bool {
+    guard let reason, WebPushServiceWatch.documentedReasons.contains(reason) else { return true }
+    return subscriptionReasons.contains(reason)
+  }
 
   private struct Streak {
     var status: Int
@@ -65,7 +73,7 @@ struct WebPushRefusals {
       break
     }
     guard response.transportError == nil, let meaning = Self.refusals[response.status],
-      !Self.serverReasons.contains(RetryPolicy.APNsError(body: response.body).reason ?? "")
+      Self.countsAsRefusal(reason: RetryPolicy.APNsError(body: response.body).reason)
     else {
       streaks[token] = nil
       return decision

@@ -101,22 +101,29 @@ import Testing
     #expect(Self.isDelete(Self.answer(&refusals, 403, at: now)))
   }
 
-  /// Apple's `403 BadJwtToken` (a VAPID contact it does not take) refuses every subscription alike: the server's
-  /// fault, never a reason to delete.
-  @Test(arguments: ["BadJwtToken", "InvalidProviderToken", "ExpiredProviderToken", "Forbidden"])
-  func refusalsOfTheServersOwnAuthorizationNeverCount(reason: String) {
+  /// Apple's `403 BadJwtToken` (a VAPID contact it does not take) and its other reasons about the request, not the
+  /// subscription, refuse every subscription alike: the server's fault, never a reason to delete.
+  @Test(
+    arguments: [
+      (403, "BadJwtToken"), (403, "InvalidProviderToken"), (403, "ExpiredProviderToken"), (403, "Forbidden"),
+      (400, "BadExpirationDate"), (400, "BadTopic"), (400, "BadPriority"),
+    ])
+  func refusalsOfTheServersOwnRequestNeverCount(status: Int, reason: String) {
     var refusals = WebPushRefusals()
     for day in 0..<10 {
-      #expect(
-        !Self.isDelete(Self.answer(&refusals, 403, reason: reason, at: Self.t0 + Int64(day) * 24 * Self.hour))
-      )
+      let now = Self.t0 + Int64(day) * 24 * Self.hour
+      #expect(!Self.isDelete(Self.answer(&refusals, status, reason: reason, at: now)))
     }
     #expect(refusals.trackedCount == 0)
-    // Another reason, or none, counts.
+  }
+
+  /// A reason about the subscription, one Apple does not document (another push service's own) or none counts.
+  @Test(arguments: [(400, "BadDeviceToken"), (403, "VapidPkHashMismatch"), (405, "MethodNotAllowed")])
+  func refusalsAboutTheSubscriptionCount(status: Int, reason: String) {
+    var refusals = WebPushRefusals()
     for index in 0..<5 {
-      let decision = Self.answer(
-        &refusals, 403, reason: "VapidPkHashMismatch", at: Self.t0 + Int64(index) * 6 * Self.hour)
-      #expect(Self.isDelete(decision) == (index == 4))
+      let now = Self.t0 + Int64(index) * 6 * Self.hour
+      #expect(Self.isDelete(Self.answer(&refusals, status, reason: reason, at: now)) == (index == 4))
     }
   }
 
