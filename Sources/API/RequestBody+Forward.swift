@@ -9,8 +9,9 @@ extension RequestBody {
   /// - `{"type":"ntfy","url":"https://…","token"?:"…","priority"?:1–5}`;
   /// - `{"type":"webhook","url":"https://…","secret":"16–256 printable ASCII characters"}`;
   /// with `always` (bool) and `id` (keeps a target the station has; then `type` and the address may be left out).
-  /// URLs are `https://`, at most 1024 bytes, without user info, and (unless `allowPrivate`) not on `localhost` or
-  /// a loopback or private address literal. Anything wrong is a 400 naming it (`forward[2].url`).
+  /// URLs are `https://`, at most 1024 bytes, without user info or a fragment, an ntfy URL without a query
+  /// (``urlQueryProblem(_:kind:)``), and (unless `allowPrivate`) not on `localhost` or a loopback or private address
+  /// literal. Anything wrong is a 400 naming it (`forward[2].url`).
   func forwardDrafts(emailAvailable: Bool, allowPrivate: Bool) throws(APIError) -> [ForwardDraft]? {
     guard let value = self["forward"] else { return nil }
     guard case .array(let items) = value else {
@@ -27,6 +28,18 @@ extension RequestBody {
           item, field: "forward[\(index)]", emailAvailable: emailAvailable, allowPrivate: allowPrivate))
     }
     return drafts
+  }
+
+  /// Why a forward URL's query is refused, as the end of a sentence, or nil (a fragment never passes
+  /// `WebPushEndpoint`).
+  ///
+  /// An ntfy URL takes no query: the title, tags and priority go as headers and the access token as `token` (sent
+  /// as `Authorization`, answered only as a hint), while a query would keep ntfy's `?auth=` token in the URL,
+  /// stored and answered in full. A webhook keeps its query: some receivers take their own key there (Azure
+  /// Functions' `?code=`, Google Chat's `?key=…&token=…`) and the webhook has no other field for it.
+  static func urlQueryProblem(_ url: String, kind: ForwardKind?) -> String? {
+    guard kind == .ntfy, url.utf8.contains(UInt8(ascii: "?")) else { return nil }
+    return "must have no query (?…): send an access token as token, not as ?auth= in the URL"
   }
 
   private static func forwardDraft(
@@ -83,12 +96,16 @@ extension RequestBody {
       if let url = try text("url", maxLength: WebPushEndpoint.maxBytes) {
         guard let endpoint = WebPushEndpoint(url) else {
           throw .badRequest(
-            "\(field).url must be an https:// URL of at most \(WebPushEndpoint.maxBytes) bytes, without user info"
+            "\(field).url must be an https:// URL of at most \(WebPushEndpoint.maxBytes) bytes, without user info or a"
+              + " fragment"
           )
         }
         if endpoint.isPrivateHost && !allowPrivate {
           throw .badRequest(
             "\(field).url is on this machine or a private network; forwarding goes to public hosts")
+        }
+        if let problem = Self.urlQueryProblem(url, kind: draft.kind) {
+          throw .badRequest("\(field).url \(problem)")
         }
         draft.address = url
       } else if draft.id == nil {

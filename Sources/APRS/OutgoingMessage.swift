@@ -86,7 +86,8 @@ public enum OutgoingMessage {
   ///
   /// An addressee must look like a station that can answer: not `login` (the server's own APRS-IS login, which
   /// would be sent its own messages), not a ``reservedAddressees`` call with any SSID, not a q-construct
-  /// (`qA` and one letter: `qAC`, `qAR`, …), not a call starting with a ``reservedAddresseePrefixes`` entry;
+  /// (`qA` and one letter: `qAC`, `qAR`, …), not a call starting with a ``reservedAddresseePrefixes`` entry,
+  /// not a gateway or generic destination call (``ServiceCalls``: `EMAIL-2`, `SMSGTE`, `APRS`, `CQ`, …);
   /// and not a bulletin, announcement or weather address, which are never acknowledged, so a message to them
   /// would only be repeated until it expires.
   public static func addresseeProblem(_ addressee: String, login: String? = nil) -> String? {
@@ -100,6 +101,7 @@ public enum OutgoingMessage {
     if reservedAddressees.contains(base) {
       return "\(addressee) is a reserved APRS-IS name (\(base)), not a station"
     }
+    if let problem = ServiceCalls.problem(addressee) { return problem }
     if base.utf8.count == 3, base.hasPrefix("QA"), let last = base.utf8.last, ASCII.isUpper(last) {
       return "\(addressee) is an APRS-IS q-construct (qA?), not a station"
     }

@@ -64,10 +64,11 @@ struct SendScheduler: Sendable, Equatable {
   /// given); the other due ones wait, unchanged, in ``Plan/waiting``. A send in `waiting` (the ones the budget
   /// held back before) keeps its place: it does not expire while its copy waits, and when the copy goes out the
   /// time it waited is added to the send's budget delay, so its later copies and its expiry move by as much and
-  /// no copy of the schedule is lost. Otherwise a send past its expiry expires; a due copy goes out with its next
-  /// copy and expiry (offsets missed while the link was down collapse into this one copy, no burst); else its
-  /// schedule is (re)written if it differs from the stored one (a new row, or a changed ack wait), so it is due
-  /// again only when there is something to do.
+  /// no copy of the schedule is lost. Otherwise a send past its expiry expires, and so does one due whose
+  /// addressee `OutgoingMessage.addresseeProblem` refuses (stored before it was refused); a due copy goes out
+  /// with its next copy and expiry (offsets missed while the link was down collapse into this one copy, no
+  /// burst); else its schedule is (re)written if it differs from the stored one (a new row, or a changed ack
+  /// wait), so it is due again only when there is something to do.
   func plan(
     _ sends: [InFlightSend], now: Int64, canTransmit: Bool, allowance: Int = .max, waiting: Set<Int64> = []
   ) -> Plan {
@@ -81,7 +82,9 @@ struct SendScheduler: Sendable, Equatable {
       let next = send.expiresAt == nil ? computed : send.nextAt
       let due = canTransmit && next.map { now >= $0 } == true
       let held = due && waiting.contains(send.id)
-      if now >= expiresAt && !held {
+      // A send stored before its addressee was refused (an older server took `EMAIL-2`) never goes out.
+      let refused = due && OutgoingMessage.addresseeProblem(send.addressee) != nil
+      if (now >= expiresAt && !held) || refused {
         plan.changes.append(.expired(id: send.id))
         continue
       }

@@ -1,3 +1,4 @@
+import APRS
 import JSON
 import Logging
 import Store
@@ -8,6 +9,10 @@ import Store
 /// - ntfy: a POST of the text with the `Title`, `Tags` and `Priority` headers ntfy documents (and
 ///   `Authorization: Bearer <token>` when the target has one);
 /// - email: a plain-text mail, subject `APRS from <sender>`, without `Reply-To`.
+///
+/// Where a person reads the text (the mail, the ntfy notification) bidirectional controls are written as
+/// `<U+202E>` (`BidiControls.escaped`), so a message cannot display as something else than it says; the webhook,
+/// for programs, has the text as stored, which is as received.
 enum ForwardPayload {
   /// The webhook's signature header (lower case, as sent).
   static let signatureHeader = "x-aprs-cloud-signature"
@@ -53,7 +58,7 @@ enum ForwardPayload {
   static func ntfyHeaders(message: StoredMessage, priority: Int, token: String?) -> [String] {
     var headers = [
       "content-type: text/plain; charset=utf-8",
-      "title: APRS from " + headerSafe(message.peer),
+      "title: APRS from " + headerSafe(BidiControls.escaped(message.peer)),
       "tags: incoming_envelope",
       "priority: \(min(5, max(1, priority)))",
       "expect:",
@@ -62,11 +67,12 @@ enum ForwardPayload {
     return headers
   }
 
-  /// ntfy's body: the text, and the addressee when it is another SSID of the station.
+  /// ntfy's body: the text, and the addressee when it is another SSID of the station; bidirectional controls
+  /// escaped.
   static func ntfyBody(station: String, message: StoredMessage) -> [UInt8] {
     var text = message.text
     if let to = message.to, to != station { text += "\n(to \(to))" }
-    return Array(text.utf8)
+    return Array(BidiControls.escaped(text).utf8)
   }
 
   /// The mail for `message`: headers and a plain-text body with sender, time, number and text, CRLF line ends.
@@ -113,7 +119,7 @@ enum ForwardPayload {
     let headers = [
       "From: " + from,
       "To: " + to,
-      "Subject: " + headerSafe(subject),
+      "Subject: " + headerSafe(BidiControls.escaped(subject)),
       "Date: " + UTCTime.mailDate(date),
       "Message-ID: <\(headerSafe(id)).\(date)@\(domain)>",
       "MIME-Version: 1.0",
@@ -130,11 +136,11 @@ enum ForwardPayload {
     String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
   }
 
-  /// A body line: control characters but tab dropped.
+  /// A body line: control characters but tab dropped, bidirectional controls escaped.
   private static func bodySafe(_ text: String) -> String {
-    String(
-      String.UnicodeScalarView(
-        text.unicodeScalars.filter { ($0.value >= 0x20 && $0.value != 0x7F) || $0 == "\t" }))
+    let scalars = BidiControls.escaped(text).unicodeScalars
+    return String(
+      String.UnicodeScalarView(scalars.filter { ($0.value >= 0x20 && $0.value != 0x7F) || $0 == "\t" }))
   }
 
   static func hex(_ bytes: [UInt8]) -> String {

@@ -4,7 +4,8 @@ extension RetryPolicy {
   /// The decision for a push service's answer to a Web Push / UnifiedPush POST (RFC 8030 §5, PROTOCOL.md):
   /// 200, 201 or 202 delivered; 404 or 410 the subscription is gone (delete it); 429 wait `Retry-After` (60 s
   /// without one, doubling); 5xx and no answer back off; 413 and any other refusal (400, 401 or 403 for the VAPID
-  /// header, a redirect) give that push up and keep the subscription. An endpoint whose host resolved only to
+  /// header, a redirect) give that push up and keep the subscription (the client deletes one that answers 400,
+  /// 403 or 405 on every push for a day: `WebPushRefusals`). An endpoint whose host resolved only to
   /// addresses that are not public (`ProviderResponse.refusedAddress`: the request never left) is deleted like
   /// a 404 and not retried: a push service's endpoint never legitimately resolves there, and a client that
   /// registered it was aiming the server at its own network.

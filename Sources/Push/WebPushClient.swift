@@ -29,6 +29,8 @@ final class WebPushClient: ProviderClient {
   private var jobs = JobQueue()
   /// Push services that refuse every push the same way (`warning`).
   private var serviceWatch: WebPushServiceWatch
+  /// Subscriptions refused the same way on every push, deleted after a day of it.
+  private var refusals = WebPushRefusals()
   /// The origin of each transfer on the wire, by tag.
   private var origins: [Int: String] = [:]
   private var inFlightByOrigin: [String: Int] = [:]
@@ -146,10 +148,12 @@ final class WebPushClient: ProviderClient {
       let count = inFlightByOrigin[origin, default: 1] - 1
       inFlightByOrigin[origin] = count > 0 ? count : nil
     }
-    let decision = RetryPolicy.webPush(
+    let answered = RetryPolicy.webPush(
       response, now: now, attempts: job.attempts, jitter: jitter(), throttles: job.throttles,
       expiresAt: job.expiresAt)
-    watch(job, response, decision)
+    // The service watch judges the push service by its answer, before a refusal becomes a deletion.
+    watch(job, response, answered)
+    let decision = refusals.decide(token: job.device.token, response: response, decision: answered, now: now)
     return [JobOutcome(job: job, decision: decision, response: response)]
   }
 

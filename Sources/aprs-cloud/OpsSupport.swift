@@ -1,3 +1,4 @@
+import APRS
 import Config
 import Logging
 import Platform
@@ -194,10 +195,11 @@ enum Format {
   }
 
   /// Text safe for a terminal: control characters (C0, DEL, C1) shown as `\xNN`, so a message
-  /// cannot move the cursor or change colours.
+  /// cannot move the cursor or change colours, and bidirectional controls as `<U+202E>`
+  /// (`BidiControls.escaped`), so it cannot read differently from what it holds.
   static func printable(_ text: String) -> String {
     var result = ""
-    for scalar in text.unicodeScalars {
+    for scalar in BidiControls.escaped(text).unicodeScalars {
       let value = scalar.value
       if value < 0x20 || value == 0x7F || (value >= 0x80 && value < 0xA0) {
         let digits = String(value, radix: 16, uppercase: true)

@@ -160,8 +160,9 @@ enum MessagesCommand: Command {
     message number in braces when it has one, for a message sent through
     /v1/send its state in brackets ([pending] while it is being
     transmitted, then [acked], [rejected] or [expired]), and the text
-    (control characters shown as \\xNN). A sent message's time is that of
-    its last state change.
+    (control characters shown as \\xNN, bidirectional controls such as
+    U+202E as <U+202E>, so a text reads as what it holds; the stored text
+    is as received). A sent message's time is that of its last state change.
 
     Reads the database read-only: the station's sync cursor is not moved, so
     its phone still gets these messages.

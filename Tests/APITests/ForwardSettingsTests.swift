@@ -128,6 +128,19 @@ import Testing
     (#"{"type":"ntfy","url":"https://[::1]/topic"}"#, "forward[0].url is on this machine"),
     (#"{"type":"ntfy","url":"https://169.254.169.254/latest"}"#, "forward[0].url is on this machine"),
     (#"{"type":"ntfy","url":"https://0x7f000001/t"}"#, "forward[0].url is on this machine"),
+    // An ntfy URL with a query (`?auth=` is ntfy's token in the URL): the token goes as `token`.
+    (
+      #"{"type":"ntfy","url":"https://ntfy.example.org/t?auth=tk_secret0123"}"#,
+      "forward[0].url must have no query (?…): send an access token as token"
+    ),
+    (#"{"type":"ntfy","url":"https://ntfy.example.org/t?"}"#, "forward[0].url must have no query"),
+    (#"{"type":"ntfy","url":"https://ntfy.example.org?auth=x"}"#, "forward[0].url must have no query"),
+    // A fragment never reaches the server: no forward URL has one.
+    (#"{"type":"ntfy","url":"https://ntfy.example.org/t#auth=x"}"#, "forward[0].url must be an https:// URL"),
+    (
+      #"{"type":"webhook","url":"https://h.example.org/x#frag","secret":"0123456789abcdef"}"#,
+      "forward[0].url must be an https:// URL"
+    ),
     (#"{"type":"ntfy","url":"https://ntfy.example.org/t","priority":9}"#, "forward[0].priority must be"),
     (#"{"type":"ntfy","url":"https://ntfy.example.org/t","priority":"high"}"#, "forward[0].priority must be"),
     (#"{"type":"ntfy","url":"https://ntfy.example.org/t","always":"yes"}"#, "forward[0].always must be true"),
@@ -152,6 +165,16 @@ import Testing
     let after = fixture.settings()
     #expect(targets(after).map { $0["url"] as? String } == ["https://ntfy.example.org/keep"])
     #expect(after.text.contains(#""mutedUntil":0"#), "nothing changed")
+  }
+
+  /// A webhook keeps its query: some receivers take their own key there (Azure Functions' `?code=`, Google Chat's
+  /// `?key=…&token=…`), and the webhook has no other field for it.
+  @Test func aWebhookURLKeepsItsQuery() throws {
+    let fixture = try Self.fixture()
+    let url = "https://hooks.example.org/api/aprs?code=abc123"
+    let reply = fixture.settings(["forward": [["type": "webhook", "url": url, "secret": Self.secret]]])
+    #expect(reply.status == 200, "\(reply.text)")
+    #expect(targets(reply).map { $0["url"] as? String } == [url])
   }
 
   @Test func moreThanFiveNotAnArrayOrEmailWithoutSMTPAre400() throws {

@@ -95,7 +95,8 @@ import Testing
     "every invalid field is a 400 naming it",
     arguments: [
       ("to", nil), ("to", #""not a call""#), ("to", #""KJ7ABC-16""#), ("to", "42"), ("to", #""OH7LZB-9""#),
-      ("to", #""BLN1""#), ("text", nil), ("text", #""""#),
+      ("to", #""BLN1""#), ("to", #""EMAIL-2""#), ("to", #""sms""#), ("to", #""SMSGTE""#), ("to", #""APRS""#),
+      ("to", #""CQ""#), ("to", #""BEACON""#), ("to", #""ID""#), ("text", nil), ("text", #""""#),
       ("text", "\"" + String(repeating: "x", count: 68) + "\""),
       ("text", #""a{b""#), ("text", #""a|b""#), ("text", #""a~b""#), ("text", #""line\nbreak""#),
       ("text", #""   ""#),
@@ -108,6 +109,19 @@ import Testing
     let reply = api.post("/v1/send", Self.body(field, literal))
     #expect(reply.status == 400, "\(reply.text)")
     #expect(reply.error?.hasPrefix(field) == true, "\(reply.error ?? reply.text)")
+    #expect(try api.database.sendStatus().accepted == 0)
+  }
+
+  /// A gateway out of APRS (mail, SMS) or a generic destination call is no station: the server does not relay to
+  /// it in the owner's name, and the 400 says why.
+  @Test func aGatewayOrAGenericCallAsAddresseeIsA400SayingWhy() throws {
+    let api = try Self.fixture()
+    let email = api.post("/v1/send", Self.body(["to": "EMAIL-2", "text": "me@example.org hi"]))
+    #expect(email.status == 400, "\(email.text)")
+    #expect(email.error?.hasPrefix("to: EMAIL-2 is the APRS email gateway") == true, "\(email.text)")
+    let cq = api.post("/v1/send", Self.body(["to": "cq"]))
+    #expect(cq.status == 400, "\(cq.text)")
+    #expect(cq.error?.contains("generic APRS destination call") == true, "\(cq.text)")
     #expect(try api.database.sendStatus().accepted == 0)
   }
 

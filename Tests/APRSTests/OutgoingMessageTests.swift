@@ -97,13 +97,34 @@ import Testing
   @Test(
     "stations are accepted, other SSIDs of the login and calls that only resemble reserved names too",
     arguments: [
-      "KJ7ABC-7", "W1AW", "ANSRVR", "WXBOT", "EMAIL-2", "OH7LZB", "OH7LZB-14", "QA1", "QAB1", "QA", "Q1AB",
+      "KJ7ABC-7", "W1AW", "ANSRVR", "WXBOT", "OH7LZB", "OH7LZB-14", "QA1", "QAB1", "QA", "Q1AB",
       "SERVER1", "XWIDE", "TRACK", "N0CALM", "BL1N", "NW5", "RELAYS1", "K1ABC-15",
+      // Real calls that begin like a generic destination or a gateway: only whole calls are refused.
+      "AP2ABC", "DX1ABC-9", "W1CQ", "K1ID", "EMAILS", "SMS1A",
     ]
   )
   func acceptedAddressee(addressee: String) {
     #expect(OutgoingMessage.addresseeProblem(addressee, login: "OH7LZB-15") == nil, "\(addressee)")
     #expect(OutgoingMessage.addresseeProblem(addressee) == nil, "\(addressee)")
+  }
+
+  @Test(
+    "gateways out of APRS and the generic destination calls are refused with any SSID, saying which",
+    arguments: [
+      ("EMAIL-2", "email gateway"), ("EMAIL", "email gateway"), ("email-2", "email gateway"),
+      ("SMSGTE", "SMS gateway"), ("SMSGTE-01", "SMS gateway"), ("SMS", "SMS gateway"),
+      ("APRS", "generic APRS destination"), ("CQ", "generic APRS destination"),
+      ("BEACON", "generic APRS destination"), ("ID", "generic APRS destination"),
+      ("QST-1", "generic APRS destination"), ("ALL", "generic APRS destination"),
+    ]
+  )
+  func serviceAddressee(addressee: String, reason: String) throws {
+    for login in [nil, "OH7LZB-15"] {
+      let problem = try #require(OutgoingMessage.addresseeProblem(addressee, login: login), "\(addressee)")
+      #expect(problem.hasPrefix(addressee), "\(problem)")
+      #expect(problem.contains(reason), "\(problem)")
+      #expect(problem.contains("not a station"), "\(problem)")
+    }
   }
 
   @Test("aprsc's disallowed sources: whole calls only")

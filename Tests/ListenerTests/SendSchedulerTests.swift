@@ -201,6 +201,17 @@ import Testing
   }
 
   /// With room in the budget the schedule is exactly the plain one: the budget changes nothing.
+  /// A send stored before its addressee was refused (an older server took `EMAIL-2`): it is never transmitted,
+  /// it expires at once.
+  @Test(arguments: ["EMAIL-2", "SMSGTE", "CQ", "APRS", "BLN1"])
+  func aSendToAnAddresseeNoLongerTakenExpiresUntransmitted(addressee: String) {
+    let send = InFlightSend(
+      id: 9, station: "OH7LZB-9", addressee: addressee, text: "hi", msgno: "1", createdAt: Self.t0)
+    let plan = Self.defaultSchedule.plan([send], now: Self.t0, canTransmit: true)
+    #expect(plan.changes == [.expired(id: 9)])
+    #expect(plan.lines.isEmpty)
+  }
+
   @Test func aBudgetWithRoomChangesNothing() {
     let (copies, expiredAt, _) = Self.runMany(Self.defaultSchedule, sends: 3, budgetPerMinute: 60)
     for times in copies {

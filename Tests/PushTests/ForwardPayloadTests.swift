@@ -46,6 +46,33 @@ import Testing
         == "Hi\r\nBcc: x@example.org\n(to N0CALL-9)")
   }
 
+  /// Bidirectional controls (U+202E makes `txt.exe` read `exe.txt`) reach a person as a visible `<U+202E>` in
+  /// the mail and the ntfy notification; the webhook, for programs, has the text as received.
+  @Test func bidirectionalControlsAreEscapedWhereAPersonReadsTheText() {
+    let controls: [Unicode.Scalar] = [
+      "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}",
+      "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}",
+    ]
+    let text = "see \u{202E}fdp.exe" + String(String.UnicodeScalarView(controls))
+    let message = StoredMessage(
+      direction: .received, peer: "KJ7ABC-7", text: text, msgno: "12", timestamp: 1_796_198_150_000)
+    let mail = String(
+      decoding: ForwardPayload.messageMail(
+        from: "aprs@example.org", to: "me@example.org", station: "N0CALL-7", message: message),
+      as: UTF8.self)
+    let ntfy = String(decoding: ForwardPayload.ntfyBody(station: "N0CALL-7", message: message), as: UTF8.self)
+    let expected =
+      "see <U+202E>fdp.exe<U+202A><U+202B><U+202C><U+202D><U+202E><U+2066><U+2067><U+2068><U+2069><U+200E>"
+      + "<U+200F><U+061C>"
+    for (name, delivered) in [("mail", mail), ("ntfy", ntfy)] {
+      #expect(!delivered.unicodeScalars.contains { controls.contains($0) }, "\(name)")
+      #expect(delivered.contains(expected), "\(name): \(delivered)")
+    }
+    let webhook = String(
+      decoding: ForwardPayload.webhookBody(station: "N0CALL-7", message: message), as: UTF8.self)
+    #expect(webhook.contains(text))
+  }
+
   @Test func theSignatureCoversTheTimestampAndTheBody() {
     let body = ForwardPayload.webhookBody(station: "N0CALL-7", message: Self.message)
     let one = ForwardPayload.signature(secret: "secret-0123456789", seconds: 1_796_198_150, body: body)

@@ -286,6 +286,60 @@ final class WebPushRig: PushServiceRig {
     #expect(try eventually { try rig.database.pushStatus().warnings[.webpush] == nil })
   }
 
+  /// `/health` is public and a push service is whatever host a subscriber names: its answer (here HTML, a script
+  /// and 3000 bytes in a JSON `reason`) reaches the log only; the warning names the status and the host.
+  @Test func aHostilePushServiceAnswerIsLoggedButNeverInTheWarning() throws {
+    let rig = try WebPushRig()
+    defer { rig.close() }
+    let subscription = try rig.fake.subscribe()
+    try rig.register("N0CALL-7", subscription)
+    let hostile = "<script>alert(document.cookie)</script>" + String(repeating: "X", count: 3000)
+    let answer = String(
+      decoding: try JSONSerialization.data(withJSONObject: ["reason": hostile]), as: UTF8.self)
+    let script = try JSONSerialization.data(withJSONObject: [
+      "id": subscription.id, "status": 403, "times": 3, "body": answer,
+    ])
+    try rig.fake.control("POST", "/control/script", String(decoding: script, as: UTF8.self))
+    try rig.start()
+    for (index, text) in ["a", "b", "c"].enumerated() {
+      try rig.store("N0CALL-7", [text])
+      #expect(try rig.fake.wait(count: index + 1))
+      #expect(try eventually { try rig.pending().isEmpty })
+    }
+    #expect(try eventually { try rig.database.pushStatus().warnings[.webpush] != nil })
+    let warning = try rig.database.pushStatus().warnings[.webpush] ?? ""
+    #expect(warning.hasPrefix("127.0.0.1 refuses every push with 403 (3 in a row)"), "\(warning)")
+    #expect(!warning.contains("<") && !warning.contains("script") && !warning.contains("XXXX"), "\(warning)")
+    #expect(warning.utf8.count < 300)
+    #expect(rig.log().contains("<script>alert(document.cookie)"), "the raw answer is in the log")
+  }
+
+  /// A subscription made with another VAPID key (`applicationServerKey`) is refused 403 on every push, forever:
+  /// after 5 such refusals in a row over at least a day it is deleted as a dead subscription, saying why.
+  @Test func aSubscriptionRefusedTheSameWayForADayIsDeleted() throws {
+    let rig = try WebPushRig()
+    defer { rig.close() }
+    let mismatch = try rig.fake.subscribe(vapidKey: WebPushEncryptionTests.RFC.asPublic)
+    try rig.register("N0CALL-7", mismatch)
+    try rig.start()
+    let stepMs: Int64 = 6 * 3_600_000
+    for index in 0..<5 {
+      if index > 0 {
+        rig.clock.advance(by: stepMs)
+        // The push service judges VAPID `exp` at the moved clock too.
+        try rig.fake.control("POST", "/control/clock", #"{"offsetSeconds":\#(Int64(index) * stepMs / 1000)}"#)
+        // The station stays heard: a heartbeat at the moved clock.
+        try rig.register("N0CALL-7", mismatch)
+      }
+      try rig.store("N0CALL-7", ["m\(index)"])
+      #expect(try rig.fake.wait(mismatch, count: index + 1, status: 403))
+      #expect(try eventually { try rig.pending().isEmpty })
+      if index < 4 { #expect(try rig.tokens("N0CALL-7") == [mismatch.endpoint], "after \(index + 1)") }
+    }
+    #expect(try eventually { try rig.tokens("N0CALL-7").isEmpty })
+    #expect(rig.log().contains("refused the same way on 5 pushes in a row"), "\(rig.log())")
+  }
+
   @Test func theKeyPairIsMadeOnceKeptPrivateAndTheSameAfterARestart() throws {
     let rig = try WebPushRig()
     defer { rig.close() }

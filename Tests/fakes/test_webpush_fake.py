@@ -166,6 +166,18 @@ class FakeService(unittest.TestCase):
             self.assertIn(word, self.last(subscription)["reason"], options)
         self.assertEqual(self.push(subscription, headers={"Authorization": "Bearer x"}).status, 401)
 
+    def test_the_clock_offset_moves_where_exp_is_judged(self):
+        subscription = self.control("POST", "/control/subscribe", {})
+        ahead = self.sender.claims(self.origin, exp=int(time.time()) + 30 * 3600)
+        self.assertEqual(self.push(subscription, claims=ahead).status, 401)
+        self.control("POST", "/control/clock", {"offsetSeconds": 24 * 3600})
+        try:
+            self.assertEqual(self.push(subscription, claims=ahead).status, 201)
+            self.assertEqual(self.push(subscription).status, 401)
+        finally:
+            self.control("POST", "/control/clock", {"offsetSeconds": 0})
+        self.assertEqual(self.push(subscription).status, 201)
+
     def test_a_subscription_bound_to_another_key_answers_403(self):
         other = Sender()
         subscription = self.control("POST", "/control/subscribe", {"vapidKey": other.k})

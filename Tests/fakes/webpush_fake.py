@@ -44,6 +44,8 @@ Control API:
   POST /control/wait {"count","id"?,"status"?,"timeoutMs"?}  {"ok":bool,"count":n} once that many were answered
   GET  /control/stats                          {"requests":n,"connections":m}
   POST /control/reset                          forgets requests and scripts (subscriptions stay)
+  POST /control/clock {"offsetSeconds"}        VAPID exp is judged at this machine's time plus the offset (a
+                                               sender whose clock a test moves ahead)
 """
 
 import argparse
@@ -178,6 +180,8 @@ class State:
         self.lock = threading.Condition()
         self.subscriptions = {}
         self.scripts = {}
+        # Seconds added to this machine's time where the fake judges a VAPID exp (/control/clock).
+        self.clock_offset = 0
         self.requests = []
         self.ids = itertools.count(1)
         self.connections = itertools.count(1)
@@ -224,7 +228,7 @@ class PushHandler(TLSPostHandler):
             status = 410 if subscription is not None and subscription.get("gone") == 410 else 404
             raise Refused(status, "no such subscription")
         host = headers.get("host", "").lower()
-        record["vapid"] = verify_vapid(headers.get("authorization"), "https://" + host, int(time.time()))
+        record["vapid"] = verify_vapid(headers.get("authorization"), "https://" + host, int(time.time()) + STATE.clock_offset)
         if subscription.get("vapidKey") and record["vapid"]["k"] != subscription["vapidKey"]:
             raise Refused(403, "k is not the applicationServerKey of this subscription")
         ttl = headers.get("ttl")
@@ -320,6 +324,10 @@ class ControlHandler(JSONControlHandler):
                         if (request.get("id") is None or r["id"] == request["id"])
                         and (request.get("status") is None or r["status"] == request["status"])]
             return self.reply(wait_for_count(STATE.lock, matching, request["count"], request.get("timeoutMs", 10000)))
+        if path == "/control/clock":
+            with STATE.lock:
+                STATE.clock_offset = int(request["offsetSeconds"])
+            return self.reply({"ok": True})
         if path == "/control/reset":
             with STATE.lock:
                 STATE.requests.clear()
