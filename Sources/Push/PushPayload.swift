@@ -1,3 +1,4 @@
+import APRS
 import JSON
 import Store
 
@@ -222,6 +223,9 @@ public enum PushPayload {
     _ build: (NotificationText, Bool) -> [UInt8]
   ) -> Result<BuiltPayload, PayloadTooLarge> {
     var text = NotificationText.make(content, preview: preview)
+    // A person reads the banner: bidirectional controls in a message would disguise what it says.
+    text.title = BidiControls.escaped(text.title)
+    text.body = BidiControls.escaped(text.body)
     var bytes = build(text, true)
     if bytes.count <= limit {
       return .success(BuiltPayload(bytes: bytes, text: text, imageDropped: false, bodyShortened: false))

@@ -100,3 +100,21 @@ import Testing
     #expect(try rig.database.recentMessages(station: "N0CALL-7", limit: 10).isEmpty)
   }
 }
+
+/// Bidirectional controls in a message are shown escaped in every provider's banner (the data keep the text).
+@Suite struct BannerBidiTests {
+  @Test func aRightToLeftOverrideIsEscapedInTheBanner() throws {
+    let content = PushContent(
+      station: "N0CALL-7", fromCall: "KJ7ABC-7", seqId: "1", text: "pay \u{202E}gnp.exe", count: 1)
+    guard case .success(let fcm) = PushPayload.fcm(content, token: "t", preview: true, ttlSeconds: 60) else {
+      Issue.record("did not fit")
+      return
+    }
+    #expect(fcm.text.body == "pay <U+202E>gnp.exe")
+    guard case .success(let web) = WebPushPayload.body(content, preview: true, encrypted: true) else {
+      Issue.record("did not fit")
+      return
+    }
+    #expect(web.text.body == "pay <U+202E>gnp.exe")
+  }
+}
