@@ -115,13 +115,10 @@ extension APIHandler {
       // Never reached: the router hands a waiting claim's requests the keyless access of the station.
       case .provisional: (config.keylessDevicesPerStation, false)
       }
-    let limit: (what: String, key: String, perHour: Int, name: LimitName) =
-      isRegistration
-      ? ("registrations", RateKey.registrations, config.registrationsPerHour, .registrationsPerHour)
-      : ("heartbeats", RateKey.heartbeats, config.heartbeatsPerHour, .heartbeatsPerHour)
     let outcome = try store { () throws(StoreError) -> RefreshOutcome in
       try database.writeBatch { () throws(StoreError) -> RefreshOutcome in
-        if try !database.hasStation(address) {
+        let existing = try database.hasStation(address)
+        if !existing {
           if try database.stationCount() >= config.maxStations {
             try database.countLimitHit(.maxStations)
             return .full(
@@ -132,11 +129,14 @@ extension APIHandler {
             return .limited(what: refusal.what, retryAfterMs: refusal.retryAfterMs)
           }
         }
-        let decision = try database.consumeRate(
-          key: limit.key + address, limit: limit.perHour, windowMs: Self.rateWindowMs, now: now)
-        if case .limited(let retryAfterMs) = decision {
-          try database.countLimitHit(limit.name)
-          return .limited(what: limit.what, retryAfterMs: retryAfterMs)
+        let budget = try refreshBudget(
+          address, device: device, access: access, client: client, isRegistration: isRegistration,
+          existing: existing)
+        let refusals = try database.consumeRates(budget.counts, windowMs: Self.rateWindowMs, now: now)
+        if let widest = refusals.last {
+          try database.countLimitHit(budget.name)
+          return .limited(
+            what: budget.what[widest.index], retryAfterMs: refusals.map(\.retryAfterMs).max() ?? 0)
         }
         let record = try database.upsertStation(upsert, now: now)
         if let token = upsert.pushToken, !token.isEmpty {
@@ -146,7 +146,9 @@ extension APIHandler {
             access == .guest ? .keylessDevicesPerStation : .devicesPerStation, replaced)
         }
         return .done(
-          try applyAvatar(avatar, to: address, holding: record.avatarHash, client: client, now: now))
+          try applyAvatar(
+            access.guards(avatar, of: address), to: address, holding: record.avatarHash, client: client,
+            now: now))
       }
     }
     switch outcome {
@@ -157,6 +159,46 @@ extension APIHandler {
     case .done(let result):
       return result
     }
+  }
+
+  /// The budgets a register or heartbeat is counted in (`registrationsPerHour` or `heartbeatsPerHour`, each per
+  /// hour), so that no stranger spends the owner's or a known device's (docs/design.md "Who may do what"):
+  /// - with the key of a governing claim: the owner's own budget of the station;
+  /// - a refresh of a push token the station already has: that device's own budget;
+  /// - anything else (a new token, none, on a station stored already): the station's keyless budget, and the
+  ///   client's keyless budgets across stations, 4 times the limit per address (IPv4 address, IPv6 /64) and 16
+  ///   times per network (IPv4 /24, IPv6 /48), so that one client cannot spend every station's.
+  /// Inside the caller's transaction (it reads the station's devices).
+  private func refreshBudget(
+    _ address: String, device: DeviceFields, access: StationAccess, client: ClientAddress,
+    isRegistration: Bool,
+    existing: Bool
+  ) throws(StoreError) -> (counts: [RateCount], what: [String], name: LimitName) {
+    let (what, prefix, perHour, name): (String, String, Int, LimitName) =
+      isRegistration
+      ? ("registrations", RateKey.registrations, config.registrationsPerHour, .registrationsPerHour)
+      : ("heartbeats", RateKey.heartbeats, config.heartbeatsPerHour, .heartbeatsPerHour)
+    if access.isOwner {
+      return ([RateCount(key: prefix + "key:" + address, limit: perHour)], [what], name)
+    }
+    if existing, let token = device.pushToken, let platform = device.platform {
+      let stored = DeviceToken.stored(token, platform: platform)
+      if try database.devices(of: address).contains(where: { $0.token == stored }) {
+        let digest = SHA256.hex(stored).prefix(16)
+        return ([RateCount(key: prefix + "device:" + address + ":" + digest, limit: perHour)], [what], name)
+      }
+    }
+    var counts = [RateCount(key: prefix + address, limit: perHour)]
+    var whats = [what]
+    guard existing else { return (counts, whats, name) }
+    counts.append(RateCount(key: prefix + "keyless from:" + client.key, limit: perHour * 4))
+    whats.append("keyless \(what) from this address")
+    if let network = client.network {
+      counts.append(
+        RateCount(key: prefix + "keyless from network:" + network.description, limit: perHour * 16))
+      whats.append("keyless \(what) from this network (\(network))")
+    }
+    return (counts, whats, name)
   }
 
   /// Applies an avatar update inside the refresh's transaction; `current` is the hash stored now.

@@ -67,3 +67,18 @@ enum AvatarUpdate: Equatable {
     return SHA256.hex((icon ?? "") + "\n" + (image ?? ""))
   }
 }
+
+extension StationAccess {
+  /// `update` as this caller may make it: on a station whose claim governs, a keyless caller's new or cleared
+  /// avatar is refused (the rest of the request still succeeds), since the avatar is what every other station's
+  /// app shows of the owner.
+  func guards(_ update: AvatarUpdate, of station: String) -> AvatarUpdate {
+    guard self == .guest else { return update }
+    switch update {
+    case .set, .clear:
+      return .rejected(reason: "\(station) is claimed: changing its avatar needs its station key")
+    case .none, .rejected:
+      return update
+    }
+  }
+}
