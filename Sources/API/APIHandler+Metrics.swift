@@ -264,6 +264,8 @@ extension APIHandler {
     case .avatarBytesTotal: config.avatarBytesTotal
     case .sendsPerAddressPerMinute: Int64(config.sendsPerAddressPerMinute)
     case .sendsPerMinuteGlobal: Int64(config.sendsPerMinuteGlobal)
+    case .sendsPerNetworkPerMinute:
+      Int64(SendLimits(globalPerMinute: config.sendsPerMinuteGlobal).share(SendLimits.networkShare))
     case .sendsPerStationPerMinute: Int64(config.sendsPerMinute)
     case .sendsInFlight: Int64(config.sendsInFlight)
     case .keylessDevicesPerStation: Int64(config.keylessDevicesPerStation)

@@ -42,7 +42,8 @@ extension APIHandler {
     }
     let limits = SendLimits(
       perMinute: config.sendsPerMinute, inFlight: config.sendsInFlight, address: client.key,
-      perAddressPerMinute: config.sendsPerAddressPerMinute, globalPerMinute: config.sendsPerMinuteGlobal)
+      perAddressPerMinute: config.sendsPerAddressPerMinute, globalPerMinute: config.sendsPerMinuteGlobal,
+      network: client.network?.description, wideNetwork: client.wideNetwork?.description)
     let creation = try store { () throws(StoreError) in
       try database.createSend(request, limits: limits, now: now)
     }
@@ -63,6 +64,11 @@ extension APIHandler {
     case .tooManyFromAddress(let retryAfterMs):
       throw .rateLimited(
         what: "messages sent from this address this minute (at most \(config.sendsPerAddressPerMinute))",
+        retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .tooManyFromNetwork(let retryAfterMs, let network, let limit):
+      throw .rateLimited(
+        what:
+          "messages sent from this network (\(network)) this minute (at most \(limit), its share of everyone's)",
         retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyGlobal(let retryAfterMs):
       throw .rateLimited(

@@ -69,12 +69,15 @@ struct SendScheduler: Sendable, Equatable {
   /// with its next copy and expiry (offsets missed while the link was down collapse into this one copy, no
   /// burst); else its schedule is (re)written if it differs from the stored one (a new row, or a changed ack
   /// wait), so it is due again only when there is something to do.
+  ///
+  /// When the budget cannot take every due copy, the stations take turns (``fairOrder(_:)``): each station's
+  /// first send before any station's second, so one station's burst never holds back everyone else's copies.
   func plan(
     _ sends: [InFlightSend], now: Int64, canTransmit: Bool, allowance: Int = .max, waiting: Set<Int64> = []
   ) -> Plan {
     var plan = Plan()
     var room = allowance
-    for send in sends {
+    for send in Self.fairOrder(sends) {
       let expiresAt = expiry(
         createdAt: send.createdAt, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
       let computed = nextCopy(
@@ -109,5 +112,19 @@ struct SendScheduler: Sendable, Equatable {
       }
     }
     return plan
+  }
+}
+
+extension SendScheduler {
+  /// `sends` in turns by station: every station's first (in the order given), then every station's second, and so
+  /// on; stable within a station. Pure.
+  static func fairOrder(_ sends: [InFlightSend]) -> [InFlightSend] {
+    var turn: [String: Int] = [:]
+    let ranked = sends.enumerated().map { index, send -> (round: Int, index: Int, send: InFlightSend) in
+      let round = turn[send.station, default: 0]
+      turn[send.station] = round + 1
+      return (round, index, send)
+    }
+    return ranked.sorted { ($0.round, $0.index) < ($1.round, $1.index) }.map(\.send)
   }
 }

@@ -36,9 +36,20 @@ extension Database {
         try countLimitHit(.sendsInFlight)
         return .tooManyInFlight
       }
-      var rates: [(key: String, limit: Int)] = [("sends:\(station)", limits.perMinute)]
-      if let address = limits.address { rates.append(("sends from:\(address)", limits.perAddressPerMinute)) }
-      rates.append((Self.globalSendRateKey, limits.globalPerMinute))
+      // Narrowest first: the station, the address, its networks (each a share of everyone's), everyone.
+      var rates: [(key: String, limit: Int, network: String?)] = [
+        ("sends:\(station)", limits.stationPerMinute, nil)
+      ]
+      if let address = limits.address {
+        rates.append(("sends from:\(address)", limits.perAddressPerMinute, nil))
+      }
+      if let network = limits.network {
+        rates.append(("sends from network:\(network)", limits.share(SendLimits.networkShare), network))
+      }
+      if let wide = limits.wideNetwork {
+        rates.append(("sends from network:\(wide)", limits.share(SendLimits.wideNetworkShare), wide))
+      }
+      rates.append((Self.globalSendRateKey, limits.globalPerMinute, nil))
       for (index, rate) in rates.enumerated() {
         let decision = try peekRate(
           key: rate.key, limit: rate.limit, windowMs: Self.sendRateWindowMs, now: now)
@@ -50,6 +61,10 @@ extension Database {
         if index == rates.count - 1 {
           try countLimitHit(.sendsPerMinuteGlobal)
           return .tooManyGlobal(retryAfterMs: retryAfterMs)
+        }
+        if let network = rate.network {
+          try countLimitHit(.sendsPerNetworkPerMinute)
+          return .tooManyFromNetwork(retryAfterMs: retryAfterMs, network: network, limit: rate.limit)
         }
         try countLimitHit(.sendsPerAddressPerMinute)
         return .tooManyFromAddress(retryAfterMs: retryAfterMs)

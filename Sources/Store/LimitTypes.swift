@@ -40,6 +40,9 @@ public enum LimitName: String, Sendable, CaseIterable {
   case sendsPerAddressPerMinute
   /// `[send] sendsPerMinuteGlobal`: `/v1/send` messages accepted per minute from everyone together (429).
   case sendsPerMinuteGlobal
+  /// A third of `sendsPerMinuteGlobal` (half for an IPv6 /32): `/v1/send` messages one network (IPv4 /24, IPv6
+  /// /48, IPv6 /32) may send per minute, so that no network spends everyone's budget (429).
+  case sendsPerNetworkPerMinute
 }
 
 /// How often each limit was hit since the database was created (`limits.*` rows of `meta`), and the

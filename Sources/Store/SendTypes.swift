@@ -49,17 +49,35 @@ public struct SendLimits: Sendable, Equatable {
   public var perAddressPerMinute: Int
   /// Sends accepted per minute over every station and address together.
   public var globalPerMinute: Int
+  /// The client's network (IPv4 /24 or IPv6 /48) and, for IPv6, its wide network (/32), as the API's
+  /// `AddressBlock` prints them; each takes at most ``networkShare`` (a /32 ``wideNetworkShare``) of
+  /// ``globalPerMinute``.
+  public var network: String?
+  public var wideNetwork: String?
+
+  /// The share of the global budget one network may send, and one IPv6 /32; one station at most
+  /// ``networkShare`` too (the smaller of it and ``perMinute``).
+  public static let networkShare = 1.0 / 3.0
+  public static let wideNetworkShare = 1.0 / 2.0
 
   public init(
     perMinute: Int = 10, inFlight: Int = 20, address: String? = nil, perAddressPerMinute: Int = 20,
-    globalPerMinute: Int = 30
+    globalPerMinute: Int = 30, network: String? = nil, wideNetwork: String? = nil
   ) {
     self.perMinute = perMinute
     self.inFlight = inFlight
     self.address = address
     self.perAddressPerMinute = perAddressPerMinute
     self.globalPerMinute = globalPerMinute
+    self.network = network
+    self.wideNetwork = wideNetwork
   }
+
+  /// `share` of the global budget, at least 1.
+  public func share(_ share: Double) -> Int { max(1, Int((Double(globalPerMinute) * share).rounded(.down))) }
+
+  /// What one station may send per minute: ``perMinute``, and never more than a network's share of everyone's.
+  public var stationPerMinute: Int { min(perMinute, share(Self.networkShare)) }
 }
 
 /// What `createSend` did.
@@ -76,6 +94,9 @@ public enum SendCreation: Sendable, Equatable {
   case tooManyPerMinute(retryAfterMs: Int64)
   /// Past the in-flight limit (the station's pending sends).
   case tooManyInFlight
+  /// Past the share of one network (IPv4 /24, IPv6 /48 or /32, named); retry after this many ms (counted as
+  /// `sendsPerNetworkPerMinute` hits).
+  case tooManyFromNetwork(retryAfterMs: Int64, network: String, limit: Int)
   /// Past the per-address limit; retry after this many ms (counted as `sendsPerAddressPerMinute` hits).
   case tooManyFromAddress(retryAfterMs: Int64)
   /// Past the global limit; retry after this many ms (counted as `sendsPerMinuteGlobal` hits).

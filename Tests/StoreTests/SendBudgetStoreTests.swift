@@ -55,23 +55,27 @@ import Testing
     defer { dir.remove() }
     let database = try openStore(dir.database)
     defer { database.close() }
-    for station in ["OH7LZB-9", "W1AW"] { try register(database, station) }
+    for station in ["OH7LZB-9", "W1AW", "K1ABC", "N1XYZ"] { try register(database, station) }
     func limits(_ address: String) -> SendLimits {
       SendLimits(perMinute: 10, address: address, perAddressPerMinute: 10, globalPerMinute: 3)
     }
+    // One station sends at most a third of everyone's (docs/design.md "Who may do what"): three stations here.
     #expect(isCreated(try send(database, "1", from: "OH7LZB-9", limits: limits("192.0.2.1"), now: 0)))
     #expect(isCreated(try send(database, "2", from: "W1AW", limits: limits("192.0.2.2"), now: 10)))
-    #expect(isCreated(try send(database, "3", from: "W1AW", limits: limits("192.0.2.3"), now: 20)))
     #expect(
-      try send(database, "4", from: "OH7LZB-9", limits: limits("192.0.2.4"), now: 30)
+      try send(database, "2b", from: "W1AW", limits: limits("192.0.2.9"), now: 15)
+        == .tooManyPerMinute(retryAfterMs: 59_995))
+    #expect(isCreated(try send(database, "3", from: "K1ABC", limits: limits("192.0.2.3"), now: 20)))
+    #expect(
+      try send(database, "4", from: "N1XYZ", limits: limits("192.0.2.4"), now: 30)
         == .tooManyGlobal(retryAfterMs: 59_970))
     #expect(try database.limitStatus()[.sendsPerMinuteGlobal] == 1)
     #expect(try database.limitStatus()[.sendsPerAddressPerMinute] == 0)
     // A replay is answered at the limit (it sends nothing).
-    _ = try send(database, "r", from: "W1AW", clientId: "x", limits: limits("192.0.2.5"), now: 60_000)
+    _ = try send(database, "r", from: "W1AW", clientId: "x", limits: limits("192.0.2.5"), now: 70_000)
     guard
       case .replayed = try send(
-        database, "r", from: "W1AW", clientId: "x", limits: limits("192.0.2.5"), now: 60_010)
+        database, "r", from: "W1AW", clientId: "x", limits: limits("192.0.2.5"), now: 70_010)
     else {
       Issue.record("no replay")
       return
