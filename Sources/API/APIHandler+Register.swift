@@ -140,8 +140,11 @@ extension APIHandler {
         }
         let record = try database.upsertStation(upsert, now: now)
         if let token = upsert.pushToken, !token.isEmpty {
+          // The keyless pool of a claimed station spares the devices it had before the claim.
+          let since = access == .guest ? try database.stationClaim(address).claim?.claimedAt : nil
           let replaced = try database.trimDevices(
-            of: address, keeping: max(1, devicePool.keep), sparing: token, keyed: devicePool.keyed)
+            of: address, keeping: max(1, devicePool.keep), sparing: token, keyed: devicePool.keyed,
+            registeredSince: since)
           try database.countLimitHit(
             access == .guest ? .keylessDevicesPerStation : .devicesPerStation, replaced)
         }

@@ -57,17 +57,23 @@ extension Database {
   /// Keeps at most `limit` (at least 1) devices of `station`: the most recently refreshed ones, and
   /// `sparing` (the token just registered) whatever its refresh time. With `keyed`, only that class of
   /// devices is counted and trimmed (a claimed station's owner's devices, or its keyless pool), so the
-  /// other class is never pushed out. Returns how many were deleted.
+  /// other class is never pushed out. With `registeredSince` (epoch ms), only devices registered then or later
+  /// are counted and trimmed: a claimed station's keyless pool spares the devices it had before the claim
+  /// (docs/design.md "Who may do what": a claim never evicts a device it did not bring). Returns how many were
+  /// deleted.
   @discardableResult
   public func trimDevices(
-    of station: String, keeping limit: Int, sparing token: String?, keyed: Bool? = nil
+    of station: String, keeping limit: Int, sparing token: String?, keyed: Bool? = nil,
+    registeredSince: Int64? = nil
   ) throws(StoreError) -> Int {
     guard limit >= 1 else { throw .invalidArgument("a station keeps at least 1 device (got \(limit))") }
     return try writeTransaction { () throws(StoreError) in
       let statement = try prepared(
         """
-        DELETE FROM devices WHERE station = ?1 AND token IS NOT ?3 AND (?4 IS NULL OR keyed = ?4) AND id NOT IN (
+        DELETE FROM devices WHERE station = ?1 AND token IS NOT ?3 AND (?4 IS NULL OR keyed = ?4)
+          AND (?5 IS NULL OR registered_at >= ?5) AND id NOT IN (
           SELECT id FROM devices WHERE station = ?1 AND (?4 IS NULL OR keyed = ?4)
+            AND (?5 IS NULL OR registered_at >= ?5)
           ORDER BY token IS ?3 DESC, refreshed_at DESC, id DESC LIMIT ?2)
         """)
       defer { statement.reset() }
@@ -75,6 +81,7 @@ extension Database {
       try statement.bind(2, limit)
       try statement.bind(3, token)
       try statement.bind(4, keyed)
+      try statement.bind(5, registeredSince)
       try statement.run()
       return changes
     }

@@ -123,6 +123,29 @@ import Testing
     #expect(other.status == 200, "\(other.text)")
   }
 
+  @Test func aStrangersKeylessTokensNeverEvictADeviceTheStationHadBeforeItsClaim() throws {
+    let api = try APIFixture()
+    #expect(
+      api.post(
+        "/v1/register", registerBody(["pushToken": "app-phone-token", "wantHistory": false]),
+        authorization: nil
+      ).status == 200)
+    api.clock.advance(ms: 1000)
+    #expect(api.post("/v1/claim", Self.body(), authorization: nil)["claim"]?.stringValue == "proven")
+    api.clock.advance(ms: 1000)
+    for index in 0..<6 {
+      let stranger = api.post(
+        "/v1/heartbeat", Self.body(["platform": "android", "pushToken": "stranger-token-\(index)"]),
+        authorization: nil, remoteAddress: "203.0.113.9")
+      #expect(stranger.status == 200, "\(stranger.text)")
+      api.clock.advance(ms: 1000)
+    }
+    let tokens = try api.database.devices(of: "N0CALL-7").map(\.token)
+    #expect(tokens.contains("app-phone-token"), "\(tokens)")
+    // The strangers' tokens share the keyless pool among themselves.
+    #expect(tokens.filter { $0.hasPrefix("stranger") }.count == APIConfig().keylessDevicesPerStation)
+  }
+
   @Test func aKeylessCallerCannotChangeAClaimedStationsAvatar() throws {
     let api = try APIFixture()
     let key = try #require(api.post("/v1/claim", Self.body(), authorization: nil)["stationKey"]?.stringValue)
