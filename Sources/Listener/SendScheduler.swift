@@ -32,7 +32,8 @@ struct SendScheduler: Sendable, Equatable {
   /// how long the transmit budget held its copies back (`budgetDelayMs`: the offsets after the first move by
   /// it); nil when the schedule has no copy left.
   func nextCopy(createdAt: Int64, lastSentAt: Int64?, budgetDelayMs: Int64 = 0) -> Int64? {
-    guard let last = lastSentAt else { return createdAt + offsetsMs[0] }
+    // A send accepted past everyone's budget waits for it from the start (its budget delay).
+    guard let last = lastSentAt else { return createdAt + budgetDelayMs + offsetsMs[0] }
     let start = createdAt + budgetDelayMs
     guard let slot = offsetsMs.lazy.map({ start + $0 }).first(where: { $0 > last }) else { return nil }
     return max(slot, last + minimumSpacingMs)

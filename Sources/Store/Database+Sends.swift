@@ -11,13 +11,18 @@ extension Database {
 
   /// The `rate_limits` key of the global send limit (no station or address key can be this: it has a space).
   static let globalSendRateKey = "sends global"
+  /// The sends accepted past everyone's budget to wait for the next minute (at most as many as the budget).
+  static let queuedSendRateKey = "sends global queued"
 
   /// Creates a send in ONE write transaction, in this order: the station must be registered; a `clientId` the
   /// station used before returns that message (nothing new, no limit counted); the station's sends in flight
   /// must stay below `limits.inFlight`; then its sends this minute within `limits.perMinute`, the client
   /// address's within `limits.perAddressPerMinute` and everyone's within `limits.globalPerMinute` (all three
   /// checked before any is counted: a refused send counts against none; every refusal, in flight included,
-  /// counts a hit of its `LimitName`); then the message gets the station's next free message number (unique among its
+  /// counts a hit of its `LimitName`; one network and one station take only their shares of everyone's,
+  /// ``SendLimits/networkShare``). Past everyone's budget but within the caller's shares, the send is accepted to
+  /// wait for the next minute while the minute ahead has room (``queuedSendRateKey``): its `budget_delay_ms` is
+  /// the wait, so its first copy (and its whole schedule) comes that much later. Then the message gets the station's next free message number (unique among its
   /// sends in flight), is stored as a `sent` message with the cursor's next timestamp (the ring is trimmed,
   /// sparing sends in flight), and its `sends` row waits for the listener to schedule it.
   public func createSend(_ send: NewSend, limits: SendLimits, now: Int64) throws(StoreError) -> SendCreation {
@@ -50,10 +55,22 @@ extension Database {
         rates.append(("sends from network:\(wide)", limits.share(SendLimits.wideNetworkShare), wide))
       }
       rates.append((Self.globalSendRateKey, limits.globalPerMinute, nil))
+      // Past everyone's budget, but within the caller's shares: the send waits for the next minute (its first
+      // copy then), while the minute ahead has room; only then is it refused.
+      var queuedForMs: Int64 = 0
       for (index, rate) in rates.enumerated() {
         let decision = try peekRate(
           key: rate.key, limit: rate.limit, windowMs: Self.sendRateWindowMs, now: now)
         guard case .limited(let retryAfterMs) = decision else { continue }
+        if index == rates.count - 1,
+          case .allowed = try peekRate(
+            key: Self.queuedSendRateKey, limit: limits.globalPerMinute, windowMs: Self.sendRateWindowMs,
+            now: now)
+        {
+          queuedForMs = retryAfterMs
+          rates[index] = (Self.queuedSendRateKey, limits.globalPerMinute, nil)
+          continue
+        }
         if index == 0 {
           try countLimitHit(.sendsPerStationPerMinute)
           return .tooManyPerMinute(retryAfterMs: retryAfterMs)
@@ -91,8 +108,8 @@ extension Database {
       let id = lastInsertRowID
       let row = try prepared(
         """
-        INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at)
-        VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6)
+        INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, budget_delay_ms)
+        VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)
         """)
       do {
         defer { row.reset() }
@@ -102,6 +119,7 @@ extension Database {
         try row.bind(4, msgno)
         try row.bind(5, send.clientId)
         try row.bind(6, now)
+        try row.bind(7, queuedForMs)
         try row.run()
       }
       try trimRing(station)

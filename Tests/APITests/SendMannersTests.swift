@@ -96,18 +96,26 @@ import Testing
     var config = APIConfig()
     config.sendsPerMinuteGlobal = 2
     let api = try Self.fixture(config)
-    for call in ["W1AW", "K1ABC", "N1XYZ"] { Self.register(api, call, ssid: 0) }
-    // From three networks: one network may send only its share of everyone's (docs/design.md).
+    for call in ["W1AW", "K1ABC", "N1XYZ", "W2XYZ", "K2ABC"] { Self.register(api, call, ssid: 0) }
+    // From five networks: one network may send only its share of everyone's (docs/design.md).
     #expect(Self.send(api, Self.body("W1AW"), from: "192.0.2.1").status == 200)
     api.clock.advance(ms: 20_000)
     #expect(Self.send(api, Self.body("K1ABC"), from: "198.51.100.2").status == 200)
-    let refused = Self.send(api, Self.body("N1XYZ"), from: "203.0.113.3")
+    // Past everyone's budget: the next minute's worth waits (accepted, its first copy later), then a 429.
+    for (call, address) in [("N1XYZ", "203.0.113.3"), ("W2XYZ", "192.0.3.4")] {
+      let queued = Self.send(api, Self.body(call), from: address)
+      #expect(queued.status == 200, "\(queued.text)")
+    }
+    #expect(
+      try api.database.dueSends(now: .max, canTransmit: true).filter { $0.budgetDelayMs == 40_000 }.count == 2
+    )
+    let refused = Self.send(api, Self.body("K2ABC"), from: "192.0.4.5")
     #expect(refused.status == 429, "\(refused.text)")
     #expect(refused.error?.contains("through this server") == true, "\(refused.text)")
     #expect(refused.header("Retry-After") == "40")
     #expect(Self.metric(api, #"aprs_cloud_limit_hits_total{limit="sendsPerMinuteGlobal"} 1"#))
     #expect(Self.metric(api, #"aprs_cloud_limit_setting{limit="sendsPerMinuteGlobal"} 2"#))
-    #expect(try api.database.sendStatus().accepted == 2)
+    #expect(try api.database.sendStatus().accepted == 4)
   }
 
   /// The server's own login is refused whether the responder's config names it (`W5AGO-15`) or only the

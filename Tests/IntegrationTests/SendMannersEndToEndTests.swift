@@ -5,45 +5,54 @@ import Testing
 
 /// Sending within APRS-IS manners end to end: `/v1/send` through nginx and the real responder, with the real
 /// `aprs-listener` on the APRS-IS fake. Many stations with their computed passcodes send from one client address
-/// and then from others: the per-address and the global limits answer 429 with `Retry-After`, counted in
+/// and then from others: the per-address and the global limits answer 429 with `Retry-After` (a network's share
+/// of everyone's holds, and a minute's worth past everyone's budget waits for the next minute), counted in
 /// `/metrics`; the listener writes no more lines a minute than its transmit budget, the other copies wait (and
 /// `/health` says so); a waiting send can be cancelled. The budget's minute is not waited out here (the
 /// schedule after the wait is `SendSchedulerTests` and `OutboundSenderTests`, with an injected clock).
 @Suite(.serialized) struct SendMannersEndToEndTests {
-  /// Per address 4, everyone 6, the budget 3 lines a minute.
+  /// Per address 2, everyone 6 (so a network 2: a third), the budget 3 lines a minute.
   static let limits = """
     [send]
-    sendsPerAddressPerMinute = 4
+    sendsPerAddressPerMinute = 2
     sendsPerMinuteGlobal = 6
     transmitBudgetPerMinute = 3
     schedule = 0, 31
     poll = 50ms
 
     """
-  static let stations = (1...9).map { "W\($0)TST" }
+  static let stations = (1...13).map { "W\($0)TST" }
 
   @Test func oneAddressAndEveryoneAreLimitedAndTheAirGetsNoMoreThanTheBudget() throws {
     let rig = try MannersRig()
     defer { rig.stop() }
-    // Four stations from 127.0.0.1: accepted; the fifth from the same address: 429.
-    for (index, station) in Self.stations.prefix(4).enumerated() {
+    // Two stations from 127.0.0.1: accepted; the third from the same address: 429.
+    for (index, station) in Self.stations.prefix(2).enumerated() {
       let reply = try rig.send(from: station, address: "127.0.0.1", clientId: "c\(index)")
       #expect(reply.status == 200, "\(station): \(reply.text)")
     }
-    let fromAddress = try rig.send(from: Self.stations[4], address: "127.0.0.1")
+    let fromAddress = try rig.send(from: Self.stations[2], address: "127.0.0.1")
     #expect(fromAddress.status == 429, "\(fromAddress.text)")
     #expect(fromAddress.errorMessage?.contains("from this address") == true, "\(fromAddress.text)")
     #expect(Int(fromAddress.header("retry-after") ?? "") ?? 0 >= 1)
-    // Two more from another address fill the global limit; the next, from a third address, is refused by it.
-    for station in Self.stations[4...5] {
-      let reply = try rig.send(from: station, address: "127.0.0.2")
+    // Four more from two other networks (each at most its share, a third of everyone's) fill the global limit.
+    for (station, address) in zip(Self.stations[2...5], ["127.0.1.2", "127.0.1.2", "127.0.2.3", "127.0.2.3"])
+    {
+      let reply = try rig.send(from: station, address: address)
       #expect(reply.status == 200, "\(station): \(reply.text)")
     }
-    let global = try rig.send(from: Self.stations[6], address: "127.0.0.3")
+    // Past everyone's budget, a minute's worth more is accepted to wait for the next minute; then 429.
+    let later = ["127.0.3.4", "127.0.3.4", "127.0.4.5", "127.0.4.5", "127.0.5.6", "127.0.5.6"]
+    for (station, address) in zip(Self.stations[6...11], later) {
+      let reply = try rig.send(from: station, address: address)
+      #expect(reply.status == 200, "\(station): \(reply.text)")
+    }
+    let global = try rig.send(from: Self.stations[12], address: "127.0.6.7")
     #expect(global.status == 429, "\(global.text)")
     #expect(global.errorMessage?.contains("through this server") == true, "\(global.text)")
     #expect(global.header("retry-after") != nil)
-    #expect(try rig.database.int("SELECT count(*) FROM sends") == 6)
+    #expect(try rig.database.int("SELECT count(*) FROM sends") == 12)
+    #expect(try rig.database.int("SELECT count(*) FROM sends WHERE budget_delay_ms > 0") == 6)
 
     // Six first copies are due at once; the budget lets three out and the listener says the rest wait.
     #expect(try rig.aprsis.wait("transmitted", count: 3, timeout: 5), "\(rig.listener.log)")
@@ -65,14 +74,14 @@ import Testing
     for (index, start) in times.enumerated() {
       #expect(times[index...].prefix { $0 - start < 60 }.count <= 3)
     }
-    #expect(try rig.database.int("SELECT count(*) FROM sends WHERE transmissions = 0") == 3)
+    #expect(try rig.database.int("SELECT count(*) FROM sends WHERE transmissions = 0") == 9)
 
     let metrics = try rig.stack.metrics().text
     for line in [
       #"aprs_cloud_limit_hits_total{limit="sendsPerAddressPerMinute"} 1"#,
       #"aprs_cloud_limit_hits_total{limit="sendsPerMinuteGlobal"} 1"#,
       #"aprs_cloud_limit_setting{limit="sendsPerMinuteGlobal"} 6"#,
-      #"aprs_cloud_sends_total{outcome="accepted"} 6"#, "aprs_cloud_send_transmissions_total 3",
+      #"aprs_cloud_sends_total{outcome="accepted"} 12"#, "aprs_cloud_send_transmissions_total 3",
       "aprs_cloud_send_copies_delayed_total 0", "aprs_cloud_listener_send_budget_full 1",
     ] {
       #expect(metrics.contains(line + "\n"), "\(line)")
@@ -83,7 +92,8 @@ import Testing
     let rig = try MannersRig()
     defer { rig.stop() }
     for (index, station) in Self.stations.prefix(4).enumerated() {
-      #expect(try rig.send(from: station, address: "127.0.0.1", clientId: "c\(index)").status == 200)
+      let address = index < 2 ? "127.0.0.1" : "127.0.1.2"
+      #expect(try rig.send(from: station, address: address, clientId: "c\(index)").status == 200)
     }
     #expect(try rig.aprsis.wait("transmitted", count: 3, timeout: 5), "\(rig.listener.log)")
     #expect(try rig.database.waitUntil { try $0.meta("sendBudgetFull") == "1" }, "\(rig.listener.log)")
@@ -155,10 +165,10 @@ private final class MannersRig {
       throw error
     }
     do {
-      for station in SendMannersEndToEndTests.stations {
+      for (index, station) in SendMannersEndToEndTests.stations.enumerated() {
         let claim = try post(
           "/v1/claim", ["callsign": station, "ssid": 0, "auth": String(aprsPasscode(station))],
-          address: "127.0.0.1")
+          address: "127.0.9.\(index + 1)")
         keys[station] = try #require(claim.jsonObject?.string("stationKey"), "claim: \(claim.text)")
       }
       try #require(try aprsis.wait("login", count: 1), "no login:\n\(listener.log)")

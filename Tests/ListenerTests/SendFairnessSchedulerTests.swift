@@ -29,4 +29,16 @@ import Testing
     #expect(plan.waiting == [3, 4, 5, 6])
     #expect(SendScheduler.fairOrder(sends).map(\.id) == [1, 7, 8, 2, 3, 4, 5, 6])
   }
+
+  @Test func aSendAcceptedPastEveryonesBudgetGoesOutWhenItsWaitIsOver() {
+    var send = InFlightSend(
+      id: 1, station: "QUEUE-1", addressee: "KJ7ABC-7", text: "q", msgno: "1", createdAt: Self.t0)
+    send.budgetDelayMs = 40_000
+    let early = SendSchedulerTests.defaultSchedule.plan([send], now: Self.t0 + 39_999, canTransmit: true)
+    #expect(early.lines.isEmpty)
+    #expect(
+      early.changes == [.scheduled(id: 1, nextAt: Self.t0 + 40_000, expiresAt: Self.t0 + 40_000 + 2_044_000)])
+    let due = SendSchedulerTests.defaultSchedule.plan([send], now: Self.t0 + 40_000, canTransmit: true)
+    #expect(due.lines[1] != nil)
+  }
 }

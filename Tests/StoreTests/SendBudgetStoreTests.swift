@@ -55,7 +55,9 @@ import Testing
     defer { dir.remove() }
     let database = try openStore(dir.database)
     defer { database.close() }
-    for station in ["OH7LZB-9", "W1AW", "K1ABC", "N1XYZ"] { try register(database, station) }
+    for station in ["OH7LZB-9", "W1AW", "K1ABC", "N1XYZ", "W2XYZ", "K2ABC", "N2XYZ"] {
+      try register(database, station)
+    }
     func limits(_ address: String) -> SendLimits {
       SendLimits(perMinute: 10, address: address, perAddressPerMinute: 10, globalPerMinute: 3)
     }
@@ -66,8 +68,14 @@ import Testing
       try send(database, "2b", from: "W1AW", limits: limits("192.0.2.9"), now: 15)
         == .tooManyPerMinute(retryAfterMs: 59_995))
     #expect(isCreated(try send(database, "3", from: "K1ABC", limits: limits("192.0.2.3"), now: 20)))
+    // Past everyone's budget: a minute's worth more waits (its first copy when the window reopens), then refused.
+    for (text, station) in [("4", "N1XYZ"), ("5", "W2XYZ"), ("6", "K2ABC")] {
+      #expect(isCreated(try send(database, text, from: station, limits: limits("192.0.2.\(text)"), now: 30)))
+    }
     #expect(
-      try send(database, "4", from: "N1XYZ", limits: limits("192.0.2.4"), now: 30)
+      try database.dueSends(now: .max, canTransmit: true).filter { $0.budgetDelayMs == 59_970 }.count == 3)
+    #expect(
+      try send(database, "7", from: "N2XYZ", limits: limits("192.0.2.7"), now: 30)
         == .tooManyGlobal(retryAfterMs: 59_970))
     #expect(try database.limitStatus()[.sendsPerMinuteGlobal] == 1)
     #expect(try database.limitStatus()[.sendsPerAddressPerMinute] == 0)
