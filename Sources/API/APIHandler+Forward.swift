@@ -4,8 +4,8 @@ import Store
 
 extension APIHandler {
   /// `POST /v1/forward/confirm` (README "Forwarding"): `{callsign, ssid, id, code}` confirms the email target `id`
-  /// with the code its confirmation mail carried; `{…, id, resend:true}` asks for another mail (at most
-  /// ``Store/ForwardTarget/confirmationsPerDay`` to one address in 24 hours: 429 past it). Answers
+  /// with the code its confirmation mail carried; `{…, id, resend:true}` asks for another mail (a 429 naming the
+  /// budget past one of ``Store/ConfirmationBudget``: the station's, the mailbox's, the domain's). Answers
   /// `{"target":{…}}`, the target as `/v1/settings` shows it. A wrong, expired or void code is a 400 naming `code`;
   /// an unknown `id` a 404; a target that is not waiting for a code a 409. Only the owner of a claimed station gets
   /// here; a confirmation is recorded in the station's audit trail under `client`.
@@ -21,11 +21,9 @@ extension APIHandler {
       }
       switch result {
       case .queued(let queued): target = queued
-      case .limited(let retryAt):
+      case .limited(let retryAt, let budget):
         throw .rateLimited(
-          what:
-            "confirmation mails to this address (at most \(ForwardTarget.confirmationsPerDay) in 24 hours)",
-          retryAfterSeconds: Int(max(1, (retryAt - now + 999) / 1000)))
+          what: budget.description, retryAfterSeconds: Int(max(1, (retryAt - now + 999) / 1000)))
       case .notFound: throw .forwardTargetNotFound(id: id)
       case .notPending(let other): throw .conflict(Self.notPending(other))
       }

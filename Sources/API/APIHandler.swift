@@ -130,7 +130,10 @@ public final class APIHandler {
     if endpoint == .status { return .response(statusPage()) }
     if endpoint == .info { return .response(info()) }
     if let refusal = CrossSiteCheck.refusal(
-      origin: request.origin, fetchSite: request.fetchSite, host: request.host, allowed: config.allowedOrigins
+      origin: request.origin, fetchSite: request.fetchSite,
+      own: CrossSiteCheck.ownOrigin(
+        host: request.host, scheme: request.scheme, serverPort: request.serverPort),
+      allowed: config.allowedOrigins
     ) {
       return .response(.error(.forbidden(refusal)))
     }

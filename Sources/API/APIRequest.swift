@@ -22,18 +22,28 @@ public struct APIRequest: Sendable {
   public var origin: String?
   /// The `Sec-Fetch-Site` header (`same-origin`, `same-site`, `cross-site`, `none`), if any.
   public var fetchSite: String?
-  /// The `Host` header the request was sent to (`example.org`, `127.0.0.1:8080`): the server's own origin.
+  /// The `Host` header the request was sent to (`example.org`, `127.0.0.1:8080`): the host of the server's own
+  /// origin.
   public var host: String?
+  /// The scheme the web server received the request by (`REQUEST_SCHEME`, `HTTPS`: ``RequestScheme``); nil when
+  /// unknown, and then no `Origin` is the server's own (only `[server] allowedOrigins` pass).
+  public var scheme: RequestScheme?
+  /// The port the web server received the request on (`SERVER_PORT`), if it says: the server's own origin has it,
+  /// and a `Host` naming another port (a proxy or a port mapping in between) makes that origin unknown.
+  public var serverPort: Int?
 
   public init(
     method: String, path: String, contentType: String? = nil, body: [UInt8] = [],
     remoteAddress: String = "", viaMetricsListener: Bool = false, authorization: String? = nil,
-    origin: String? = nil, fetchSite: String? = nil, host: String? = nil
+    origin: String? = nil, fetchSite: String? = nil, host: String? = nil, scheme: RequestScheme? = nil,
+    serverPort: Int? = nil
   ) {
     self.authorization = authorization
     self.origin = origin
     self.fetchSite = fetchSite
     self.host = host
+    self.scheme = scheme
+    self.serverPort = serverPort
     self.method = method
     self.path = path
     self.contentType = contentType

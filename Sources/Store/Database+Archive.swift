@@ -25,22 +25,33 @@ extension Database {
   }
 
   /// Imports `archive` into this database in ONE `BEGIN IMMEDIATE` transaction: the station (registered at
-  /// `now`, with no devices), its claim, settings, subscriptions (their ids kept), read markers and entries,
-  /// each entry under its own `timestamp`, so a client's sync cursor from the old server goes on working.
-  /// Imported messages are neither pushed nor ACKed; the station's cursor is set past them. A send that was
-  /// still in flight is imported as `expired` (the old server's schedule does not move here). Returns the
-  /// number of entries imported.
-  /// A read marker past the newest entry is taken as the newest entry.
+  /// `now`, with no devices), settings, subscriptions (their ids kept), read markers and entries, each entry under
+  /// its own `timestamp`, so a client's sync cursor from the old server goes on working. Imported messages are
+  /// neither pushed nor ACKed; the station's cursor is set past them. A send that was still in flight is imported
+  /// as `expired` (the old server's schedule does not move here). A read marker past the newest entry is taken as
+  /// the newest entry.
+  ///
+  /// The station ends with no more entries than its retention keeps here: each ring is trimmed as a store trims it
+  /// (`trimRing`: `ringSize` a ring, or for the station's own messages its `untilPulled` `max`, at most
+  /// `maxUnpulledPerStation`); the older entries are left out (counted in ``StationImport/dropped``, not recorded
+  /// as evicted unpulled: they were never this server's to push).
+  ///
+  /// The archive's claim is only a key hash whoever wrote the document chose: it comes along only `withClaim`
+  /// (the operator vouches for the document), and then `unproven` with the import's time as its seniority, noted
+  /// in the audit trail; otherwise the station is imported unclaimed.
   /// - Throws: ``StoreError/invalidArgument(_:)`` when the station is registered here already, an entry's
   ///   timestamp is taken by another station's message, or a time in the archive (an entry's timestamp, the
-  ///   claim) is later than `now` + ``importClockSkewMs``: the timestamps are the whole server's cursor sequence,
-  ///   and one from the future would move every later message's there (nothing is written).
+  ///   claim brought along) is later than `now` + ``importClockSkewMs``: the timestamps are the whole server's
+  ///   cursor sequence, and one from the future would move every later message's there (nothing is written).
   @discardableResult
-  public func importStation(_ archive: StationArchive, now: Int64) throws(StoreError) -> Int {
+  public func importStation(_ archive: StationArchive, withClaim: Bool = false, now: Int64) throws(StoreError)
+    -> StationImport
+  {
     let latest = now + Self.importClockSkewMs
+    let claim = withClaim ? archive.claim : nil
     let times =
       archive.entries.map { ("entry timestamp", $0.timestamp) }
-      + (archive.claim.map { [("claimedAt", $0.claimedAt)] } ?? [])
+      + (claim.map { [("claimedAt", $0.claimedAt)] } ?? [])
     if let (what, time) = times.first(where: { $0.1 > latest }) {
       throw .invalidArgument(
         "the \(what) \(time) is later than this server's clock (\(now)): the document is from a server whose clock"
@@ -53,7 +64,7 @@ extension Database {
     } catch {
       throw .invalidArgument("\(station) is not a station address")
     }
-    return try writeBatch { () throws(StoreError) -> Int in
+    return try writeBatch { () throws(StoreError) -> StationImport in
       guard try !hasStation(station) else {
         throw .invalidArgument(
           "\(station) is registered here already: an import makes the station anew (unregister it first)")
@@ -63,17 +74,8 @@ extension Database {
           address: station, base: address.base, ssid: address.ssid, platform: nil, pushToken: nil,
           ackMessages: nil, isRegistration: true, client: "operator"),
         now: now)
-      if let claim = archive.claim {
-        let statement = try prepared(
-          """
-          UPDATE stations SET claim_key_hash = ?2, claimed_at = ?3, claim_refreshed_at = ?4 WHERE address = ?1
-          """)
-        defer { statement.reset() }
-        try statement.bind(1, station)
-        try statement.bind(2, claim.keyHash)
-        try statement.bind(3, claim.claimedAt)
-        try statement.bind(4, now)
-        try statement.run()
+      if let claim {
+        try importClaim(claim, station: station, now: now)
       }
       try updateStationSettings(station, archive.settings.asUpdate, now: now)
       _ = try replaceSubscriptions(
@@ -88,6 +90,12 @@ extension Database {
         if entry.direction == .sent, entry.state != nil, let number = entry.msgno.flatMap({ Int($0) }) {
           lastNumber = max(lastNumber, number)
         }
+      }
+      // What this server's retention does not keep goes now, ring by ring, as a store would trim it (before the
+      // cursor moves: an `untilPulled` station keeps its `max` of what no device pulled here yet).
+      var dropped = 0
+      for ring in EntryRing.allCases {
+        dropped += try trimRing(station, ring: ring, recordingDrops: false)
       }
       if lastNumber > 0 {
         // The next send goes on from the old server's numbers (a receiver remembers a sender's recent ones).
@@ -126,8 +134,31 @@ extension Database {
       try cursor.bind(2, newest)
       try cursor.bind(3, now)
       try cursor.run()
-      return archive.entries.count
+      return StationImport(
+        entries: archive.entries.count - dropped, dropped: dropped, claim: claim == nil ? nil : .unproven)
     }
+  }
+
+  /// The claim an import brings along (the operator vouched for the document), within its transaction: unproven,
+  /// its seniority the import's time (no device here is older), and a line in the audit trail.
+  private func importClaim(_ claim: ArchivedClaim, station: String, now: Int64) throws(StoreError) {
+    let statement = try prepared(
+      """
+      UPDATE stations SET claim_key_hash = ?2, claimed_at = ?3, claim_refreshed_at = ?4, claim_proof = ?5,
+        claim_seniority = ?4
+      WHERE address = ?1
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, claim.keyHash)
+    try statement.bind(3, claim.claimedAt)
+    try statement.bind(4, now)
+    try statement.bind(5, ClaimProof.unproven)
+    try statement.run()
+    try recordAudit(
+      AuditEntry(
+        station: station, at: now, action: .claimed, client: "operator",
+        detail: "imported with --with-claim from an export document: unproven, on the operator's word"))
   }
 
   /// One entry of an import: its message row under its own timestamp and, for a message sent through

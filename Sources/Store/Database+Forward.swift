@@ -192,7 +192,8 @@ extension Database {
   }
 
   /// Asks for another confirmation mail (with a new code) for the email target `id` of `station`: queued unless
-  /// the address had its ``ForwardTarget/confirmationsPerDay`` mails in the last 24 hours.
+  /// one of its budgets (``ConfirmationBudget``: the station's, the mailbox's, the domain's) had its mails of the
+  /// last 24 hours.
   public func resendForwardConfirmation(station: String, id: String, now: Int64) throws(StoreError)
     -> ForwardResend
   {
@@ -208,11 +209,11 @@ extension Database {
       }()
       guard let target = found else { return .notFound }
       guard target.status == .unconfirmed else { return .notPending(target) }
-      for (key, limit) in Self.confirmationLimits(station: address, to: target.address) {
+      for (key, budget) in Self.confirmationLimits(station: address, to: target.address) {
         if case .limited(let retryAfterMs) = try peekRate(
-          key: key, limit: limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
+          key: key, limit: budget.limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
         {
-          return .limited(retryAt: now + retryAfterMs)
+          return .limited(retryAt: now + retryAfterMs, budget: budget)
         }
       }
       let queue = try prepared("UPDATE forward_targets SET confirm_due = 1 WHERE station = ?1 AND id = ?2")
@@ -246,8 +247,8 @@ extension Database {
   /// none goes out; the due flag is cleared either way). A mail due again after a passing failure carries the code
   /// kept (while it is good); a new one carries `newCode` (6 digits; kept in the clear: a hash would add nothing to
   /// a million candidates, which the wrong-code limit guards), good until `now` +
-  /// ``ForwardTarget/confirmationLifetimeMs``, and is counted against the address: none past
-  /// ``ForwardTarget/confirmationsPerDay`` in 24 hours.
+  /// ``ForwardTarget/confirmationLifetimeMs``, and is counted against each of its budgets (``ConfirmationBudget``):
+  /// none goes past one of them in 24 hours.
   public func beginForwardConfirmation(station: String, id: String, newCode: String, now: Int64)
     throws(StoreError) -> String?
   {
@@ -273,15 +274,16 @@ extension Database {
         try clear.run()
       }
       if due == 2, let kept, let expires, expires > now { return kept }
-      // Counted against both only when both allow it: a refused mail uses up neither.
+      // Counted against every budget only when all allow it: a refused mail uses up none.
       let limits = Self.confirmationLimits(station: station, to: address)
-      for (key, limit) in limits {
+      for (key, budget) in limits {
         let decision = try peekRate(
-          key: key, limit: limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
+          key: key, limit: budget.limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
         guard decision == .allowed else { return nil }
       }
-      for (key, limit) in limits {
-        _ = try consumeRate(key: key, limit: limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
+      for (key, budget) in limits {
+        _ = try consumeRate(
+          key: key, limit: budget.limit, windowMs: ForwardTarget.confirmationWindowMs, now: now)
       }
       let store = try prepared(
         """
@@ -312,27 +314,32 @@ extension Database {
     try statement.run()
   }
 
-  /// The `rate_limits` key confirmation mails to `address` are counted under.
+  /// The `rate_limits` key confirmation mails to `address` are counted under: its mailbox (``mailbox(_:)``).
   static func confirmationKey(_ address: String) -> String {
     RateKey.forwardConfirmationsTo + Self.mailbox(address)
   }
 
-  /// The confirmation mails' limits, each a rate key and its count in 24 hours: the sending station's, then the
-  /// address's (``confirmationKey(_:)``).
-  static func confirmationLimits(station: String, to address: String) -> [(String, Int)] {
-    [
-      (RateKey.forwardConfirmationsFrom + station, ForwardTarget.confirmationsPerStationPerDay),
-      (confirmationKey(address), ForwardTarget.confirmationsPerDay),
+  /// The confirmation mails' budgets, each a rate key and its budget (24 hours): the sending station's, the
+  /// mailbox's (``confirmationKey(_:)``), and the domain's unless a big public provider's
+  /// (``confirmationDomain(_:)``).
+  static func confirmationLimits(station: String, to address: String) -> [(String, ConfirmationBudget)] {
+    var limits: [(String, ConfirmationBudget)] = [
+      (RateKey.forwardConfirmationsFrom + station, .station), (confirmationKey(address), .address),
     ]
+    if let domain = confirmationDomain(address) {
+      limits.append((RateKey.forwardConfirmationsToDomain + domain, .domain))
+    }
+    return limits
   }
 
-  /// The mailbox a mail address reaches, for counting: lower case, without a `+tag` in the local part
-  /// (`Victim+7@Example.org` → `victim@example.org`), so tagged variants of one address share its limit.
-  static func mailbox(_ address: String) -> String {
-    let lower = address.lowercased()
-    guard let at = lower.lastIndex(of: "@"), let plus = lower[..<at].firstIndex(of: "+") else { return lower }
-    return String(lower[..<plus] + lower[at...])
-  }
+  /// The mailbox a mail address reaches, for counting (`MailboxKey.mailbox(_:)`): lower case, without a `+tag`,
+  /// and at Gmail without dots (`J.Doe+7@GoogleMail.com` → `jdoe@gmail.com`), so variants of one mailbox share
+  /// its budget.
+  static func mailbox(_ address: String) -> String { MailboxKey.mailbox(address) }
+
+  /// The domain whose budget mails to `address` count against, nil for a big public provider's
+  /// (`MailboxKey.domain(_:)`).
+  static func confirmationDomain(_ address: String) -> String? { MailboxKey.domain(address) }
 
   /// Disables targets the push sender found dead (joins a `writeBatch`): `status` disabled with the reason and
   /// `now`. A target the owner replaced meanwhile (another id) is not touched.

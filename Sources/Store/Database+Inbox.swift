@@ -4,6 +4,16 @@ extension Database {
   /// The most messages a station with `retention` `untilPulled` may keep (`[server] maxUnpulledPerStation`).
   public var maxUnpulledPerStation: Int { options.maxUnpulledPerStation }
 
+  /// How many of a station's own messages (its direct ring) `retention` keeps here: `[server] ringSize`, or the
+  /// `untilPulled` `max`, at most `maxUnpulledPerStation` and never fewer than the ring. The other rings keep
+  /// `ringSize` whatever the retention.
+  public func retainedMessages(_ retention: Retention) -> Int {
+    switch retention {
+    case .ring: options.ringSize
+    case .untilPulled(let max): Swift.max(options.ringSize, Swift.min(max, options.maxUnpulledPerStation))
+    }
+  }
+
   /// The newest timestamp every keyed device of `station` (canonical) pulled: the least `pulled_through` of its
   /// devices registered with the key; with none, the station's cursor. Messages after it are kept by
   /// ``Retention/untilPulled(max:)``.

@@ -188,8 +188,12 @@ extension Database {
   /// `retention` decides (``Retention``): with `untilPulled` a message newer than what every keyed device pulled
   /// stays, up to its `max` (at most `maxUnpulledPerStation`). Received messages evicted before the station's
   /// cursor passed them are recorded as dropped (`drops`) at `storing`, the timestamp of the message whose store
-  /// pushed them out.
-  func trimRing(_ station: String, ring: EntryRing = .direct, storing: Int64 = 0) throws(StoreError) {
+  /// pushed them out, unless `recordingDrops` is false (an import, whose entries were never this server's to push).
+  /// Returns how many rows it deleted.
+  @discardableResult
+  func trimRing(
+    _ station: String, ring: EntryRing = .direct, storing: Int64 = 0, recordingDrops: Bool = true
+  ) throws(StoreError) -> Int {
     var keepAfter = Int64.max
     var cap = options.ringSize
     // Only the station's own ring has a retention and records what it dropped.
@@ -197,7 +201,7 @@ extension Database {
     if ring == .direct {
       if let max = try retentionMax(station) {
         keepAfter = try pulledFloor(station)
-        cap = Swift.max(options.ringSize, Swift.min(max, options.maxUnpulledPerStation))
+        cap = retainedMessages(.untilPulled(max: max))
       }
       cursor = try syncCursor(station) ?? Int64.max
     }
@@ -213,6 +217,7 @@ extension Database {
       RETURNING direction = 'received' AND timestamp > ?6
       """)
     var unpulled = 0
+    var deleted = 0
     do {
       defer { statement.reset() }
       try statement.bind(1, station)
@@ -222,10 +227,12 @@ extension Database {
       try statement.bind(5, cap - 1)
       try statement.bind(6, cursor)
       while try statement.step() {
+        deleted += 1
         if statement.bool(0) { unpulled += 1 }
       }
     }
-    if unpulled > 0 { try recordDrop(station, at: storing, count: unpulled) }
+    if unpulled > 0 && recordingDrops { try recordDrop(station, at: storing, count: unpulled) }
+    return deleted
   }
 
   /// Answers a sync for `station`: its messages newer than `since`, oldest first, the cursor,

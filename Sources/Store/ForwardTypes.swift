@@ -37,6 +37,10 @@ public struct ForwardTarget: Sendable, Equatable {
   /// Confirmation mails one station sends in 24 hours at most, to whatever addresses: a script that claims a
   /// station and swaps its targets for strangers' addresses sends few mails through the operator's server.
   public static let confirmationsPerStationPerDay = 10
+  /// Confirmation mails to the addresses of one domain in 24 hours at most, whatever stations ask: a catch-all
+  /// domain gives one person any number of addresses, each with its own ``confirmationsPerDay``. The big public
+  /// providers, where nobody owns the whole domain, are exempt (`MailboxKey.publicProviders`).
+  public static let confirmationsPerDomainPerDay = 20
   /// The window they are counted in, ms.
   public static let confirmationWindowMs: Int64 = 86_400_000
   /// Wrong codes after which the code is void (a new confirmation mail is needed).
@@ -129,8 +133,8 @@ public enum ForwardConfirmation: Sendable, Equatable {
 public enum ForwardResend: Sendable, Equatable {
   /// Queued: the push sender mails a new code.
   case queued(ForwardTarget)
-  /// The address had its confirmation mails of 24 hours already: the next may go at `retryAt` (epoch ms).
-  case limited(retryAt: Int64)
+  /// A budget had its confirmation mails of 24 hours already: the next may go at `retryAt` (epoch ms).
+  case limited(retryAt: Int64, budget: ConfirmationBudget)
   /// The station has no target with that id.
   case notFound
   /// The target is not an email target waiting for its code.
@@ -147,5 +151,35 @@ public struct ForwardDisable: Sendable, Equatable {
     self.station = station
     self.id = id
     self.reason = reason
+  }
+}
+
+/// The budgets confirmation mails are counted in, each over ``ForwardTarget/confirmationWindowMs``.
+public enum ConfirmationBudget: Sendable, Equatable, CaseIterable {
+  /// The sending station's (``ForwardTarget/confirmationsPerStationPerDay``).
+  case station
+  /// The mailbox's, its variants counted as one (``ForwardTarget/confirmationsPerDay``).
+  case address
+  /// The address's domain's, unless a big public provider's (``ForwardTarget/confirmationsPerDomainPerDay``).
+  case domain
+
+  /// The mails the budget allows in 24 hours.
+  public var limit: Int {
+    switch self {
+    case .station: ForwardTarget.confirmationsPerStationPerDay
+    case .address: ForwardTarget.confirmationsPerDay
+    case .domain: ForwardTarget.confirmationsPerDomainPerDay
+    }
+  }
+
+  /// What a 429 names: `confirmation mails to this address (at most 3 in 24 hours)`.
+  public var description: String {
+    let whose =
+      switch self {
+      case .station: "from this station"
+      case .address: "to this address"
+      case .domain: "to this address's domain"
+      }
+    return "confirmation mails \(whose) (at most \(limit) in 24 hours)"
   }
 }

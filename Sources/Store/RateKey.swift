@@ -16,9 +16,12 @@ public enum RateKey {
   public static let claimsFromAddress = "claims from:"
   /// Per IPv4 /24 or IPv6 /48: claims (`claimsPerNetworkPerHour`).
   public static let claimsFromNetwork = "claims from network:"
-  /// Per mail address (lower case): confirmation mails of email forward targets
+  /// Per mailbox (`MailboxKey.mailbox(_:)`): confirmation mails of email forward targets
   /// (``ForwardTarget/confirmationsPerDay`` in 24 hours, whatever station asks).
   public static let forwardConfirmationsTo = "forward confirmations to:"
+  /// Per mail domain (lower case) that is not a big public provider's: confirmation mails of email forward targets
+  /// (``ForwardTarget/confirmationsPerDomainPerDay`` in 24 hours, whatever station asks).
+  public static let forwardConfirmationsToDomain = "forward confirmations to domain:"
   /// Per station: confirmation mails it sent (``ForwardTarget/confirmationsPerStationPerDay`` in 24 hours).
   public static let forwardConfirmationsFrom = "forward confirmations from:"
   /// Per station: rounds of claim codes pushed to its devices (``ClaimRequest/roundsPerStationPerDay`` in 24

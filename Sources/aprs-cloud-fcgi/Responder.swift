@@ -49,10 +49,13 @@ struct Responder {
   /// send it empty). A client cannot set it: nginx passes request headers as `HTTP_*`.
   static let metricsParameter = "APRS_CLOUD_METRICS"
 
-  /// The parameters `handle` reads for `APIRequest`, in one pass: `CONTENT_TYPE`, `metricsParameter`, and the
-  /// headers nginx passes as `HTTP_*` (`Authorization`, `Origin`, `Sec-Fetch-Site`, `Host`).
+  /// The parameters `handle` reads for `APIRequest`, in one pass: `CONTENT_TYPE`, `metricsParameter`, the
+  /// headers nginx passes as `HTTP_*` (`Authorization`, `Origin`, `Sec-Fetch-Site`, `Host`), and how the web
+  /// server received the request (`REQUEST_SCHEME`, `HTTPS`, `SERVER_PORT`: nginx's FastCGI parameters, a CGI
+  /// server's environment), the rest of the request's own origin.
   static let apiParameters = ParameterNames([
     "CONTENT_TYPE", metricsParameter, "HTTP_AUTHORIZATION", "HTTP_ORIGIN", "HTTP_SEC_FETCH_SITE", "HTTP_HOST",
+    "REQUEST_SCHEME", "HTTPS", "SERVER_PORT",
   ])
 
   /// What a parked sync carries through the server (`ParkTicket.context`).
@@ -72,7 +75,9 @@ struct Responder {
           method: request.method, path: request.path, contentType: values[0], body: body,
           remoteAddress: request.remoteAddress,
           viaMetricsListener: acceptsMetricsParameter && values[1] == "on",
-          authorization: values[2], origin: values[3], fetchSite: values[4], host: values[5]))
+          authorization: values[2], origin: values[3], fetchSite: values[4], host: values[5],
+          scheme: RequestScheme(requestScheme: values[6], https: values[7]),
+          serverPort: RequestScheme.port(values[8])))
     case .failure(let error):
       answer = .response(.error(Responder.apiError(error)))
     }

@@ -147,10 +147,12 @@ enum Format {
     "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
   }
 
-  /// What an export document holds, as import and export report it: `57 entries, 1 read marker, 2 subscriptions`.
-  static func contents(_ archive: StationArchive) -> String {
-    count(archive.entries.count, "entry", "entries") + ", " + count(archive.readMarkers.count, "read marker")
-      + ", " + count(archive.subscriptions.count, "subscription")
+  /// What an export document holds, as import and export report it: `57 entries, 1 read marker, 2 subscriptions`
+  /// (`entries` in place of the document's count: those an import kept).
+  static func contents(_ archive: StationArchive, entries: Int? = nil) -> String {
+    count(entries ?? archive.entries.count, "entry", "entries") + ", "
+      + count(archive.readMarkers.count, "read marker") + ", "
+      + count(archive.subscriptions.count, "subscription")
   }
 
   /// `2026-11-29 14:00:00Z` for an epoch-millisecond time.

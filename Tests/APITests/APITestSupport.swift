@@ -72,7 +72,8 @@ final class APIFixture {
   /// and the cross-site checks' tests.
   func post(
     _ path: String, _ fields: [String: Any], authorization: String?, origin: String? = nil,
-    fetchSite: String? = nil, host: String? = nil, remoteAddress: String = "", method: String = "POST"
+    fetchSite: String? = nil, host: String? = nil, scheme: RequestScheme? = nil, serverPort: Int? = nil,
+    remoteAddress: String = "", method: String = "POST"
   ) -> Reply {
     let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
     return Reply(
@@ -80,7 +81,7 @@ final class APIFixture {
         APIRequest(
           method: method, path: path, contentType: "application/json", body: Array(data),
           remoteAddress: remoteAddress, authorization: authorization, origin: origin, fetchSite: fetchSite,
-          host: host)))
+          host: host, scheme: scheme, serverPort: serverPort)))
   }
 
   /// Claims the station `identity` names (`callsign`, `ssid`, `auth`) and keeps its key for every later request.

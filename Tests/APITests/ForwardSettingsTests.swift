@@ -273,6 +273,9 @@ import Testing
       try database.beginForwardConfirmation(station: "N0CALL-7", id: id, newCode: "444444", now: now) != nil)
     let limited = confirm(["id": id, "resend": true])
     #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.text)")
+    #expect(
+      limited.error?.contains("confirmation mails to this address (at most 3 in 24 hours)") == true,
+      "\(limited.text)")
     // Removing the target and adding the address again does not start a new count.
     reply = fixture.settings(["forward": [["type": "email", "to": "ME@example.org"]]])
     let again = try #require(targets(reply).first?["id"] as? String)

@@ -25,7 +25,7 @@ import Testing
     #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600, "it holds the claim's key hash")
 
     let fresh = try OpsDatabase()
-    let imported = try runCLI(["import", file, "--db", fresh.path])
+    let imported = try runCLI(["import", file, "--with-claim", "--db", fresh.path])
     #expect(imported.status == 0, "\(imported.stderr)")
     #expect(imported.stdout.contains("imported N0CALL-7: 3 entries"), "\(imported.stdout)")
     #expect(imported.stdout.contains("the owner's station key works here"))

@@ -164,7 +164,8 @@ import Testing
     let tool = try TestPaths.executable("aprs-cloud")
     let fresh = directory + "/fresh.sqlite"
     #expect(try runProcess(tool, ["migrate", "--db", fresh]).status == 0)
-    let imported = try runProcess(tool, ["import", directory + "/n0call-7.json", "--db", fresh])
+    let imported = try runProcess(
+      tool, ["import", directory + "/n0call-7.json", "--with-claim", "--db", fresh])
     #expect(imported.status == 0, "\(String(decoding: imported.stderr, as: UTF8.self))")
     let again = try runProcess(tool, ["stations", "N0CALL-7", "--export", "-", "--db", fresh])
     let reexported = String(decoding: again.stdout, as: UTF8.self)
