@@ -14,9 +14,13 @@ first signed-in load is weighed and printed. A test whose server feature does no
 from __future__ import annotations
 
 import base64
+import glob
+import hashlib
+import hmac
 import json
 import os
 import re
+import sqlite3
 import struct
 import sys
 import time
@@ -517,6 +521,74 @@ class WebClientTests(unittest.TestCase):
         self.wait(lambda: owner.find_element(By.ID, "sign-in-view").is_displayed(), 5, "no sign-in form")
         identity = {"callsign": "KJ7OWN", "ssid": 4, "auth": str(passcode("KJ7OWN"))}
         self.assertEqual(self.stack.api("claim", identity).status, 200, "the claim was not released at sign-out")
+
+    def test_a_claim_of_a_station_in_use_is_provisional_until_the_code_is_entered(self):
+        # The app used KJ7USE-5 for an hour: its phone (a Web Push subscription here) registered keyless.
+        identity = {"callsign": "KJ7USE", "ssid": 5, "auth": str(passcode("KJ7USE"))}
+        phone = "https://push.example.net/send/claim-phone"
+        registered = self.stack.api("register", {**identity, "platform": "unifiedpush", "pushToken": phone,
+                                                 "wantHistory": False, "since": 0})
+        self.assertEqual(registered.status, 200, registered.body)
+        database = glob.glob(os.path.join(self.stack.directory, "var", "*.sqlite"))[0]
+
+        def write(sql: str, *values):
+            connection = sqlite3.connect(database, timeout=10)
+            try:
+                connection.execute(sql, values)
+                connection.commit()
+            finally:
+                connection.close()
+
+        write("UPDATE stations SET created_at = created_at - 3600000, registered_at = registered_at - 3600000 "
+              "WHERE address = 'KJ7USE-5'")
+        write("UPDATE devices SET registered_at = registered_at - 3600000 WHERE station = 'KJ7USE-5'")
+        driver = self.browser()
+        self.sign_in_ok(driver, "KJ7USE", 5, remember=True)
+        self.wait(lambda: "Claimed provisionally" in driver.find_element(By.ID, "claim-status").text, 10,
+                  "the page does not say the claim is provisional")
+        self.assertTrue(driver.find_element(By.ID, "claim-proof").is_displayed())
+        driver.get(self.stack.url + "/#/c/KJ7ABC-7")
+        unavailable = driver.find_element(By.ID, "send-unavailable")
+        self.wait(unavailable.is_displayed, 10, "the send form does not say the claim is provisional")
+        self.assertIn("Claimed provisionally", unavailable.text)
+        # The push sender's round for the phone, stood in for by its salted HMAC (Python's hmac: code 123456).
+        key_hash = json.loads(driver.execute_script("return localStorage.getItem('aprs-cloud.session')"))["stationKey"]
+        key_hash = hashlib.sha256(key_hash.encode()).hexdigest()
+        salt = "00112233445566778899aabbccddeeff"
+        code_hash = hmac.new(salt.encode(), b"123456", hashlib.sha256).hexdigest()
+        self.assertTrue(wait_until(lambda: self._round_done(database, key_hash), 10, 0.1),
+                        "the listener never took the claim's round")
+        write("DELETE FROM claim_codes WHERE station = 'KJ7USE-5'")
+        write("INSERT INTO claim_codes (station, key_hash, token, registered_at, salt, code_hash) "
+              "SELECT 'KJ7USE-5', ?, token, registered_at, ?, ? FROM devices WHERE station = 'KJ7USE-5'",
+              key_hash, salt, code_hash)
+        write("UPDATE claim_requests SET codes_expire_at = ?, wrong = 0 WHERE station = 'KJ7USE-5'",
+              int(time.time() * 1000) + 600_000)
+        code = self.field(driver, "Claim code")
+        code.send_keys("000000")
+        self.button(driver, "Prove").click()
+        self.wait(lambda: "wrong code" in driver.find_element(By.ID, "claim-proof-error").text, 10,
+                  "a wrong code is not shown")
+        code.clear()
+        code.send_keys("123456")
+        self.button(driver, "Prove").click()
+        self.wait(lambda: driver.find_element(By.ID, "claim-status").text == "This browser holds the station key", 10,
+                  f"not proven: {driver.find_element(By.ID, 'claim-proof-error').text!r}")
+        self.assertFalse(driver.find_element(By.ID, "claim-proof").is_displayed())
+        self.wait(lambda: not driver.find_element(By.ID, "send-unavailable").is_displayed(), 10,
+                  "the send form stays locked after the proof")
+        self.assert_clean_console(driver)
+
+    @staticmethod
+    def _round_done(database: str, key_hash: str) -> bool:
+        connection = sqlite3.connect(database, timeout=10)
+        try:
+            row = connection.execute(
+                "SELECT codes_due FROM claim_requests WHERE station = 'KJ7USE-5' AND key_hash = ?", (key_hash,)
+            ).fetchone()
+            return row is not None and row[0] == 0
+        finally:
+            connection.close()
 
     def test_without_remember_the_station_is_not_claimed_and_the_page_says_how(self):
         driver = self.browser()

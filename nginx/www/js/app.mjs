@@ -189,7 +189,11 @@ async function signIn({ callsign, ssid, auth, stationKey, remember }, { automati
     state.avatars.note(answer.avatars);
     // Claimed only where the key can be kept ("remember"): a key lost at a reload would lock the owner out of
     // sending and settings until the claim lapses.
-    session.claim = session.stationKey ? "mine" : remember ? await claimStation(session) : await claimKnown(session);
+    session.claim = session.stationKey
+      ? await keyClaim(session)
+      : remember
+        ? await claimStation(session)
+        : await claimKnown(session);
   } catch (error) {
     button.disabled = false;
     $("connection").textContent = "";
@@ -242,7 +246,8 @@ async function claimStation(session) {
     if (!isStationKey(answer.stationKey)) return "none";
     session.stationKey = answer.stationKey;
     api.stationKey = answer.stationKey;
-    return "mine";
+    // A station already in use: the claim waits for the code pushed to the station's other devices.
+    return answer.claim === "provisional" ? "provisional" : "mine";
   } catch (error) {
     return error.status === 409 ? "other" : "none";
   }
@@ -262,12 +267,48 @@ async function claimKnown(session) {
   }
 }
 
+/**
+ * How far the claim of the key this browser holds is proven: "provisional" when a settings read says so (a claim
+ * of a station that was in use, waiting for its code), else "mine".
+ */
+async function keyClaim(session) {
+  try {
+    await api.call("settings", identity(session));
+    return "mine";
+  } catch (error) {
+    return error.status === 403 && /provisional/.test(error.message) ? "provisional" : "mine";
+  }
+}
+
 function showClaimStatus() {
   const line = $("claim-status");
   const claim = state.session?.claim ?? "none";
   line.dataset.claim = claim;
   line.textContent = claim === "none" ? "" : t(`claim.${claim}`);
   line.hidden = claim === "none";
+  $("claim-proof").hidden = claim !== "provisional";
+}
+
+/** Proves a provisional claim with the code pushed to one of the station's other devices. */
+async function proveClaim(event) {
+  event.preventDefault();
+  const session = state.session;
+  if (!session || session.claim !== "provisional") return;
+  const code = $("claim-code").value.trim();
+  $("claim-proof-error").textContent = "";
+  try {
+    const answer = await api.call("claim", { callsign: session.callsign, ssid: session.ssid, code });
+    if (answer.claim !== "proven") throw new APIError(String(answer.claim), { status: 200 });
+    session.claim = "mine";
+    $("claim-code").value = "";
+    showClaimStatus();
+    renderSendForm();
+    route({ focus: false });
+  } catch (error) {
+    $("claim-proof-error").textContent = t("claim.proofFailed", {
+      reason: error instanceof APIError ? error.message : String(error),
+    });
+  }
 }
 
 async function signOut() {
@@ -289,7 +330,7 @@ async function signOut() {
   }
   // "Sign out" forgets the key: give the claim up, or nobody could use it until it lapses (a device the key
   // was carried to loses it too).
-  if (session?.claim === "mine") {
+  if (session?.claim === "mine" || session?.claim === "provisional") {
     await api.call("claim", { ...identity(session), release: true }).catch(() => {});
   }
   state.pushOn = false;
@@ -568,9 +609,15 @@ function messageItem(entry) {
 
 function renderSendForm() {
   const claim = state.session?.claim;
-  const unavailable = state.send === "no" || claim === "other" || claim === "unclaimed";
+  const unavailable = state.send === "no" || claim === "other" || claim === "unclaimed" || claim === "provisional";
   $("send-unavailable").textContent =
-    claim === "other" ? t("send.claimedOther") : claim === "unclaimed" ? t("send.unclaimed") : t("send.noServer");
+    claim === "other"
+      ? t("send.claimedOther")
+      : claim === "unclaimed"
+        ? t("send.unclaimed")
+        : claim === "provisional"
+          ? t("claim.provisional")
+          : t("send.noServer");
   $("send-fields").disabled = unavailable;
   $("send-fields").hidden = unavailable;
   $("send-unavailable").hidden = !unavailable;
@@ -948,6 +995,7 @@ function setUp() {
     $("station-key").value = "";
   });
   $("sign-out").addEventListener("click", signOut);
+  $("claim-proof").addEventListener("submit", proveClaim);
   $("send-form").addEventListener("submit", send);
   $("message").addEventListener("input", showTextCheck);
   $("message").addEventListener("keydown", (event) => {

@@ -146,7 +146,8 @@ export class Screens {
     const owner = this.owner();
     const settings = this.state.settings;
     const claim = this.state.session.claim;
-    const locked = owner ? "" : t(`settings.locked.${claim === "other" || claim === "unclaimed" ? claim : "none"}`);
+    const reason = claim === "other" || claim === "unclaimed" ? `settings.locked.${claim}` : "settings.locked.none";
+    const locked = owner ? "" : t(claim === "provisional" ? "claim.provisional" : reason);
     for (const id of ["settings-locked", "subs-locked"]) {
       $(id).textContent = locked;
       $(id).hidden = owner;

@@ -86,7 +86,17 @@ export function readSubscription(raw) {
 }
 
 /** What `/v1/audit` records (the server's audit actions); an entry of another action is left out. */
-export const AUDIT_ACTIONS = ["claimed", "rotated", "released", "lapsed", "settings", "unregistered", "ackPolicy"];
+export const AUDIT_ACTIONS = [
+  "claimed",
+  "rotated",
+  "released",
+  "lapsed",
+  "settings",
+  "unregistered",
+  "ackPolicy",
+  "proven",
+  "replaced",
+];
 
 /**
  * The `/v1/audit` answer as plain entries `{at, action, client, detail}`, newest first as the server sent them;

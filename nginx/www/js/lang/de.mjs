@@ -35,6 +35,11 @@ export default {
   "claim.mine": "Dieser Browser hat den Stationsschlüssel",
   "claim.other":
     "Von einem anderen Gerät beansprucht: Du kannst hier Nachrichten lesen; Senden und Einstellungen brauchen seinen Stationsschlüssel",
+  "claim.provisional":
+    "Vorläufig beansprucht: diese Station war schon in Gebrauch. Gib den Code ein, der an das andere Gerät der Station geschickt wurde, um zu zeigen, dass sie deine ist; bis dahin bleiben Senden und Einstellungen gesperrt.",
+  "claim.codeLabel": "Code der Beanspruchung",
+  "claim.prove": "Bestätigen",
+  "claim.proofFailed": "Nicht bestätigt: {reason}",
   "claim.unclaimed":
     "Nicht beansprucht: Melde dich mit „Angemeldet bleiben“ an, um die Station auf diesem Gerät zu beanspruchen und von hier zu senden",
 
@@ -322,4 +327,6 @@ export default {
   "audit.action.settings": "Einstellungen geändert",
   "audit.action.unregistered": "Station entfernt",
   "audit.action.ackPolicy": "ACK-Verhalten von der App geändert",
+  "audit.action.proven": "Beanspruchung bestätigt",
+  "audit.action.replaced": "Station von einer anderen Beanspruchung zurückgeholt",
 };

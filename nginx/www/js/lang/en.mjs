@@ -35,6 +35,11 @@ export default {
   "station.signedIn": "Signed in as {address}",
   "claim.mine": "This browser holds the station key",
   "claim.other": "Claimed by another device: you can read messages here; sending and settings need its station key",
+  "claim.provisional":
+    "Claimed provisionally: this station was already in use. Enter the code pushed to the station's other device to prove it is yours; until then sending and settings stay locked.",
+  "claim.codeLabel": "Claim code",
+  "claim.prove": "Prove",
+  "claim.proofFailed": "Not proven: {reason}",
   "claim.unclaimed": "Not claimed: sign in with “Remember me” to claim this station on this device and send from it",
 
   "status.signingIn": "Signing in…",
@@ -319,4 +324,6 @@ export default {
   "audit.action.settings": "settings changed",
   "audit.action.unregistered": "station removed",
   "audit.action.ackPolicy": "ACK policy changed by the app",
+  "audit.action.proven": "claim proven",
+  "audit.action.replaced": "station taken back from another claim",
 };
