@@ -56,20 +56,9 @@ extension StationsCommand {
   private static func releaseClaim(_ address: String, _ settings: OperatorSettings) throws(CommandFailure)
     -> ExitStatus
   {
-    let database = try settings.openForWriting()
-    defer { database.close() }
-    let registered: Bool
-    let released: Bool
-    do throws(StoreError) {
-      registered = try database.station(address) != nil
-      released = registered ? try database.releaseClaim(address, now: epochMilliseconds()) : false
-    } catch {
-      throw CommandFailure("\(settings.database): \(error)")
+    try changeClaim(address, settings, done: "claim released; the next POST /v1/claim claims it anew") {
+      (database, now) throws(StoreError) in try database.releaseClaim(address, now: now)
     }
-    guard registered else { throw CommandFailure("\(Format.printable(address)) is not registered") }
-    guard released else { throw CommandFailure("\(Format.printable(address)) is not claimed") }
-    print("\(address): claim released; the next POST /v1/claim claims it anew")
-    return .success
   }
 
   /// `--approve-claim`: the operator proves the claim of `address` (provisional, or unproven from before claims
@@ -77,19 +66,32 @@ extension StationsCommand {
   private static func approveClaim(_ address: String, _ settings: OperatorSettings) throws(CommandFailure)
     -> ExitStatus
   {
+    try changeClaim(
+      address, settings, done: "claim approved; it is proven, and no device can take the station back"
+    ) {
+      (database, now) throws(StoreError) in try database.approveClaim(address, now: now)
+    }
+  }
+
+  /// Runs the operator's `change` of the claim of the registered station `address` (false: it was not claimed)
+  /// and prints `done`.
+  private static func changeClaim(
+    _ address: String, _ settings: OperatorSettings, done: String,
+    _ change: (Database, Int64) throws(StoreError) -> Bool
+  ) throws(CommandFailure) -> ExitStatus {
     let database = try settings.openForWriting()
     defer { database.close() }
     let registered: Bool
-    let approved: Bool
+    let changed: Bool
     do throws(StoreError) {
       registered = try database.station(address) != nil
-      approved = registered ? try database.approveClaim(address, now: epochMilliseconds()) : false
+      changed = registered ? try change(database, epochMilliseconds()) : false
     } catch {
       throw CommandFailure("\(settings.database): \(error)")
     }
     guard registered else { throw CommandFailure("\(Format.printable(address)) is not registered") }
-    guard approved else { throw CommandFailure("\(Format.printable(address)) is not claimed") }
-    print("\(address): claim approved; it is proven, and no device can take the station back")
+    guard changed else { throw CommandFailure("\(Format.printable(address)) is not claimed") }
+    print("\(address): \(done)")
     return .success
   }
 

@@ -96,7 +96,8 @@ import Testing
     let calls = ["N0CALL", "W5AGO", "KJ7ABC", "OH7LZB", "TESTCALL", "SUCHCALL", "MUCHSIGN", "WOW"]
     for call in calls {
       let reply = api.post(
-        "/v1/register", ["callsign": call, "ssid": 0, "auth": aprsPasscodeText(call), "wantHistory": false],
+        "/v1/register",
+        ["callsign": call, "ssid": 0, "auth": SendMannersTests.passcode(call), "wantHistory": false],
         authorization: nil, remoteAddress: "203.0.113.9")
       #expect(reply.status == 200, "\(reply.text)")
     }
@@ -109,7 +110,7 @@ import Testing
       for _ in 0..<2 {
         let reply = api.post(
           "/v1/register",
-          ["callsign": call, "ssid": 0, "auth": aprsPasscodeText(call), "wantHistory": false],
+          ["callsign": call, "ssid": 0, "auth": SendMannersTests.passcode(call), "wantHistory": false],
           authorization: nil, remoteAddress: "203.0.113.9")
         if reply.status == 200 { answered += 1 } else { refusal = reply.error ?? reply.text }
       }
@@ -118,7 +119,7 @@ import Testing
     #expect(refusal.contains("keyless registrations from this address"), "\(refusal)")
     let other = api.post(
       "/v1/register",
-      ["callsign": "WOW", "ssid": 0, "auth": aprsPasscodeText("WOW"), "wantHistory": false],
+      ["callsign": "WOW", "ssid": 0, "auth": SendMannersTests.passcode("WOW"), "wantHistory": false],
       authorization: nil, remoteAddress: "198.51.100.7")
     #expect(other.status == 200, "\(other.text)")
   }
@@ -163,17 +164,4 @@ import Testing
         refused["avatarError"]?.stringValue?.contains("needs its station key") == true, "\(refused.text)")
     }
   }
-}
-
-/// The APRS-IS passcode of `call`, as the text the app sends.
-private func aprsPasscodeText(_ call: String) -> String {
-  var hash: UInt16 = 0x73E2
-  let bytes = Array(call.uppercased().utf8)
-  var index = 0
-  while index < bytes.count {
-    hash ^= UInt16(bytes[index]) << 8
-    if index + 1 < bytes.count { hash ^= UInt16(bytes[index + 1]) }
-    index += 2
-  }
-  return String(hash & 0x7FFF)
 }

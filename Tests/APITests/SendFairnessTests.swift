@@ -7,7 +7,8 @@ import Testing
 /// The global send budget shared fairly (docs/design.md "Who may do what"): one network (IPv4 /24, IPv6 /48, IPv6
 /// /32) sends at most its share of everyone's, one station no more than that, and a cancelled send still counts.
 @Suite struct SendFairnessTests {
-  @Test func oneNetworkCannotSpendEveryonesBudget() throws {
+  /// Everyone's budget 30 a minute, the station's and the address's own limits out of the way, three stations.
+  static func fixture() throws -> APIFixture {
     var config = APIConfig()
     config.sendsPerMinute = 30
     config.sendsPerAddressPerMinute = 30
@@ -15,6 +16,11 @@ import Testing
     config.sendsPerMinuteGlobal = 30
     let api = try SendMannersTests.fixture(config)
     for call in ["KJ7ABC", "W5AGO", "OH7LZB"] { SendMannersTests.register(api, call, ssid: 0) }
+    return api
+  }
+
+  @Test func oneNetworkCannotSpendEveryonesBudget() throws {
+    let api = try Self.fixture()
     // A station alone takes at most a third of everyone's budget, whatever its own limit.
     var sent = 0
     while sent < 30,
@@ -50,13 +56,7 @@ import Testing
   }
 
   @Test func anIPv6WideNetworkTakesAtMostHalf() throws {
-    var config = APIConfig()
-    config.sendsPerMinute = 30
-    config.sendsPerAddressPerMinute = 30
-    config.sendsInFlight = 30
-    config.sendsPerMinuteGlobal = 30
-    let api = try SendMannersTests.fixture(config)
-    for call in ["KJ7ABC", "W5AGO", "OH7LZB"] { SendMannersTests.register(api, call, ssid: 0) }
+    let api = try Self.fixture()
     // Three /48s of one /32: 10 each would be 30; the /32 stops at 15.
     var total = 0
     for (call, address) in [

@@ -79,6 +79,20 @@ import Testing
     #expect(again.status == 1 && again.stderr.contains("N0CALL-7 is not claimed"), "\(again.stderr)")
     let nobody = try runCLI(["stations", "NOBODY", "--release-claim", "--db", fixture.path])
     #expect(nobody.status == 1 && nobody.stderr.contains("NOBODY is not registered"), "\(nobody.stderr)")
+
+    // A provisional claim, approved by the operator: proven, and nobody can take it back (seniority 0).
+    _ = try fixture.database.claimStation(
+      "N0CALL-7", keyHash: hash, proof: .provisional, client: "203.0.113.9", now: fixture.now + 2)
+    let provisional = try runCLI(["stations", "N0CALL-7", "--db", fixture.path])
+    #expect(provisional.stdout.contains("claim         provisional, claimed "), "\(provisional.stdout)")
+    let approved = try runCLI(["stations", "N0CALL-7", "--approve-claim", "--db", fixture.path])
+    #expect(approved.status == 0 && approved.stdout.contains("claim approved"), "\(approved.stderr)")
+    let claim = try #require(try fixture.database.stationClaim("N0CALL-7").claim)
+    #expect(claim.proof == .proven && claim.seniority == 0)
+    #expect(try fixture.database.claimRequests(of: "N0CALL-7").isEmpty)
+    #expect(try fixture.database.auditTrail(of: "N0CALL-7").first?.action == .proven)
+    let unclaimed = try runCLI(["stations", "NOBODY", "--approve-claim", "--db", fixture.path])
+    #expect(unclaimed.status == 1 && unclaimed.stderr.contains("NOBODY is not registered"))
   }
 }
 
