@@ -3,8 +3,8 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// `POST /v1/claim` `{callsign, ssid, auth, rotate?, release?, code?, resend?}` (docs/protocol.md "Owned
-  /// stations", docs/design.md "Who may do what"): claims a station (registering it first if needed, under the same
+  /// `POST /v1/claim` `{callsign, ssid, auth, rotate?, release?, code?, resend?}` (README "Owned stations",
+  /// docs/design.md "Who may do what"): claims a station (registering it first if needed, under the same
   /// limits as a register) and answers `{"stationKey":"<43 base64url characters>","claimedAt":<ms>,
   /// "claim":"proven"|"provisional"}`, the key once.
   /// - A station nobody uses is claimed first-come: `proven`.
@@ -27,7 +27,7 @@ extension APIHandler {
     guard actions <= 1 else { throw .badRequest("rotate, release, resend and code cannot go together") }
     if release { return try releaseOwnClaim(station: station, key: key, client: client, now: now) }
     if let code { return try proveClaim(code, station: station, key: key, client: client, now: now) }
-    if resend { return try resendClaimCodes(station: station, key: key) }
+    if resend { return try resendClaimCodes(station: station, key: key, now: now) }
     let newKey = StationKey.generate()
     if rotate {
       let (_, access) = try stationAccess(address, key: key)
@@ -64,13 +64,9 @@ extension APIHandler {
     }
     switch outcome {
     case .claimed(let at, let proof):
-      var answer = Self.claimAnswer(key: newKey, claimedAt: at, proof: proof, station: address)
-      if proof == .provisional {
-        answer = Self.claimAnswer(
-          key: newKey, claimedAt: at, proof: proof, station: address,
-          codeDevices: try codeRecipients(address, before: now, now: now))
-      }
-      return answer
+      let devices = proof == .provisional ? try codeRecipients(address, before: now, now: now) : nil
+      return Self.claimAnswer(
+        key: newKey, claimedAt: at, proof: proof, station: address, codeDevices: devices)
     case .alreadyClaimed: throw Self.alreadyClaimed(address, since: nil)
     case .unregistered: throw .conflict("\(address) was unregistered meanwhile; claim it again")
     case .codesLimited(let retryAfterMs):
@@ -190,12 +186,13 @@ extension APIHandler {
 
   /// `{resend:true}` with the key of a claim waiting for its proof: another round of codes (at most
   /// ``Store/ClaimRequest/roundsPerRequest`` a claim, and the station's rounds a day). Answers `{"resent":true}`.
-  private func resendClaimCodes(station: StationAddress, key: StationKey?) throws(APIError) -> APIResponse {
+  private func resendClaimCodes(station: StationAddress, key: StationKey?, now: Int64) throws(APIError)
+    -> APIResponse
+  {
     let address = station.description
     guard let key else {
       throw .badRequest("resend: asking for new codes needs the stationKey its claim answered")
     }
-    let now = clock()
     let refusal = try store { () throws(StoreError) -> ResendRefusal? in
       try database.writeBatch { () throws(StoreError) -> ResendRefusal? in
         guard let request = try database.claimRequest(address, keyHash: key.hash) else { return .noRequest }
