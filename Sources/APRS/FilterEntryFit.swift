@@ -24,6 +24,25 @@ public enum FilterEntryFit {
     return current.sorted()
   }
 
+  /// The entries of `ranked` (most wanted first) that fit `budget` bytes as they are, in that order, never
+  /// widened: for `b/` entries, where a prefix would let every packet of every matching sender through (positions,
+  /// weather, telemetry: toward the whole feed), not only messages. Sorted; `leftOut` keeps the rank order.
+  public static func fitExact(_ ranked: [String], budget: Int) -> (kept: [String], leftOut: [String]) {
+    var kept: [String] = []
+    var leftOut: [String] = []
+    var used = 0
+    for entry in ranked {
+      let cost = entry.utf8.count + 1
+      if used + cost <= budget {
+        kept.append(entry)
+        used += cost
+      } else {
+        leftOut.append(entry)
+      }
+    }
+    return (kept.sorted(), leftOut)
+  }
+
   /// The bytes entries take on the line (each and its `/`).
   public static func bytes(_ entries: some Collection<String>) -> Int {
     entries.reduce(0) { $0 + $1.utf8.count + 1 }

@@ -100,9 +100,12 @@ public struct SubscriptionIndex: Sendable, Equatable {
 
   /// The `g/` (``FilterLine`` addressees) and `b/` (senders) entries the subscriptions need, together within
   /// `budget` bytes (Σ entry + 1): the `g/` entries take their share first (bulletins, weather and group calls are
-  /// what most subscriptions are), each side widened as needed. Sorted.
-  public func filterEntries(budget: Int) -> (addressees: [String], senders: [String]) {
-    guard !isEmpty, budget > 0 else { return ([], []) }
+  /// what most subscriptions are), widened as needed; the `b/` entries are exact calls, never widened (a `b/`
+  /// prefix lets every packet of every matching sender through, toward the whole feed): the calls watched by the
+  /// most subscriptions first, and those that do not fit are left out (`unwatched`: their watches see only what
+  /// the filter brings anyway). Sorted.
+  public func filterEntries(budget: Int) -> (addressees: [String], senders: [String], unwatched: [String]) {
+    guard !isEmpty, budget > 0 else { return ([], [], []) }
     var addressees = Set(groups.keys)
     for entry in scanned {
       for subscription in entry.matcher.subscriptions {
@@ -120,7 +123,12 @@ public struct SubscriptionIndex: Sendable, Equatable {
     let addresseeBudget =
       wanted <= budget ? budget : budget * FilterEntryFit.bytes(addressees) / max(1, wanted)
     let fittedAddressees = FilterEntryFit.fit(addressees, budget: addresseeBudget)
-    let fittedSenders = FilterEntryFit.fit(senders, budget: budget - FilterEntryFit.bytes(fittedAddressees))
-    return (fittedAddressees, fittedSenders)
+    let ranked = senders.sorted {
+      let (left, right) = (watched[$0]?.count ?? 0, watched[$1]?.count ?? 0)
+      return left != right ? left > right : $0 < $1
+    }
+    let fittedSenders = FilterEntryFit.fitExact(
+      ranked, budget: budget - FilterEntryFit.bytes(fittedAddressees))
+    return (fittedAddressees, fittedSenders.kept, fittedSenders.leftOut)
   }
 }

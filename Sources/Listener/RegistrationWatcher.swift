@@ -135,6 +135,13 @@ final class RegistrationWatcher: @unchecked Sendable {
         "allSSIDStations": String(registry.collectingCount),
         "subscriptions": String(registry.subscriptionIndex.count),
       ])
+    let unwatched = registry.unwatchedCalls
+    if !unwatched.isEmpty {
+      // Watches are exact b/ entries: a prefix would let every packet of every matching sender through.
+      logger.warn(
+        "watched calls left off the filter: it has no room for them as they are",
+        ["count": String(unwatched.count), "calls": unwatched.prefix(10).joined(separator: " ")])
+    }
     return planned
   }
 

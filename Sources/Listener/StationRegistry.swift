@@ -36,6 +36,7 @@ final class StationRegistry: Sendable, ServedStations {
   private let coverage = Mutex(SSIDCoverage.empty)
   /// The live stations' subscriptions.
   private let subscriptions = Mutex(SubscriptionIndex.empty)
+  private let unwatched = Mutex<[String]>([])
 
   /// A registry holding what `planner` holds.
   init(_ planner: FilterPlanner = FilterPlanner()) {
@@ -66,10 +67,15 @@ final class StationRegistry: Sendable, ServedStations {
     let wanted = subscriptions.withLock {
       $0.filterEntries(budget: budget - FilterEntryFit.bytes(ssidEntries))
     }
+    unwatched.withLock { $0 = wanted.unwatched }
     return snapshot.plan(
       maximumLineLength: length, extraAddressees: ssidEntries + wanted.addressees,
       extraSenders: wanted.senders)
   }
+
+  /// The watched calls the last ``plan()`` left off the line (``Subscription`` watches whose `b/` entry did not
+  /// fit: never widened), most watched first.
+  var unwatchedCalls: [String] { unwatched.withLock { $0 } }
 
   /// Replaces the subscriptions; true when that changed them.
   @discardableResult

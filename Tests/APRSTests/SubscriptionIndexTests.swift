@@ -46,23 +46,36 @@ import Testing
     #expect(entries.senders == ["K1ABC"])
     let weather = try self.index([("AB1CD", .nws(zones: ["OHC081"]))]).filterEntries(budget: 200)
     #expect(weather.addressees == SubscriptionIndex.weatherEntries && weather.senders.isEmpty)
-    #expect(SubscriptionIndex.empty.filterEntries(budget: 200) == ([], []))
+    let none = SubscriptionIndex.empty.filterEntries(budget: 200)
+    #expect(none.addressees.isEmpty && none.senders.isEmpty && none.unwatched.isEmpty)
     let exact = try self.index([("K9XYZ", .bulletin(BulletinPattern("BLN3WX")))]).filterEntries(budget: 200)
     #expect(exact.addressees == ["BLN3WX"])
   }
 
-  @Test func entriesWidenToFitTheBudget() {
+  /// Watched calls are `b/` entries as they are, never widened: a prefix would let every packet of every matching
+  /// sender through (toward the whole feed). Those that do not fit are left out, the most watched kept first.
+  @Test func watchedCallsStayExactAndThoseThatDoNotFitAreLeftOut() {
     let calls = (0..<40).map { "K\($0 % 10)AB\($0)" }
-    let index = SubscriptionIndex(
-      calls.enumerated().map {
-        (station: "N0CALL", Subscription(id: "s\($0)", rule: .watch(WatchRule(call: $1, heardAfter: 600))))
-      })
-    let wide = index.filterEntries(budget: 60)
-    #expect(FilterEntryFit.bytes(wide.senders) <= 60)
-    // Every watched call is still let through by some entry.
-    for call in calls {
-      #expect(wide.senders.contains { $0 == call || ($0.hasSuffix("*") && call.hasPrefix($0.dropLast())) })
+    var subscriptions = calls.enumerated().map {
+      (
+        station: "ST\($0.offset)",
+        Subscription(id: "s\($0.offset)", rule: .watch(WatchRule(call: $0.element, heardAfter: 600)))
+      )
     }
+    // K9AB39 is watched by a second station: it is kept before the others.
+    subscriptions.append(
+      (station: "OTHER", Subscription(id: "o1", rule: .watch(WatchRule(call: "K9AB39", heardAfter: 600)))))
+    let index = SubscriptionIndex(subscriptions)
+    let fitted = index.filterEntries(budget: 60)
+    #expect(FilterEntryFit.bytes(fitted.senders) <= 60)
+    #expect(fitted.senders.allSatisfy { !$0.hasSuffix("*") }, "\(fitted.senders)")
+    #expect(fitted.senders.contains("K9AB39"))
+    #expect(fitted.senders.count + fitted.unwatched.count == calls.count)
+    #expect(Set(fitted.senders).isDisjoint(with: fitted.unwatched))
+    let all = index.filterEntries(budget: 1000)
+    #expect(all.unwatched.isEmpty && all.senders.count == calls.count)
+    #expect(
+      FilterEntryFit.fitExact(["ABCDEF", "AB", "ABCXYZ"], budget: 10) == (["AB", "ABCDEF"], ["ABCXYZ"]))
     #expect(
       FilterEntryFit.fit(["ABCDEF", "ABCXYZ"], budget: 5) == ["ABC*"]
         || FilterEntryFit.fit(["ABCDEF", "ABCXYZ"], budget: 5).count == 1)
