@@ -70,14 +70,14 @@ struct ParkedSet {
   ///
   /// Decided in this order: a full key (in the request's lane) gives way to the newer request (the older one is answered,
   /// with `messages:[]` in the API), so a client that reconnects is never refused because of its
-  /// own stale requests and a flood of one key only churns that key; then the group must have
-  /// room, unless the request displaced is of the same group (the group does not grow).
+  /// own stale requests and a flood of one key only churns that key; the request that gives way is the oldest of
+  /// the newcomer's own group when it has one there, else the oldest of the group holding the most on the key, so
+  /// a stranger's flood pushes out its own requests, never a lone client's (``yielding(to:)``); then the group must
+  /// have room, unless the request displaced is of the same group (the group does not grow).
   mutating func admit(_ entry: Entry, id: UInt64, caps: Caps, firstPark: Bool = true) -> Admission {
     if entries[id] != nil { remove(id) }
     var victim: UInt64?
-    if count(key: entry.key, lane: entry.lane) >= caps.perKey,
-      let oldest = oldest(key: entry.key, lane: entry.lane)
-    {
+    if count(key: entry.key, lane: entry.lane) >= caps.perKey, let oldest = yielding(to: entry) {
       guard entries[oldest]!.parkedAt <= entry.parkedAt else { return .displaced }
       victim = oldest
     }
@@ -90,15 +90,24 @@ struct ParkedSet {
     return .parked(displacing: victim)
   }
 
-  /// The request of `key` in `lane` parked first (first inserted among equal park times).
-  private func oldest(key: String, lane: Int) -> UInt64? {
-    var found: (id: UInt64, parkedAt: Int64)?
-    for id in byKey[key] ?? [] {
-      guard let entry = entries[id], entry.lane == lane else { continue }
-      if found == nil || entry.parkedAt < found!.parkedAt { found = (id, entry.parkedAt) }
+  /// The request that gives way to `newcomer` on its full key and lane: the oldest of the newcomer's own group when
+  /// that group has one there, else the oldest of the group with the most there (first inserted among equals).
+  private func yielding(to newcomer: Entry) -> UInt64? {
+    var byGroup: [String?: [UInt64]] = [:]
+    for id in byKey[newcomer.key] ?? [] {
+      guard let entry = entries[id], entry.lane == newcomer.lane else { continue }
+      byGroup[entry.group, default: []].append(id)
     }
-    return found?.id
+    let candidates =
+      newcomer.group.flatMap { byGroup[$0] }
+      ?? byGroup.values.max { left, right in
+        left.count != right.count ? left.count < right.count : oldest(left) > oldest(right)
+      } ?? []
+    return candidates.min { entries[$0]!.parkedAt < entries[$1]!.parkedAt }
   }
+
+  /// The earliest park time among `ids`.
+  private func oldest(_ ids: [UInt64]) -> Int64 { ids.map { entries[$0]!.parkedAt }.min() ?? .max }
 
   /// Parks `entry` under `id` (replacing whatever was parked under it), whatever the caps.
   mutating func insert(_ entry: Entry, id: UInt64) {

@@ -31,6 +31,35 @@ import Testing
     #expect(set.admit(Self.entry("K", parkedAt: 12), id: 14, caps: caps) == .parked(displacing: nil))
   }
 
+  /// A stranger's flood of one key pushes out its own requests, never a lone client's that was there first: the
+  /// request that gives way is the oldest of the newcomer's own group, else of the group holding the most.
+  @Test func aFloodOfOneGroupDisplacesItsOwnNeverALoneClient() {
+    var set = ParkedSet()
+    let caps = ParkedSet.Caps(perKey: 4)
+    #expect(
+      set.admit(Self.entry("K", group: "app", parkedAt: 1), id: 1, caps: caps) == .parked(displacing: nil))
+    for id in 2...4 as ClosedRange<UInt64> {
+      #expect(
+        set.admit(Self.entry("K", group: "stranger", parkedAt: Int64(id)), id: id, caps: caps)
+          == .parked(displacing: nil))
+    }
+    for id in 5...20 as ClosedRange<UInt64> {
+      guard
+        case .parked(let displaced?) = set.admit(
+          Self.entry("K", group: "stranger", parkedAt: Int64(id)), id: id, caps: caps)
+      else {
+        Issue.record("request \(id) did not park")
+        continue
+      }
+      #expect(displaced != 1, "the app's long poll was answered early")
+    }
+    #expect(set[1] != nil)
+    // A client of a group not parked there yet takes the place of the biggest group's oldest.
+    #expect(
+      set.admit(Self.entry("K", group: "web", parkedAt: 21), id: 21, caps: caps) == .parked(displacing: 18))
+    #expect(set[1] != nil)
+  }
+
   /// The lanes of a key (the API: the owner's long polls in lane 1, keyless ones in lane 0): each holds the
   /// per-key cap on its own, a request only displaces one of its own lane, and a wake takes every lane.
   @Test func aLaneOfAKeyNeverDisplacesAnotherLane() {
