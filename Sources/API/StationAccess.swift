@@ -76,15 +76,4 @@ enum StationAccess: Sendable, Equatable {
           + " station's other devices (POST /v1/claim with code), or ask the server's operator to approve it")
     }
   }
-
-  /// Whether the caller's requests act as an owner's (its device is the owner's, its pulls and ACK choice count).
-  var governs: Bool { isOwner }
-
-  /// Whether the request is keyless to the station's rules: no key, or the key of a claim that is not proven.
-  var actsKeyless: Bool {
-    switch self {
-    case .owner: false
-    case .unclaimed, .guest, .provisional: true
-    }
-  }
 }
