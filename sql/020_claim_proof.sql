@@ -20,6 +20,24 @@ ALTER TABLE stations ADD COLUMN claim_seniority INTEGER;
 ALTER TABLE stations ADD COLUMN claim_replaced_hash TEXT CHECK (claim_replaced_hash IS NULL OR length(claim_replaced_hash) = 64);
 UPDATE stations SET claim_proof = 'unproven', claim_seniority = claimed_at WHERE claim_key_hash IS NOT NULL;
 
+-- What a deleted station leaves behind for a while (a whole-station unregister, which the passcode alone may do on a
+-- station nobody governs, or the expiry): when it was made and last heard. A station registered again soon after
+-- keeps its first `created_at`, so that wiping a station in use and claiming it at once is no first-come claim.
+-- Maintenance drops a row once `last_heard_at` is older than the station expiry.
+CREATE TABLE station_tombstones (
+  address       TEXT PRIMARY KEY NOT NULL,
+  created_at    INTEGER NOT NULL,
+  last_heard_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER station_tombstones_on_delete AFTER DELETE ON stations
+BEGIN
+  INSERT INTO station_tombstones (address, created_at, last_heard_at)
+    VALUES (old.address, coalesce(old.created_at, old.registered_at), old.heartbeat_at)
+  ON CONFLICT (address) DO UPDATE SET
+    created_at = min(station_tombstones.created_at, excluded.created_at),
+    last_heard_at = max(station_tombstones.last_heard_at, excluded.last_heard_at);
+END;
+
 -- A claim waiting for its proof: the station's provisional claim itself, or a claim that would take the station
 -- back from a provisional, unproven or younger claim. The key is known only by its SHA-256, as on the station
 -- row. `codes_due` is 1 while the push sender is to push codes (a request, or a resend); `codes_pushed` counts

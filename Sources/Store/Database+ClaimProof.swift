@@ -4,7 +4,9 @@
 extension Database {
   /// Whether someone already uses `address`: the station was stored more than ``ClaimRequest/graceMs`` before
   /// `now` and has a device, a stored message or a register or heartbeat within `expiryMs`. A station the claimant
-  /// registered moments ago (the web client registers, then claims) is not in use. One point query.
+  /// registered moments ago (the web client registers, then claims) is not in use; one deleted (a whole-station
+  /// unregister) but heard within `expiryMs` still is (`station_tombstones`), so wiping a station and claiming
+  /// it at once is no first-come claim. Two point queries.
   public func stationInUse(_ address: String, now: Int64, expiryMs: Int64) throws(StoreError) -> Bool {
     let statement = try prepared(
       """
@@ -12,6 +14,8 @@ extension Database {
         s.heartbeat_at >= ?3
         OR EXISTS (SELECT 1 FROM devices d WHERE d.station = s.address AND d.refreshed_at >= ?3)
         OR EXISTS (SELECT 1 FROM messages m WHERE m.station = s.address))
+      UNION ALL
+      SELECT 1 FROM station_tombstones t WHERE t.address = ?1 AND t.created_at < ?2 AND t.last_heard_at >= ?3
       """)
     defer { statement.reset() }
     try statement.bind(1, address.canonicalAddress)
@@ -356,6 +360,19 @@ extension Database {
         "DELETE FROM claim_requests WHERE coalesce(codes_expire_at, requested_at) < ?1")
       defer { prune.reset() }
       try prune.bind(1, dayAgo)
+      try prune.run()
+      return changes
+    }
+  }
+
+  /// Drops the tombstones of stations last heard more than `expiryMs` before `now`; returns how many. Maintenance
+  /// runs it.
+  @discardableResult
+  public func pruneStationTombstones(now: Int64, expiryMs: Int64) throws(StoreError) -> Int {
+    try writeTransaction { () throws(StoreError) -> Int in
+      let prune = try prepared("DELETE FROM station_tombstones WHERE last_heard_at < ?1")
+      defer { prune.reset() }
+      try prune.bind(1, now - expiryMs)
       try prune.run()
       return changes
     }

@@ -35,7 +35,8 @@ extension Database {
         INSERT INTO stations
           (address, base, ssid, platform, ack_messages, ack_policy, registered_at, heartbeat_at,
            register_ack_messages, created_at)
-        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), CASE WHEN ?5 THEN 'server' ELSE 'never' END, ?6, ?6, ?5, ?6)
+        VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), CASE WHEN ?5 THEN 'server' ELSE 'never' END, ?6, ?6, ?5,
+          coalesce((SELECT min(created_at, ?6) FROM station_tombstones WHERE address = ?1), ?6))
         ON CONFLICT (address) DO UPDATE SET
           base = excluded.base,
           ssid = excluded.ssid,

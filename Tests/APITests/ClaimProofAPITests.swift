@@ -271,6 +271,31 @@ import Testing
     #expect(refused.status == 409, "\(refused.text)")
   }
 
+  /// The old protocol lets the passcode wipe a station nobody governs: wiping one in use and claiming it at once
+  /// is still a claim of a station in use, and the app's phone registering again can take it back.
+  @Test func wipingAStationInUseAndClaimingItAtOnceIsNoFirstComeClaim() throws {
+    let api = try Self.stationInUse()
+    let wiped = api.post("/v1/unregister", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")
+    #expect(wiped.status == 200, "\(wiped.text)")
+    #expect(try api.database.stationClaim("N0CALL-7") == .unregistered)
+    let squat = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")
+    #expect(squat.status == 200, "\(squat.text)")
+    #expect(squat["claim"]?.stringValue == "provisional", "\(squat.text)")
+    #expect(squat["codeDevices"]?.intValue == 0)
+    let squatter = try #require(squat["stationKey"]?.stringValue)
+    #expect(api.post("/v1/settings", Self.body(), authorization: Self.bearer(squatter)).status == 403)
+    // A station registered again keeps its first creation time.
+    api.clock.advance(ms: 1000)
+    #expect(
+      api.post(
+        "/v1/register",
+        registerBody(["platform": "android", "pushToken": "app-token", "wantHistory": false]),
+        authorization: nil
+      ).status == 200)
+    #expect(
+      try api.database.stationInUse("N0CALL-7", now: api.clock.now, expiryMs: APIConfig().stationExpiryMs))
+  }
+
   @Test func malformedProofsAreClearErrors() throws {
     let api = try Self.stationInUse()
     let key = try #require(api.post("/v1/claim", Self.body(), authorization: nil)["stationKey"]?.stringValue)

@@ -34,7 +34,8 @@ import Testing
         "messages", "meta",
         "outbox", "rate_limits", "read_markers", "receipts", "send_numbers", "sends", "sqlite_sequence",
         "station_audit",
-        "station_changes", "station_settings", "stations", "subscriptions", "watch_states",
+        "station_changes", "station_settings", "station_tombstones", "stations", "subscriptions",
+        "watch_states",
       ])
     #expect(try database.integrityCheck() == "ok")
   }
