@@ -38,6 +38,22 @@ BEGIN
     last_heard_at = max(station_tombstones.last_heard_at, excluded.last_heard_at);
 END;
 
+-- When each push token was first registered for a station, kept while it is heard within the station expiry even
+-- after its device row went (pushed out of a full station, unregistered, wiped with the station): a device that
+-- comes back keeps its first `registered_at`. Claims are proven and taken back by devices' registration times, so
+-- nobody makes the station's real phone younger by deleting its row. Maintenance drops rows not seen within the
+-- expiry.
+CREATE TABLE devices_seen (
+  station             TEXT NOT NULL,
+  token               TEXT NOT NULL,
+  first_registered_at INTEGER NOT NULL,
+  last_seen_at        INTEGER NOT NULL,
+  PRIMARY KEY (station, token)
+) WITHOUT ROWID;
+INSERT INTO devices_seen (station, token, first_registered_at, last_seen_at)
+  SELECT station, token, registered_at, refreshed_at FROM devices;
+CREATE INDEX devices_seen_last ON devices_seen (last_seen_at);
+
 -- A claim waiting for its proof: the station's provisional claim itself, or a claim that would take the station
 -- back from a provisional, unproven or younger claim. The key is known only by its SHA-256, as on the station
 -- row. `codes_due` is 1 while the push sender is to push codes (a request, or a resend); `codes_pushed` counts

@@ -27,7 +27,7 @@ extension APIHandler {
     guard actions <= 1 else { throw .badRequest("rotate, release, resend and code cannot go together") }
     if release { return try releaseOwnClaim(station: station, key: key, client: client, now: now) }
     if let code { return try proveClaim(code, station: station, key: key, client: client, now: now) }
-    if resend { return try resendClaimCodes(station: station, key: key, now: now) }
+    if resend { return try resendClaimCodes(station: station, key: key, client: client, now: now) }
     let newKey = StationKey.generate()
     if rotate {
       let (_, access) = try stationAccess(address, key: key)
@@ -57,7 +57,9 @@ extension APIHandler {
       avatar: .none, access: .unclaimed, client: client, now: now)
     let outcome = try store { () throws(StoreError) -> ClaimOutcome in
       try database.writeBatch { () throws(StoreError) -> ClaimOutcome in
-        if inUse, let refusal = try admitCodeRound(station: address, now: now) { return refusal }
+        if inUse, let refusal = try admitCodeRound(station: address, client: client, now: now) {
+          return refusal
+        }
         return try database.claimStation(
           address, keyHash: newKey.hash, proof: inUse ? .provisional : .proven, client: client.key, now: now)
       }
@@ -88,10 +90,15 @@ extension APIHandler {
       station: address, keyHash: key.hash, requestedAt: now, seniority: claim.seniority, client: client.key)
     let refusal = try store { () throws(StoreError) -> ClaimOutcome? in
       try database.writeBatch { () throws(StoreError) -> ClaimOutcome? in
-        if let refusal = try admitCodeRound(station: address, now: now) { return refusal }
-        try database.requestClaim(request)
-        return nil
+        if let refusal = try admitCodeRound(station: address, client: client, now: now) { return refusal }
+        return try database.requestClaim(request) ? nil : .alreadyClaimed
       }
+    }
+    if refusal == .alreadyClaimed {
+      throw .rateLimited(
+        what:
+          "claims of \(address) waiting for their codes (at most \(ClaimRequest.pendingPerStation) at once)",
+        retryAfterSeconds: Self.seconds(ClaimRequest.codeLifetimeMs))
     }
     if case .codesLimited(let retryAfterMs) = refusal {
       throw .rateLimited(
@@ -102,14 +109,21 @@ extension APIHandler {
       key: key, claimedAt: now, proof: .provisional, station: address, codeDevices: older)
   }
 
-  /// Counts one round of codes pushed to `station`'s devices (``Store/ClaimRequest/roundsPerStationPerDay``),
-  /// inside the caller's transaction: nil when it fits, else the refusal.
-  private func admitCodeRound(station: String, now: Int64) throws(StoreError) -> ClaimOutcome? {
-    let decision = try database.consumeRate(
-      key: RateKey.claimCodeRounds + station, limit: ClaimRequest.roundsPerStationPerDay,
-      windowMs: ClaimRequest.roundWindowMs, now: now)
-    if case .limited(let retryAfterMs) = decision { return .codesLimited(retryAfterMs: retryAfterMs) }
-    return nil
+  /// Counts one round of codes pushed to `station`'s devices for `client` (``Store/ClaimRequest/roundsPerStationPerDay``
+  /// and ``Store/ClaimRequest/roundsPerClientPerDay``), inside the caller's transaction: nil when it fits, else the
+  /// refusal.
+  private func admitCodeRound(station: String, client: ClientAddress, now: Int64) throws(StoreError)
+    -> ClaimOutcome?
+  {
+    let refusals = try database.consumeRates(
+      [
+        RateCount(key: RateKey.claimCodeRounds + station, limit: ClaimRequest.roundsPerStationPerDay),
+        RateCount(
+          key: RateKey.claimCodeRoundsFrom + station + " from:" + client.key,
+          limit: ClaimRequest.roundsPerClientPerDay),
+      ], windowMs: ClaimRequest.roundWindowMs, now: now)
+    guard !refusals.isEmpty else { return nil }
+    return .codesLimited(retryAfterMs: refusals.map(\.retryAfterMs).max() ?? ClaimRequest.roundWindowMs)
   }
 
   /// How many of `address`'s devices a round of codes would reach: push devices registered before `seniority`
@@ -149,16 +163,19 @@ extension APIHandler {
       throw .conflict(
         "the codes of this claim are on their way to the station's devices; try again in a moment")
     }
-    let codes = try store { () throws(StoreError) in try database.claimCodes(address, keyHash: key.hash) }
-    guard expiresAt > now, !codes.isEmpty, request.wrong < ClaimRequest.wrongCodesAllowed else {
+    // Each try is taken before the code is compared, so racing guesses are held to the limit too.
+    let taken = try store { () throws(StoreError) in
+      expiresAt > now ? try database.takeClaimAttempt(address, keyHash: key.hash) : nil
+    }
+    guard let taken else {
       throw .forbidden(
         "code: the codes of this claim expired or were used up; ask for new ones with resend:true")
     }
-    guard let match = codes.first(where: { ClaimCodeCheck.matches(digits, $0) }) else {
-      let wrong = try store { () throws(StoreError) in
-        try database.noteWrongClaimCode(address, keyHash: key.hash)
+    guard let match = taken.codes.first(where: { ClaimCodeCheck.matches(digits, $0) }) else {
+      let left = max(0, ClaimRequest.wrongCodesAllowed - taken.attempt)
+      if left == 0 {
+        try store { () throws(StoreError) in try database.voidClaimCodes(address, keyHash: key.hash) }
       }
-      let left = max(0, ClaimRequest.wrongCodesAllowed - wrong)
       throw .forbidden(
         left > 0
           ? "code: wrong code; \(left) \(left == 1 ? "try" : "tries") left"
@@ -186,20 +203,23 @@ extension APIHandler {
 
   /// `{resend:true}` with the key of a claim waiting for its proof: another round of codes (at most
   /// ``Store/ClaimRequest/roundsPerRequest`` a claim, and the station's rounds a day). Answers `{"resent":true}`.
-  private func resendClaimCodes(station: StationAddress, key: StationKey?, now: Int64) throws(APIError)
-    -> APIResponse
-  {
+  private func resendClaimCodes(
+    station: StationAddress, key: StationKey?, client: ClientAddress, now: Int64
+  ) throws(APIError) -> APIResponse {
     let address = station.description
     guard let key else {
       throw .badRequest("resend: asking for new codes needs the stationKey its claim answered")
     }
+    _ = try stationAccess(address, key: key)
     let refusal = try store { () throws(StoreError) -> ResendRefusal? in
       try database.writeBatch { () throws(StoreError) -> ResendRefusal? in
         guard let request = try database.claimRequest(address, keyHash: key.hash) else { return .noRequest }
         guard !request.codesDue, request.codesPushed < ClaimRequest.roundsPerRequest else {
           return .noRoundLeft
         }
-        if case .codesLimited(let retryAfterMs) = try admitCodeRound(station: address, now: now) {
+        if case .codesLimited(let retryAfterMs) = try admitCodeRound(
+          station: address, client: client, now: now)
+        {
           return .limited(retryAfterMs: retryAfterMs)
         }
         return try database.resendClaimCodes(address, keyHash: key.hash) ? nil : .noRoundLeft

@@ -144,7 +144,7 @@ extension APIHandler {
           let since = access == .guest ? try database.stationClaim(address).claim?.claimedAt : nil
           let replaced = try database.trimDevices(
             of: address, keeping: max(1, devicePool.keep), sparing: token, keyed: devicePool.keyed,
-            registeredSince: since)
+            registeredSince: since, freshSince: now - Self.freshDeviceMs)
           try database.countLimitHit(
             access == .guest ? .keylessDevicesPerStation : .devicesPerStation, replaced)
         }
@@ -163,6 +163,10 @@ extension APIHandler {
       return result
     }
   }
+
+  /// A device refreshed within this long (ms, a day: the app heartbeats every 6 hours) is live: a full station
+  /// pushes out its stale devices first, then the youngest, never a live phone older than the newcomers.
+  static let freshDeviceMs: Int64 = 86_400_000
 
   /// The budgets a register or heartbeat is counted in (`registrationsPerHour` or `heartbeatsPerHour`, each per
   /// hour), so that no stranger spends the owner's or a known device's (docs/design.md "Who may do what"):

@@ -107,10 +107,15 @@ public struct ClaimRequest: Sendable, Equatable {
   public static let roundsPerRequest = 3
   /// Wrong codes that void a round.
   public static let wrongCodesAllowed = 5
-  /// Requests waiting at once per station; a further one replaces the oldest.
+  /// Requests waiting at once per station; a further one replaces the same client's oldest, else one whose codes
+  /// expired, else it is refused.
   public static let pendingPerStation = 3
-  /// Rounds of codes pushed to one station's devices per day, whatever asks (so nobody floods its phone).
-  public static let roundsPerStationPerDay = 6
+  /// Rounds of codes pushed to one station's devices per day, whatever asks (so nobody floods its phone); counted
+  /// in fixed windows, so at most twice as many in any 24 hours.
+  public static let roundsPerStationPerDay = 12
+  /// Rounds of codes one client (IPv4 address, IPv6 /64) may have pushed to one station's devices per day, so one
+  /// client cannot spend the station's rounds and keep the real user from taking it back.
+  public static let roundsPerClientPerDay = 3
   /// The window ``roundsPerStationPerDay`` is counted in, ms (a day).
   public static let roundWindowMs: Int64 = 86_400_000
   /// A station made less than this long before a claim counts as not in use yet, ms (10 minutes): the claimant's

@@ -34,37 +34,61 @@ extension Database {
       .sorted { $0.registeredAt < $1.registeredAt }
   }
 
-  /// Adds `request` (replacing one of the same key) within the caller's transaction; past
-  /// ``ClaimRequest/pendingPerStation`` the oldest of the station's other requests goes.
-  func insertClaimRequest(_ request: ClaimRequest) throws(StoreError) {
+  /// Adds `request` (replacing one of the same key) within the caller's transaction, unless the station has
+  /// ``ClaimRequest/pendingPerStation`` other requests waiting: then the oldest of the same client's goes, else the
+  /// oldest whose codes expired with no round due, else nothing is added (false). So nobody pushes out a request
+  /// whose codes are live but its own: a squatter cannot void the real user's take-back by asking again.
+  @discardableResult
+  func insertClaimRequest(_ request: ClaimRequest) throws(StoreError) -> Bool {
+    let station = request.station.canonicalAddress
+    let client = String(request.client.prefix(64))
+    let count = try prepared("SELECT count(*) FROM claim_requests WHERE station = ?1 AND key_hash <> ?2")
+    let waiting: Int
+    do {
+      defer { count.reset() }
+      try count.bind(1, station)
+      try count.bind(2, request.keyHash)
+      _ = try count.step()
+      waiting = Int(count.int64(0))
+    }
+    if waiting >= ClaimRequest.pendingPerStation {
+      let evict = try prepared(
+        """
+        DELETE FROM claim_requests WHERE station = ?1 AND key_hash = (
+          SELECT key_hash FROM claim_requests WHERE station = ?1 AND key_hash <> ?2
+            AND (client = ?3 OR (codes_due = 0 AND coalesce(codes_expire_at, 0) < ?4))
+          ORDER BY client = ?3 DESC, requested_at LIMIT 1)
+        """)
+      defer { evict.reset() }
+      try evict.bind(1, station)
+      try evict.bind(2, request.keyHash)
+      try evict.bind(3, client)
+      try evict.bind(4, request.requestedAt)
+      try evict.run()
+      guard changes > 0 else { return false }
+    }
     let insert = try prepared(
       """
       INSERT OR REPLACE INTO claim_requests (station, key_hash, requested_at, seniority, client, codes_due)
       VALUES (?1, ?2, ?3, ?4, ?5, 1)
       """)
     defer { insert.reset() }
-    try insert.bind(1, request.station.canonicalAddress)
+    try insert.bind(1, station)
     try insert.bind(2, request.keyHash)
     try insert.bind(3, request.requestedAt)
     try insert.bind(4, request.seniority)
-    try insert.bind(5, String(request.client.prefix(64)))
+    try insert.bind(5, client)
     try insert.run()
-    let trim = try prepared(
-      """
-      DELETE FROM claim_requests WHERE station = ?1 AND key_hash IN (
-        SELECT key_hash FROM claim_requests WHERE station = ?1 ORDER BY requested_at DESC LIMIT -1 OFFSET ?2)
-      """)
-    defer { trim.reset() }
-    try trim.bind(1, request.station.canonicalAddress)
-    try trim.bind(2, ClaimRequest.pendingPerStation)
-    try trim.run()
+    return true
   }
 
   /// Asks for the station to be taken back from its claim by the key whose SHA-256 is `request.keyHash`: codes go
   /// to the devices registered before `request.seniority`. One write transaction (joins the caller's batch).
-  public func requestClaim(_ request: ClaimRequest) throws(StoreError) {
+  /// False when the station has as many requests with live codes waiting as it takes
+  /// (``insertClaimRequest(_:)``): nothing was added.
+  public func requestClaim(_ request: ClaimRequest) throws(StoreError) -> Bool {
     guard request.keyHash.utf8.count == 64 else { throw .invalidArgument("a key hash is 64 hex characters") }
-    try writeBatch { () throws(StoreError) in try insertClaimRequest(request) }
+    return try writeBatch { () throws(StoreError) -> Bool in try insertClaimRequest(request) }
   }
 
   /// Deletes every request of `station` (canonical) within the caller's transaction.
@@ -194,29 +218,42 @@ extension Database {
     return codes
   }
 
-  /// Counts a wrong code against the request of `keyHash` on `address` and returns the wrong codes of its round
-  /// so far; at ``ClaimRequest/wrongCodesAllowed`` the round's codes are void.
-  public func noteWrongClaimCode(_ address: String, keyHash: String) throws(StoreError) -> Int {
+  /// Takes one of the current round's ``ClaimRequest/wrongCodesAllowed`` tries of the request of `keyHash` on
+  /// `address` before the code is compared, in one write transaction, so that guesses racing each other are held
+  /// to the limit too: the try's number (1…) and the round's codes, or nil when the round has no try left (or no
+  /// codes). A wrong code on the last try voids the round (``voidClaimCodes(_:keyHash:)``).
+  public func takeClaimAttempt(_ address: String, keyHash: String) throws(StoreError)
+    -> (attempt: Int, codes: [ClaimCode])?
+  {
     let station = address.canonicalAddress
-    return try writeTransaction { () throws(StoreError) -> Int in
+    return try writeTransaction { () throws(StoreError) -> (attempt: Int, codes: [ClaimCode])? in
       let update = try prepared(
-        "UPDATE claim_requests SET wrong = wrong + 1 WHERE station = ?1 AND key_hash = ?2 RETURNING wrong")
-      let wrong: Int
+        """
+        UPDATE claim_requests SET wrong = wrong + 1
+        WHERE station = ?1 AND key_hash = ?2 AND wrong < ?3 RETURNING wrong
+        """)
+      let attempt: Int
       do {
         defer { update.reset() }
         try update.bind(1, station)
         try update.bind(2, keyHash)
-        guard try update.step() else { return 0 }
-        wrong = Int(update.int64(0))
+        try update.bind(3, ClaimRequest.wrongCodesAllowed)
+        guard try update.step() else { return nil }
+        attempt = Int(update.int64(0))
       }
-      if wrong >= ClaimRequest.wrongCodesAllowed {
-        let void = try prepared("DELETE FROM claim_codes WHERE station = ?1 AND key_hash = ?2")
-        defer { void.reset() }
-        try void.bind(1, station)
-        try void.bind(2, keyHash)
-        try void.run()
-      }
-      return wrong
+      let codes = try claimCodes(station, keyHash: keyHash)
+      return codes.isEmpty ? nil : (attempt, codes)
+    }
+  }
+
+  /// Voids the current round's codes of the request of `keyHash` on `address` (its tries are used up).
+  public func voidClaimCodes(_ address: String, keyHash: String) throws(StoreError) {
+    try writeTransaction { () throws(StoreError) in
+      let void = try prepared("DELETE FROM claim_codes WHERE station = ?1 AND key_hash = ?2")
+      defer { void.reset() }
+      try void.bind(1, address.canonicalAddress)
+      try void.bind(2, keyHash)
+      try void.run()
     }
   }
 
@@ -365,16 +402,23 @@ extension Database {
     }
   }
 
-  /// Drops the tombstones of stations last heard more than `expiryMs` before `now`; returns how many. Maintenance
-  /// runs it.
+  /// Drops the tombstones of stations, and the first registrations of tokens, last heard more than `expiryMs`
+  /// before `now`; returns how many rows went. Maintenance runs it.
   @discardableResult
   public func pruneStationTombstones(now: Int64, expiryMs: Int64) throws(StoreError) -> Int {
     try writeTransaction { () throws(StoreError) -> Int in
-      let prune = try prepared("DELETE FROM station_tombstones WHERE last_heard_at < ?1")
-      defer { prune.reset() }
-      try prune.bind(1, now - expiryMs)
-      try prune.run()
-      return changes
+      var pruned = 0
+      for sql in [
+        "DELETE FROM station_tombstones WHERE last_heard_at < ?1",
+        "DELETE FROM devices_seen WHERE last_seen_at < ?1",
+      ] {
+        let prune = try prepared(sql)
+        defer { prune.reset() }
+        try prune.bind(1, now - expiryMs)
+        try prune.run()
+        pruned += changes
+      }
+      return pruned
     }
   }
 }

@@ -54,8 +54,11 @@ extension Database {
     return try statement.step() ? statement.int64(0) : 0
   }
 
-  /// Keeps at most `limit` (at least 1) devices of `station`: the most recently refreshed ones, and
-  /// `sparing` (the token just registered) whatever its refresh time. With `keyed`, only that class of
+  /// Keeps at most `limit` (at least 1) devices of `station`, and `sparing` (the token just registered) whatever
+  /// its times. With `freshSince` (epoch ms), the devices refreshed since then are kept first, the oldest
+  /// registered among them first (then the stale ones, the most recently refreshed first), so a burst of new tokens pushes out stale devices and then each other, never
+  /// the phone that has been there longest and still checks in (docs/design.md "Who may do what"); without it,
+  /// the most recently refreshed are kept. With `keyed`, only that class of
   /// devices is counted and trimmed (a claimed station's owner's devices, or its keyless pool), so the
   /// other class is never pushed out. With `registeredSince` (epoch ms), only devices registered then or later
   /// are counted and trimmed: a claimed station's keyless pool spares the devices it had before the claim
@@ -64,7 +67,7 @@ extension Database {
   @discardableResult
   public func trimDevices(
     of station: String, keeping limit: Int, sparing token: String?, keyed: Bool? = nil,
-    registeredSince: Int64? = nil
+    registeredSince: Int64? = nil, freshSince: Int64? = nil
   ) throws(StoreError) -> Int {
     guard limit >= 1 else { throw .invalidArgument("a station keeps at least 1 device (got \(limit))") }
     return try writeTransaction { () throws(StoreError) in
@@ -74,7 +77,10 @@ extension Database {
           AND (?5 IS NULL OR registered_at >= ?5) AND id NOT IN (
           SELECT id FROM devices WHERE station = ?1 AND (?4 IS NULL OR keyed = ?4)
             AND (?5 IS NULL OR registered_at >= ?5)
-          ORDER BY token IS ?3 DESC, refreshed_at DESC, id DESC LIMIT ?2)
+          ORDER BY token IS ?3 DESC,
+            CASE WHEN ?6 IS NULL THEN 0 ELSE refreshed_at >= ?6 END DESC,
+            CASE WHEN ?6 IS NOT NULL AND refreshed_at >= ?6 THEN registered_at ELSE -refreshed_at END ASC,
+            id DESC LIMIT ?2)
         """)
       defer { statement.reset() }
       try statement.bind(1, station.canonicalAddress)
@@ -82,6 +88,7 @@ extension Database {
       try statement.bind(3, token)
       try statement.bind(4, keyed)
       try statement.bind(5, registeredSince)
+      try statement.bind(6, freshSince)
       try statement.run()
       return changes
     }

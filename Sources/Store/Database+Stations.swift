@@ -87,7 +87,9 @@ extension Database {
           """
           INSERT INTO devices
             (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth, keyed, wants)
-          VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)
+          VALUES (?1, ?2, ?3,
+            coalesce((SELECT first_registered_at FROM devices_seen WHERE station = ?2 AND token = ?1), ?4),
+            ?4, ?5, ?6, ?7, ?8)
           ON CONFLICT (station, token) DO UPDATE SET
             keyed = max(devices.keyed, excluded.keyed),
             platform = excluded.platform,
@@ -107,6 +109,18 @@ extension Database {
         try device.bind(7, upsert.keyed)
         try device.bind(8, wants.rawValue)
         try device.run()
+        // The token's first registration here outlives its device row (evicted, unregistered, wiped with the
+        // station): a phone that comes back is as old as it was, the seniority claims are proven and taken back by.
+        let seen = try prepared(
+          """
+          INSERT INTO devices_seen (station, token, first_registered_at, last_seen_at) VALUES (?1, ?2, ?3, ?3)
+          ON CONFLICT (station, token) DO UPDATE SET last_seen_at = excluded.last_seen_at
+          """)
+        defer { seen.reset() }
+        try seen.bind(1, address)
+        try seen.bind(2, token)
+        try seen.bind(3, now)
+        try seen.run()
       }
       guard let record = try station(address) else {
         throw .sqlite(code: 0, message: "station \(address) vanished inside its own transaction")

@@ -27,4 +27,7 @@ public enum RateKey {
   /// Per station: rounds of claim codes pushed to its devices (``ClaimRequest/roundsPerStationPerDay`` in 24
   /// hours, whatever claim asks).
   public static let claimCodeRounds = "claim code rounds:"
+  /// Per station and client: rounds of claim codes (``ClaimRequest/roundsPerClientPerDay``), keyed
+  /// `<station> from:<client>`.
+  public static let claimCodeRoundsFrom = "claim code rounds of:"
 }

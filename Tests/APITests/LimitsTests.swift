@@ -137,7 +137,9 @@ func pngShapedImage(characters: Int, fill: UInt8 = 0x41) -> String {
 
   // MARK: devicesPerStation
 
-  @Test func aNewTokenReplacesTheLeastRecentlyRefreshedOne() throws {
+  /// A full station pushes out its stale devices first, then the youngest: a flood of new tokens pushes out
+  /// each other, never a phone that has been there longer and still checks in (docs/design.md "Who may do what").
+  @Test func aNewTokenPushesOutStaleDevicesThenTheYoungestNeverALiveOlderPhone() throws {
     var config = APIConfig()
     config.devicesPerStation = 3
     config.registrationsPerHour = 1000
@@ -148,14 +150,22 @@ func pngShapedImage(characters: Int, fill: UInt8 = 0x41) -> String {
         "/v1/register", heartbeat("N0CALL", ["platform": "android", "pushToken": "fcm:tok-" + token]))
     }
     for token in ["t1", "t2", "t3"] { #expect(register(token).status == 200) }
-    #expect(register("t1").status == 200)  // t1 refreshed: t2 is now the least recently refreshed
+    #expect(register("t1").status == 200)
+    // All live: the youngest other than the newcomer goes.
     #expect(register("t4").status == 200)
     #expect(
-      Set(try api.database.devices(of: "N0CALL").map(\.token)) == ["fcm:tok-t1", "fcm:tok-t3", "fcm:tok-t4"])
+      Set(try api.database.devices(of: "N0CALL").map(\.token)) == ["fcm:tok-t1", "fcm:tok-t2", "fcm:tok-t4"])
     for index in 0..<100 { #expect(register("flood-\(index)").status == 200) }
-    let kept = try api.database.devices(of: "N0CALL").map(\.token)
-    #expect(kept == ["fcm:tok-flood-99", "fcm:tok-flood-98", "fcm:tok-flood-97"])
-    #expect(try api.hits(.devicesPerStation) == 101)
+    let kept = Set(try api.database.devices(of: "N0CALL").map(\.token))
+    #expect(kept == ["fcm:tok-flood-99", "fcm:tok-t1", "fcm:tok-t2"])
+    // A day later t2 has not checked in: the next newcomer pushes it out before the live t1.
+    api.clock.advance(ms: 86_400_000)
+    #expect(register("t1").status == 200)
+    #expect(register("t5").status == 200)
+    #expect(!Set(try api.database.devices(of: "N0CALL").map(\.token)).contains("fcm:tok-t2"))
+    #expect(
+      Set(try api.database.devices(of: "N0CALL").map(\.token)).isSuperset(of: ["fcm:tok-t1", "fcm:tok-t5"]))
+    #expect(try api.hits(.devicesPerStation) == 102)
     // A sync-only refresh (no token) trims nothing.
     #expect(api.post("/v1/heartbeat", heartbeat("N0CALL")).status == 200)
     #expect(try api.database.devices(of: "N0CALL").count == 3)
