@@ -10,61 +10,14 @@ import Testing
 /// An attacker's probes of the claim proof (docs/design.md "Who may do what"). Each test asserts what the design
 /// promises; a failing expectation is a hole.
 @Suite struct ClaimAttackTests {
-  nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
-  static let vectors: [(salt: String, code: String, hash: String)] = [
-    (
-      "00112233445566778899aabbccddeeff", "123456",
-      "30f7a6688fb48259721b66148b60eed7aa03599f64109d77bea44cb06d4c8251"
-    ),
-    (
-      "ffeeddccbbaa99887766554433221100", "654321",
-      "6fbdeb2b4a7d31896e142daeb180c9e38b547e8d69a5408e90e11fd1a804c8d9"
-    ),
-  ]
-  static let minute: Int64 = 60_000
-  static let victim = "198.51.100.7"
-  static let attacker = "203.0.113.9"
-
-  private static func body(_ extra: [String: Any] = [:]) -> [String: Any] {
-    identity.merging(extra) { $1 }
-  }
-  private static func bearer(_ key: String) -> String { "Bearer \(key)" }
-
-  /// The real user's phone registered N0CALL-7 and used it for a while.
-  private static func stationInUse() throws -> APIFixture {
-    let api = try APIFixture()
-    api.clock.advance(ms: 1000)
-    let app = api.post(
-      "/v1/register", registerBody(["platform": "android", "pushToken": "app-token", "wantHistory": false]),
-      authorization: nil, remoteAddress: victim)
-    #expect(app.status == 200, "\(app.text)")
-    api.clock.advance(ms: 30 * minute)
-    return api
-  }
-
-  /// Stands in for the push sender: a round of the request of `keyHash`, a code per `(token, vector)`.
-  private static func pushRound(_ api: APIFixture, keyHash: String, codes: [(token: String, vector: Int)])
-    throws
-  {
-    let request = try #require(try api.database.claimRequest("N0CALL-7", keyHash: keyHash))
-    let devices = try api.database.devices(of: "N0CALL-7")
-    let stored = try codes.map { code in
-      let device = try #require(devices.first { $0.token == code.token })
-      let vector = vectors[code.vector]
-      return ClaimCode(
-        token: code.token, registeredAt: device.registeredAt, salt: vector.salt, codeHash: vector.hash)
-    }
-    #expect(
-      try api.database.beginClaimCodes(
-        request, codes: stored, expiresAt: api.clock.now + ClaimRequest.codeLifetimeMs))
-  }
+  typealias F = ClaimFixtures
 
   private static func keyHash(_ key: String) -> String { SHA256.hex(key) }
 
   private static func phoneRefreshes(_ api: APIFixture) -> Reply {
     api.post(
-      "/v1/heartbeat", body(["platform": "android", "pushToken": "app-token"]), authorization: nil,
-      remoteAddress: victim)
+      "/v1/heartbeat", F.body(["platform": "android", "pushToken": "app-token"]), authorization: nil,
+      remoteAddress: F.victim)
   }
 
   // MARK: - Taking a station in use without its code
@@ -73,33 +26,33 @@ import Testing
   /// claim should not be first-come on a station someone used a minute ago, and the real phone should be able to
   /// take the station back.
   @Test func unregisterThenClaimTakesAStationInUse() throws {
-    let api = try Self.stationInUse()
-    let wipe = api.post("/v1/unregister", Self.body(), authorization: nil, remoteAddress: Self.attacker)
+    let api = try F.stationInUse()
+    let wipe = api.post("/v1/unregister", F.body(), authorization: nil, remoteAddress: F.attacker)
     #expect(wipe.status == 200, "\(wipe.text)")
     let mine = api.post(
       "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
-      authorization: nil, remoteAddress: Self.attacker)
+      authorization: nil, remoteAddress: F.attacker)
     #expect(mine.status == 200, "\(mine.text)")
-    let claim = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)
+    let claim = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)
     #expect(claim.status == 200, "\(claim.text)")
     #expect(
       claim["claim"]?.stringValue == "provisional", "first-come claim of a station in use: \(claim.text)")
     let key = try #require(claim["stationKey"]?.stringValue)
     // If it is provisional, the only device a code can reach is the attacker's own.
     if claim["claim"]?.stringValue == "provisional" {
-      try Self.pushRound(api, keyHash: Self.keyHash(key), codes: [("squatter", 1)])
-      let proof = api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(key))
+      try F.pushRound(api, keyHash: Self.keyHash(key), codes: [("squatter", 1)])
+      let proof = api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(key))
       #expect(proof.status == 200, "\(proof.text)")
     }
     // The attacker governs: it mutes the station and forwards it.
     let muted = api.post(
-      "/v1/settings", Self.body(["mutedUntil": api.clock.now + 30 * 86_400_000]),
-      authorization: Self.bearer(key))
+      "/v1/settings", F.body(["mutedUntil": api.clock.now + 30 * 86_400_000]),
+      authorization: F.bearer(key))
     #expect(muted.status == 200, "\(muted.text)")
     // The real phone comes back (its next heartbeat) and the real user tries to take the station back.
-    api.clock.advance(ms: 5 * Self.minute)
+    api.clock.advance(ms: 5 * F.minute)
     #expect(Self.phoneRefreshes(api).status == 200)
-    let back = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.victim)
+    let back = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.victim)
     #expect(back.status == 200, "the real user cannot take the station back: \(back.text)")
   }
 
@@ -107,69 +60,69 @@ import Testing
   /// provisional, but every device its codes reach is the attacker's, and the proof's seniority is younger than
   /// nothing the station will ever have again.
   @Test func evictingThePhoneThenClaimingTakesAStationInUse() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     for index in 0..<10 {
       let heartbeat = api.post(
-        "/v1/heartbeat", Self.body(["platform": "android", "pushToken": "evictor-\(index)"]),
-        authorization: nil, remoteAddress: Self.attacker)
+        "/v1/heartbeat", F.body(["platform": "android", "pushToken": "evictor-\(index)"]),
+        authorization: nil, remoteAddress: F.attacker)
       #expect(heartbeat.status == 200, "\(heartbeat.text)")
       api.clock.advance(ms: 1000)
     }
     #expect(
       try api.database.devices(of: "N0CALL-7").contains { $0.token == "app-token" },
       "the real phone was evicted by a stranger's heartbeats")
-    let claim = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)
+    let claim = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)
     #expect(claim["claim"]?.stringValue == "provisional", "\(claim.text)")
     let key = try #require(claim["stationKey"]?.stringValue)
     let recipients = try api.database.claimCodeRecipients(
       "N0CALL-7", before: api.clock.now, refreshedSince: 0
     ).map(\.token)
     #expect(recipients.contains("app-token"), "the codes go only to the attacker's devices: \(recipients)")
-    try Self.pushRound(api, keyHash: Self.keyHash(key), codes: [("evictor-0", 0)])
-    let proof = api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(key))
+    try F.pushRound(api, keyHash: Self.keyHash(key), codes: [("evictor-0", 0)])
+    let proof = api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(key))
     #expect(proof.status == 200 && proof["claim"]?.stringValue == "proven", "\(proof.text)")
-    api.clock.advance(ms: 5 * Self.minute)
+    api.clock.advance(ms: 5 * F.minute)
     #expect(Self.phoneRefreshes(api).status == 200)
-    let back = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.victim)
+    let back = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.victim)
     #expect(back.status == 200, "the real user cannot take the station back: \(back.text)")
   }
 
   /// A squatter who proved with its own device governs; as owner it may wipe the station (whole-station
   /// unregister with its key) and claim it again at once: the real phone is gone, so no older device remains.
   @Test func aSquatterWhoProvedWipesAndReclaimsSoTheRealPhoneIsNeverOlder() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     #expect(
       api.post(
         "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
-        authorization: nil, remoteAddress: Self.attacker
+        authorization: nil, remoteAddress: F.attacker
       ).status == 200)
-    api.clock.advance(ms: 30 * Self.minute)
+    api.clock.advance(ms: 30 * F.minute)
     let key = try #require(
-      api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)["stationKey"]?
+      api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)["stationKey"]?
         .stringValue)
-    try Self.pushRound(api, keyHash: Self.keyHash(key), codes: [("app-token", 0), ("squatter", 1)])
+    try F.pushRound(api, keyHash: Self.keyHash(key), codes: [("app-token", 0), ("squatter", 1)])
     #expect(
-      api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(key)).status == 200)
+      api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(key)).status == 200)
     // The wipe and the new claim.
     let wipe = api.post(
-      "/v1/unregister", Self.body(), authorization: Self.bearer(key), remoteAddress: Self.attacker)
+      "/v1/unregister", F.body(), authorization: F.bearer(key), remoteAddress: F.attacker)
     #expect(wipe.status == 200, "\(wipe.text)")
     #expect(
       api.post(
         "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
-        authorization: nil, remoteAddress: Self.attacker
+        authorization: nil, remoteAddress: F.attacker
       ).status == 200)
-    let again = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)
+    let again = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)
     #expect(again.status == 200, "\(again.text)")
     if let second = again["stationKey"]?.stringValue, again["claim"]?.stringValue == "provisional" {
-      try Self.pushRound(api, keyHash: Self.keyHash(second), codes: [("squatter", 1)])
+      try F.pushRound(api, keyHash: Self.keyHash(second), codes: [("squatter", 1)])
       #expect(
-        api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(second)).status
+        api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(second)).status
           == 200)
     }
-    api.clock.advance(ms: 5 * Self.minute)
+    api.clock.advance(ms: 5 * F.minute)
     #expect(Self.phoneRefreshes(api).status == 200)
-    let back = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.victim)
+    let back = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.victim)
     #expect(back.status == 200, "the real user cannot take the station back: \(back.text)")
   }
 
@@ -179,31 +132,31 @@ import Testing
   /// out: a request whose codes are live is never pushed out by another client's, the squatter's extra requests
   /// are refused, and the real user's code still works.
   @Test func theSquatterPushesOutAndStarvesTheRealUsersTakeBack() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     #expect(
       api.post(
         "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
-        authorization: nil, remoteAddress: Self.attacker
+        authorization: nil, remoteAddress: F.attacker
       ).status == 200)
-    api.clock.advance(ms: 30 * Self.minute)
+    api.clock.advance(ms: 30 * F.minute)
     let key = try #require(
-      api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)["stationKey"]?
+      api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)["stationKey"]?
         .stringValue)
-    try Self.pushRound(api, keyHash: Self.keyHash(key), codes: [("app-token", 0), ("squatter", 1)])
+    try F.pushRound(api, keyHash: Self.keyHash(key), codes: [("app-token", 0), ("squatter", 1)])
     #expect(
-      api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(key)).status == 200)
+      api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(key)).status == 200)
 
     // The real user asks to take it back (round 2) and gets a code on the phone.
-    let request = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.victim)
+    let request = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.victim)
     #expect(request.status == 200, "\(request.text)")
     let owner = try #require(request["stationKey"]?.stringValue)
-    try Self.pushRound(api, keyHash: Self.keyHash(owner), codes: [("app-token", 0)])
+    try F.pushRound(api, keyHash: Self.keyHash(owner), codes: [("app-token", 0)])
     // The squatter makes take-back requests of its own from several addresses: past the pending cap, refused.
     var refused = 0
     for index in 0..<4 {
       api.clock.advance(ms: 1000)
       let spam = api.post(
-        "/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.\(20 + index)")
+        "/v1/claim", F.body(), authorization: nil, remoteAddress: "203.0.113.\(20 + index)")
       if spam.status == 429 {
         refused += 1
         #expect(spam.error?.contains("waiting for their codes") == true, "\(spam.text)")
@@ -211,10 +164,10 @@ import Testing
     }
     #expect(refused >= 2, "the pending cap did not hold")
     // The real user enters the code from its phone.
-    let taken = api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(owner))
+    let taken = api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(owner))
     #expect(taken.status == 200, "the real user's pending take-back was pushed out: \(taken.text)")
     // Taken back by the oldest device: the squatter's device is younger, so it cannot take it back in turn.
-    let retry = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.30")
+    let retry = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "203.0.113.30")
     #expect(retry.status == 409, "\(retry.status) \(retry.text)")
   }
 
@@ -222,16 +175,16 @@ import Testing
 
   /// "A station's devices get at most 6 rounds a day, whatever asks": count the rounds any 24 h can hold.
   @Test func roundsOfCodesPerDayAcrossTheWindowsEdge() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     var rounds: [Int64] = []
     func ask(_ address: String) {
-      let reply = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: address)
+      let reply = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: address)
       if reply.status == 200 { rounds.append(api.clock.now) }
     }
     ask("203.0.113.1")  // the provisional claim: round 1 opens the window
-    api.clock.advance(ms: 24 * 60 * Self.minute - 10 * Self.minute)
+    api.clock.advance(ms: 24 * 60 * F.minute - 10 * F.minute)
     for index in 0..<5 { ask("203.0.113.\(10 + index)") }
-    api.clock.advance(ms: 11 * Self.minute)
+    api.clock.advance(ms: 11 * F.minute)
     for index in 0..<6 { ask("203.0.113.\(30 + index)") }
     let last = rounds.last ?? 0
     let inADay = rounds.filter { $0 > last - 86_400_000 }.count
@@ -244,11 +197,11 @@ import Testing
   /// Wrong codes are counted after the code is checked, outside any transaction: guesses that arrive together at
   /// several workers (one handler and connection each, as the responder runs them) are all checked.
   @Test(arguments: 0..<12) func parallelGuessesAreCheckedBeyondFiveARound(_ run: Int) throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     let key = try #require(
-      api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)["stationKey"]?
+      api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)["stationKey"]?
         .stringValue)
-    try Self.pushRound(api, keyHash: Self.keyHash(key), codes: [("app-token", 0)])
+    try F.pushRound(api, keyHash: Self.keyHash(key), codes: [("app-token", 0)])
     let workers = 24
     nonisolated(unsafe) var handlers: [APIHandler] = []
     nonisolated(unsafe) var databases: [Database] = []
@@ -260,7 +213,7 @@ import Testing
     }
     defer { for database in databases { database.close() } }
     let data = try JSONSerialization.data(
-      withJSONObject: Self.body(["code": "000000"]), options: [.sortedKeys])
+      withJSONObject: F.body(["code": "000000"]), options: [.sortedKeys])
     let checked = Mutex<[String]>([])
     nonisolated(unsafe) let frozen = handlers
     DispatchQueue.concurrentPerform(iterations: workers) { index in
@@ -280,26 +233,26 @@ import Testing
   // MARK: - What held
 
   @Test func aProvisionalKeyChangesNothingForTheStationsPhone() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     // The app's keyed register set ackMessages false; a provisional key's register sending true.
-    let claim = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)
+    let claim = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)
     let key = try #require(claim["stationKey"]?.stringValue)
     for (path, extra) in [
       ("/v1/settings", ["mutedUntil": api.clock.now + 3_600_000] as [String: Any]),
       ("/v1/forward/confirm", ["id": "x", "code": "123456"]), ("/v1/send", ["to": "W5AGO", "text": "x"]),
       ("/v1/export", [:]), ("/v1/audit", [:]),
     ] {
-      let refused = api.post(path, Self.body(extra), authorization: Self.bearer(key))
+      let refused = api.post(path, F.body(extra), authorization: F.bearer(key))
       #expect(refused.status == 403, "\(path): \(refused.text)")
     }
-    let rotate = api.post("/v1/claim", Self.body(["rotate": true]), authorization: Self.bearer(key))
+    let rotate = api.post("/v1/claim", F.body(["rotate": true]), authorization: F.bearer(key))
     #expect(rotate.status == 403, "\(rotate.text)")
     // Keyed registers of 5 tokens by the provisional key do not evict the phone (devicesPerStation 10).
     for index in 0..<5 {
       _ = api.post(
         "/v1/register",
         registerBody(["platform": "android", "pushToken": "p-\(index)", "wantHistory": false]),
-        authorization: Self.bearer(key), remoteAddress: Self.attacker)
+        authorization: F.bearer(key), remoteAddress: F.attacker)
     }
     #expect(try api.database.devices(of: "N0CALL-7").contains { $0.token == "app-token" })
     #expect(try api.database.devices(of: "N0CALL-7").allSatisfy { !$0.keyed })
@@ -315,12 +268,12 @@ import Testing
       ).status == 200)
     api.clock.advance(ms: 5000)
     let owner = try #require(
-      api.post("/v1/claim", Self.body(), authorization: nil)["stationKey"]?.stringValue)
-    api.clock.advance(ms: 60 * Self.minute)
-    let set = api.post("/v1/settings", Self.body(["ackPolicy": "never"]), authorization: Self.bearer(owner))
+      api.post("/v1/claim", F.body(), authorization: nil)["stationKey"]?.stringValue)
+    api.clock.advance(ms: 60 * F.minute)
+    let set = api.post("/v1/settings", F.body(["ackPolicy": "never"]), authorization: F.bearer(owner))
     #expect(set.status == 200, "\(set.text)")
     // A stranger's take-back request (the owner's own phone is older than the first-come claim).
-    let request = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)
+    let request = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)
     #expect(request.status == 200 && request["claim"]?.stringValue == "provisional", "\(request.text)")
     let key = try #require(request["stationKey"]?.stringValue)
     let before = try api.database.stationSettings("N0CALL-7")
@@ -329,63 +282,63 @@ import Testing
       registerBody([
         "platform": "android", "pushToken": "take-back-1", "wantHistory": false, "ackMessages": true,
       ]),
-      authorization: Self.bearer(key))
+      authorization: F.bearer(key))
     #expect(ack.status == 200)
     #expect(try api.database.stationSettings("N0CALL-7") == before)
-    let read = api.post("/v1/read", Self.body(["peer": "*", "upTo": 1]), authorization: Self.bearer(key))
+    let read = api.post("/v1/read", F.body(["peer": "*", "upTo": 1]), authorization: F.bearer(key))
     #expect(read.status == 403, "\(read.text)")
-    let wipe = api.post("/v1/unregister", Self.body(), authorization: Self.bearer(key))
+    let wipe = api.post("/v1/unregister", F.body(), authorization: F.bearer(key))
     #expect(wipe.status == 403, "\(wipe.text)")
     #expect(try api.database.stationClaim("N0CALL-7").claim?.keyHash == Self.keyHash(owner))
     let avatar = api.post(
-      "/v1/heartbeat", Self.body(["platform": "android", "pushToken": "take-back-1", "avatarIcon": "/>"]),
-      authorization: Self.bearer(key))
+      "/v1/heartbeat", F.body(["platform": "android", "pushToken": "take-back-1", "avatarIcon": "/>"]),
+      authorization: F.bearer(key))
     #expect(avatar.status == 200)
     #expect(try api.database.station("N0CALL-7")?.avatarHash == "")
     // Its release withdraws only its own request.
-    let release = api.post("/v1/claim", Self.body(["release": true]), authorization: Self.bearer(key))
+    let release = api.post("/v1/claim", F.body(["release": true]), authorization: F.bearer(key))
     #expect(release.status == 200, "\(release.text)")
     #expect(try api.database.stationClaim("N0CALL-7").claim?.keyHash == Self.keyHash(owner))
     // The owner's register and heartbeat budget is its own: strangers spend theirs.
     for index in 0..<70 {
       _ = api.post(
-        "/v1/heartbeat", Self.body(["platform": "android", "pushToken": "s\(index)"]), authorization: nil,
+        "/v1/heartbeat", F.body(["platform": "android", "pushToken": "s\(index)"]), authorization: nil,
         remoteAddress: "203.0.113.\(index % 50)")
     }
     let mine = api.post(
-      "/v1/heartbeat", Self.body(["platform": "android", "pushToken": "mine-token"]),
-      authorization: Self.bearer(owner))
+      "/v1/heartbeat", F.body(["platform": "android", "pushToken": "mine-token"]),
+      authorization: F.bearer(owner))
     #expect(mine.status == 200, "\(mine.text)")
     let phone = api.post(
-      "/v1/heartbeat", Self.body(["platform": "android", "pushToken": "mine-token"]), authorization: nil)
+      "/v1/heartbeat", F.body(["platform": "android", "pushToken": "mine-token"]), authorization: nil)
     #expect(phone.status == 200, "\(phone.text)")
   }
 
   @Test func aReplacedKeyAndGuessesStayRefused() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     #expect(
       api.post(
         "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
-        authorization: nil, remoteAddress: Self.attacker
+        authorization: nil, remoteAddress: F.attacker
       ).status == 200)
-    api.clock.advance(ms: 30 * Self.minute)
+    api.clock.advance(ms: 30 * F.minute)
     let squatter = try #require(
-      api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.attacker)["stationKey"]?
+      api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.attacker)["stationKey"]?
         .stringValue)
-    try Self.pushRound(api, keyHash: Self.keyHash(squatter), codes: [("app-token", 0), ("squatter", 1)])
+    try F.pushRound(api, keyHash: Self.keyHash(squatter), codes: [("app-token", 0), ("squatter", 1)])
     #expect(
-      api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(squatter)).status == 200
+      api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(squatter)).status == 200
     )
-    let request = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: Self.victim)
+    let request = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: F.victim)
     let owner = try #require(request["stationKey"]?.stringValue)
-    try Self.pushRound(api, keyHash: Self.keyHash(owner), codes: [("app-token", 0)])
+    try F.pushRound(api, keyHash: Self.keyHash(owner), codes: [("app-token", 0)])
     #expect(
-      api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(owner))["replaced"]
+      api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(owner))["replaced"]
         == .bool(true))
     for extra in [
       ["rotate": true], ["release": true], ["resend": true], ["code": "123456"], [:],
     ] as [[String: Any]] {
-      let reply = api.post("/v1/claim", Self.body(extra), authorization: Self.bearer(squatter))
+      let reply = api.post("/v1/claim", F.body(extra), authorization: F.bearer(squatter))
       if extra.isEmpty {
         // A fresh claim with the old key presented: a new key, or a 409, never the station back.
         #expect(reply.status == 409 || reply.status == 401, "\(reply.text)")
@@ -394,7 +347,7 @@ import Testing
       }
     }
     for path in ["/v1/settings", "/v1/unregister", "/v1/read", "/v1/export"] {
-      let reply = api.post(path, Self.body(), authorization: Self.bearer(squatter))
+      let reply = api.post(path, F.body(), authorization: F.bearer(squatter))
       #expect(reply.status == 401, "\(path): \(reply.text)")
     }
     // A guesser gets 5 tries a round whichever key it spreads them over.
@@ -402,8 +355,8 @@ import Testing
   }
 
   @Test func malformedClaimsAre4xxNever500() throws {
-    let api = try Self.stationInUse()
-    let key = try #require(api.post("/v1/claim", Self.body(), authorization: nil)["stationKey"]?.stringValue)
+    let api = try F.stationInUse()
+    let key = try #require(api.post("/v1/claim", F.body(), authorization: nil)["stationKey"]?.stringValue)
     let cases: [[String: Any]] = [
       ["code": NSNull()], ["code": ["123456"]], ["code": "１２３４５６"], ["code": "١٢٣٤٥٦"],
       ["code": "12345\u{0}6"], ["code": "1 2 3 4 5 6"], ["code": "------123456"], ["resend": 1],
@@ -414,7 +367,7 @@ import Testing
       ["resend": true, "auth": NSNull()],
     ]
     for extra in cases {
-      let reply = api.post("/v1/claim", Self.body(extra), authorization: Self.bearer(key))
+      let reply = api.post("/v1/claim", F.body(extra), authorization: F.bearer(key))
       #expect(reply.status < 500, "\(extra): \(reply.status) \(reply.text)")
       #expect(reply.error != nil || reply.status == 200, "\(extra): \(reply.text)")
     }
@@ -423,7 +376,7 @@ import Testing
         api.handler.handle(
           APIRequest(
             method: "POST", path: "/v1/claim", contentType: "application/json", body: Array(raw.utf8),
-            authorization: Self.bearer(key))))
+            authorization: F.bearer(key))))
       #expect(reply.status < 500, "\(raw): \(reply.status) \(reply.text)")
     }
   }

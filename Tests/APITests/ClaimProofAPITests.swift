@@ -11,62 +11,15 @@ import Testing
 /// station nobody used is claimed first-come. The push sender's round of codes is stood in for by writing its
 /// hashes (the vectors are HMAC-SHA256 computed with Python's `hmac`, an implementation independent of ours).
 @Suite struct ClaimProofAPITests {
-  nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
-  /// HMAC-SHA256(key: salt, code), lower-case hex, from Python's `hmac`.
-  static let vectors: [(salt: String, code: String, hash: String)] = [
-    (
-      "00112233445566778899aabbccddeeff", "123456",
-      "30f7a6688fb48259721b66148b60eed7aa03599f64109d77bea44cb06d4c8251"
-    ),
-    (
-      "ffeeddccbbaa99887766554433221100", "654321",
-      "6fbdeb2b4a7d31896e142daeb180c9e38b547e8d69a5408e90e11fd1a804c8d9"
-    ),
-  ]
-  static let minute: Int64 = 60_000
-
-  private static func body(_ extra: [String: Any] = [:]) -> [String: Any] {
-    identity.merging(extra) { $1 }
-  }
-
-  private static func bearer(_ key: String) -> String { "Bearer \(key)" }
-
-  /// The app registers N0CALL-7 with an FCM token, keyless, and uses it for a while: the station is in use.
-  private static func stationInUse() throws -> APIFixture {
-    let api = try APIFixture()
-    api.clock.advance(ms: 1000)
-    let app = api.post(
-      "/v1/register", registerBody(["platform": "android", "pushToken": "app-token", "wantHistory": false]),
-      authorization: nil, remoteAddress: "198.51.100.7")
-    #expect(app.status == 200, "\(app.text)")
-    api.clock.advance(ms: 30 * minute)
-    return api
-  }
-
-  /// Stands in for the push sender: a round of the request of `keyHash` with one code per `(token, vector)`.
-  private static func pushRound(
-    _ api: APIFixture, keyHash: String, codes: [(token: String, vector: Int)]
-  ) throws {
-    let request = try #require(try api.database.claimRequest("N0CALL-7", keyHash: keyHash))
-    let devices = try api.database.devices(of: "N0CALL-7")
-    let stored = try codes.map { code in
-      let device = try #require(devices.first { $0.token == code.token })
-      let vector = vectors[code.vector]
-      return ClaimCode(
-        token: code.token, registeredAt: device.registeredAt, salt: vector.salt, codeHash: vector.hash)
-    }
-    #expect(
-      try api.database.beginClaimCodes(
-        request, codes: stored, expiresAt: api.clock.now + ClaimRequest.codeLifetimeMs))
-  }
+  typealias F = ClaimFixtures
 
   private static func keyHash(_ api: APIFixture) throws -> String {
     try #require(try api.database.stationClaim("N0CALL-7").claim?.keyHash)
   }
 
   @Test func aClaimOfAStationInUseIsProvisionalAndChangesNothingForItsDevices() throws {
-    let api = try Self.stationInUse()
-    let reply = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")
+    let api = try F.stationInUse()
+    let reply = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "203.0.113.9")
     #expect(reply.status == 200, "\(reply.text)")
     #expect(reply["claim"]?.stringValue == "provisional")
     #expect(reply["codeDevices"]?.intValue == 1)
@@ -79,7 +32,7 @@ import Testing
       ("/v1/settings", ["ackPolicy": "never"] as [String: Any]), ("/v1/settings", [:]),
       ("/v1/send", ["to": "W5AGO", "text": "hi"]), ("/v1/audit", [:]), ("/v1/export", [:]),
     ] {
-      let refused = api.post(path, Self.body(extra), authorization: Self.bearer(key))
+      let refused = api.post(path, F.body(extra), authorization: F.bearer(key))
       #expect(refused.status == 403, "\(path): \(refused.text)")
       #expect(refused.error?.contains("provisional") == true, "\(path): \(refused.text)")
       #expect(refused.error?.contains("POST /v1/claim with code") == true)
@@ -87,7 +40,7 @@ import Testing
     // The key's own devices register (as keyless ones: nothing it brings counts as the owner's yet).
     let keyed = api.post(
       "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
-      authorization: Self.bearer(key))
+      authorization: F.bearer(key))
     #expect(keyed.status == 200, "\(keyed.text)")
     #expect(try api.database.devices(of: "N0CALL-7").allSatisfy { !$0.keyed })
     #expect(try api.database.stationClaim("N0CALL-7").claim?.refreshedAt == claim.refreshedAt)
@@ -104,7 +57,7 @@ import Testing
     #expect(try api.database.stationSettings("N0CALL-7")?.ackPolicy == .server)
     for token in ["stranger-1", "stranger-2", "stranger-3"] {
       let heartbeat = api.post(
-        "/v1/heartbeat", Self.body(["platform": "android", "pushToken": token]), authorization: nil)
+        "/v1/heartbeat", F.body(["platform": "android", "pushToken": token]), authorization: nil)
       #expect(heartbeat.status == 200, "\(heartbeat.text)")
     }
     #expect(try api.database.devices(of: "N0CALL-7").contains { $0.token == "app-token" })
@@ -114,19 +67,19 @@ import Testing
   }
 
   @Test func theCodePushedToTheStationsOwnDeviceProvesTheClaim() throws {
-    let api = try Self.stationInUse()
-    let reply = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "198.51.100.7")
+    let api = try F.stationInUse()
+    let reply = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "198.51.100.7")
     let key = try #require(reply["stationKey"]?.stringValue)
     let hash = try Self.keyHash(api)
     // Before the round: the codes are on their way.
-    let early = api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(key))
+    let early = api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(key))
     #expect(early.status == 409, "\(early.text)")
-    try Self.pushRound(api, keyHash: hash, codes: [("app-token", 0)])
+    try F.pushRound(api, keyHash: hash, codes: [("app-token", 0)])
 
-    let wrong = api.post("/v1/claim", Self.body(["code": "000000"]), authorization: Self.bearer(key))
+    let wrong = api.post("/v1/claim", F.body(["code": "000000"]), authorization: F.bearer(key))
     #expect(wrong.status == 403)
     #expect(wrong.error == "code: wrong code; 4 tries left")
-    let proven = api.post("/v1/claim", Self.body(["code": "123 456"]), authorization: Self.bearer(key))
+    let proven = api.post("/v1/claim", F.body(["code": "123 456"]), authorization: F.bearer(key))
     #expect(proven.status == 200, "\(proven.text)")
     #expect(proven["claim"]?.stringValue == "proven")
     #expect(proven["stationKey"] == nil)
@@ -138,12 +91,12 @@ import Testing
     #expect(claim.seniority == app.registeredAt)
     #expect(try api.database.claimRequests(of: "N0CALL-7").isEmpty)
     #expect(
-      api.post("/v1/settings", Self.body(["ackPolicy": "server"]), authorization: Self.bearer(key)).status
+      api.post("/v1/settings", F.body(["ackPolicy": "server"]), authorization: F.bearer(key)).status
         == 200)
     // Proving again is answered as proven; the audit has the proof, and only this claim's entries.
-    let again = api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(key))
+    let again = api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(key))
     #expect(again.status == 200 && again["claim"]?.stringValue == "proven")
-    let trail = api.post("/v1/audit", Self.body(), authorization: Self.bearer(key))
+    let trail = api.post("/v1/audit", F.body(), authorization: F.bearer(key))
     let actions = trail["entries"]?.arrayValue?.compactMap { entry -> String? in
       if case .object(let object) = entry { object["action"]?.stringValue } else { nil }
     }
@@ -151,92 +104,92 @@ import Testing
   }
 
   @Test func wrongCodesAreLimitedAndNewCodesAreAskedFor() throws {
-    let api = try Self.stationInUse()
-    let key = try #require(api.post("/v1/claim", Self.body(), authorization: nil)["stationKey"]?.stringValue)
+    let api = try F.stationInUse()
+    let key = try #require(api.post("/v1/claim", F.body(), authorization: nil)["stationKey"]?.stringValue)
     let hash = try Self.keyHash(api)
-    try Self.pushRound(api, keyHash: hash, codes: [("app-token", 0)])
+    try F.pushRound(api, keyHash: hash, codes: [("app-token", 0)])
     for left in (0..<ClaimRequest.wrongCodesAllowed).reversed() {
-      let wrong = api.post("/v1/claim", Self.body(["code": "999999"]), authorization: Self.bearer(key))
+      let wrong = api.post("/v1/claim", F.body(["code": "999999"]), authorization: F.bearer(key))
       #expect(wrong.status == 403)
       #expect(wrong.error?.contains(left > 0 ? "\(left) tr" : "no longer work") == true, "\(wrong.text)")
     }
     // The right code no longer works: the round is void.
-    let late = api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(key))
+    let late = api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(key))
     #expect(late.status == 403)
     #expect(late.error?.contains("resend:true") == true)
     // A new round: asked for, pushed, and its code works; an expired round's code does not.
     #expect(
-      api.post("/v1/claim", Self.body(["resend": true]), authorization: Self.bearer(key))["resent"]
+      api.post("/v1/claim", F.body(["resend": true]), authorization: F.bearer(key))["resent"]
         == .bool(true))
     #expect(try api.database.claimRequest("N0CALL-7", keyHash: hash)?.codesDue == true)
     // A resend while the round is on its way is refused.
-    #expect(api.post("/v1/claim", Self.body(["resend": true]), authorization: Self.bearer(key)).status == 409)
-    try Self.pushRound(api, keyHash: hash, codes: [("app-token", 1)])
+    #expect(api.post("/v1/claim", F.body(["resend": true]), authorization: F.bearer(key)).status == 409)
+    try F.pushRound(api, keyHash: hash, codes: [("app-token", 1)])
     api.clock.advance(ms: ClaimRequest.codeLifetimeMs + 1)
-    let expired = api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(key))
+    let expired = api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(key))
     #expect(expired.status == 403, "\(expired.text)")
     #expect(expired.error?.contains("expired") == true)
     // The third round is the last.
-    #expect(api.post("/v1/claim", Self.body(["resend": true]), authorization: Self.bearer(key)).status == 200)
-    try Self.pushRound(api, keyHash: hash, codes: [("app-token", 1)])
-    #expect(api.post("/v1/claim", Self.body(["resend": true]), authorization: Self.bearer(key)).status == 409)
+    #expect(api.post("/v1/claim", F.body(["resend": true]), authorization: F.bearer(key)).status == 200)
+    try F.pushRound(api, keyHash: hash, codes: [("app-token", 1)])
+    #expect(api.post("/v1/claim", F.body(["resend": true]), authorization: F.bearer(key)).status == 409)
     #expect(
-      api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(key)).status == 200)
+      api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(key)).status == 200)
   }
 
   @Test func aDeviceOlderThanTheClaimTakesTheStationBack() throws {
-    let api = try Self.stationInUse()
+    let api = try F.stationInUse()
     // The squatter registers a device of its own first, so that a code reaches it too, and proves with it.
     #expect(
       api.post(
         "/v1/register", registerBody(["platform": "android", "pushToken": "squatter", "wantHistory": false]),
         authorization: nil
       ).status == 200)
-    api.clock.advance(ms: 30 * Self.minute)
+    api.clock.advance(ms: 30 * F.minute)
     let squatter = try #require(
-      api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")["stationKey"]?
+      api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "203.0.113.9")["stationKey"]?
         .stringValue)
-    try Self.pushRound(api, keyHash: try Self.keyHash(api), codes: [("app-token", 0), ("squatter", 1)])
+    try F.pushRound(api, keyHash: try Self.keyHash(api), codes: [("app-token", 0), ("squatter", 1)])
     #expect(
-      api.post("/v1/claim", Self.body(["code": "654321"]), authorization: Self.bearer(squatter)).status == 200
+      api.post("/v1/claim", F.body(["code": "654321"]), authorization: F.bearer(squatter)).status == 200
     )
     #expect(
       api.post(
-        "/v1/settings", Self.body(["mutedUntil": api.clock.now + 3_600_000]),
-        authorization: Self.bearer(squatter)
+        "/v1/settings", F.body(["mutedUntil": api.clock.now + 3_600_000]),
+        authorization: F.bearer(squatter)
       ).status == 200)
 
     // The real user, from the web client: its phone is older than the squatter's device, so it can take the station
     // back. The request's key works for nothing but its proof yet.
-    let request = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "198.51.100.7")
+    let request = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "198.51.100.7")
     #expect(request.status == 200, "\(request.text)")
     #expect(request["claim"]?.stringValue == "provisional")
     #expect(request["codeDevices"]?.intValue == 1)
     let owner = try #require(request["stationKey"]?.stringValue)
-    let pending = api.post("/v1/settings", Self.body(), authorization: Self.bearer(owner))
+    let pending = api.post("/v1/settings", F.body(), authorization: F.bearer(owner))
     #expect(pending.status == 403 && pending.error?.contains("provisional") == true, "\(pending.text)")
     let requests = try api.database.claimRequests(of: "N0CALL-7")
     #expect(requests.count == 1)
-    try Self.pushRound(api, keyHash: requests[0].keyHash, codes: [("app-token", 0)])
-    let taken = api.post("/v1/claim", Self.body(["code": "123456"]), authorization: Self.bearer(owner))
+    try F.pushRound(api, keyHash: requests[0].keyHash, codes: [("app-token", 0)])
+    let taken = api.post("/v1/claim", F.body(["code": "123456"]), authorization: F.bearer(owner))
     #expect(taken.status == 200, "\(taken.text)")
     #expect(taken["replaced"] == .bool(true))
 
     // The squatter's key is refused, and says why; its device is keyless now; the audit records the take-back.
-    let refused = api.post("/v1/settings", Self.body(), authorization: Self.bearer(squatter))
+    let refused = api.post("/v1/settings", F.body(), authorization: F.bearer(squatter))
     #expect(refused.status == 401)
     #expect(refused.error?.contains("taken back") == true, "\(refused.text)")
     #expect(try api.database.devices(of: "N0CALL-7").first { $0.token == "squatter" }?.keyed == false)
     #expect(
-      api.post("/v1/settings", Self.body(["mutedUntil": 0]), authorization: Self.bearer(owner)).status == 200)
+      api.post("/v1/settings", F.body(["mutedUntil": 0]), authorization: F.bearer(owner)).status == 200)
     let trail = try api.database.auditTrail(of: "N0CALL-7").map(\.action)
     #expect(trail.prefix(3) == [.settings, .replaced, .proven])
     // The owner's audit starts at its own claim: the squatter's address is not in it.
-    let audit = api.post("/v1/audit", Self.body(), authorization: Self.bearer(owner))
+    let audit = api.post("/v1/audit", F.body(), authorization: F.bearer(owner))
     #expect(audit.status == 200)
     #expect(!audit.text.contains("203.0.113.9"), "\(audit.text)")
     // The squatter cannot take it back in turn: no device is older than the owner's phone.
-    let again = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")
+    let again = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "203.0.113.9")
     #expect(again.status == 409, "\(again.text)")
   }
 
@@ -250,40 +203,40 @@ import Testing
         authorization: nil
       ).status == 200)
     api.clock.advance(ms: 5000)
-    let first = api.post("/v1/claim", Self.body(), authorization: nil)
+    let first = api.post("/v1/claim", F.body(), authorization: nil)
     #expect(first["claim"]?.stringValue == "proven", "\(first.text)")
     #expect(first["codeDevices"] == nil)
     // A device registered after the claim cannot take the station: the claim is a 409, as before.
-    api.clock.advance(ms: 60 * Self.minute)
+    api.clock.advance(ms: 60 * F.minute)
     let stranger = api.post(
       "/v1/register",
       registerBody(["platform": "android", "pushToken": "stranger-token", "wantHistory": false]),
       authorization: nil)
     #expect(stranger.status == 200, "\(stranger.text)")
-    api.clock.advance(ms: 60 * Self.minute)
+    api.clock.advance(ms: 60 * F.minute)
     // The device registered 5 s before the claim is older than it, and may still prove a claim of its owner.
-    let retry = api.post("/v1/claim", Self.body(), authorization: nil)
+    let retry = api.post("/v1/claim", F.body(), authorization: nil)
     #expect(retry.status == 200 && retry["codeDevices"]?.intValue == 1, "\(retry.text)")
     #expect(try api.database.approveClaim("N0CALL-7", now: api.clock.now))
     // Approved by the operator: nobody can take it back.
     #expect(try api.database.claimRequests(of: "N0CALL-7").isEmpty)
-    let refused = api.post("/v1/claim", Self.body(), authorization: nil)
+    let refused = api.post("/v1/claim", F.body(), authorization: nil)
     #expect(refused.status == 409, "\(refused.text)")
   }
 
   /// The old protocol lets the passcode wipe a station nobody governs: wiping one in use and claiming it at once
   /// is still a claim of a station in use, and the app's phone registering again can take it back.
   @Test func wipingAStationInUseAndClaimingItAtOnceIsNoFirstComeClaim() throws {
-    let api = try Self.stationInUse()
-    let wiped = api.post("/v1/unregister", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")
+    let api = try F.stationInUse()
+    let wiped = api.post("/v1/unregister", F.body(), authorization: nil, remoteAddress: "203.0.113.9")
     #expect(wiped.status == 200, "\(wiped.text)")
     #expect(try api.database.stationClaim("N0CALL-7") == .unregistered)
-    let squat = api.post("/v1/claim", Self.body(), authorization: nil, remoteAddress: "203.0.113.9")
+    let squat = api.post("/v1/claim", F.body(), authorization: nil, remoteAddress: "203.0.113.9")
     #expect(squat.status == 200, "\(squat.text)")
     #expect(squat["claim"]?.stringValue == "provisional", "\(squat.text)")
     #expect(squat["codeDevices"]?.intValue == 0)
     let squatter = try #require(squat["stationKey"]?.stringValue)
-    #expect(api.post("/v1/settings", Self.body(), authorization: Self.bearer(squatter)).status == 403)
+    #expect(api.post("/v1/settings", F.body(), authorization: F.bearer(squatter)).status == 403)
     // A station registered again keeps its first creation time.
     api.clock.advance(ms: 1000)
     #expect(
@@ -297,8 +250,8 @@ import Testing
   }
 
   @Test func malformedProofsAreClearErrors() throws {
-    let api = try Self.stationInUse()
-    let key = try #require(api.post("/v1/claim", Self.body(), authorization: nil)["stationKey"]?.stringValue)
+    let api = try F.stationInUse()
+    let key = try #require(api.post("/v1/claim", F.body(), authorization: nil)["stationKey"]?.stringValue)
     let cases: [([String: Any], String?, Int, String)] = [
       (["code": "12ab56"], key, 400, "code: a claim code is the 6 digits"),
       (["code": "1234567"], key, 400, "code: a claim code is the 6 digits"),
@@ -311,18 +264,18 @@ import Testing
       (["code": String(repeating: "1", count: 40)], key, 400, "code"),
     ]
     for (extra, bearer, status, message) in cases {
-      let reply = api.post("/v1/claim", Self.body(extra), authorization: bearer.map(Self.bearer))
+      let reply = api.post("/v1/claim", F.body(extra), authorization: bearer.map(F.bearer))
       #expect(reply.status == status, "\(extra): \(reply.text)")
       #expect(reply.error?.contains(message) == true, "\(extra): \(reply.text)")
     }
     // A key of no claim and no request: 401.
     let stranger = api.post(
-      "/v1/claim", Self.body(["code": "123456"]),
-      authorization: Self.bearer(String(repeating: "A", count: 43)))
+      "/v1/claim", F.body(["code": "123456"]),
+      authorization: F.bearer(String(repeating: "A", count: 43)))
     #expect(stranger.status == 401, "\(stranger.text)")
     // The provisional claimant gives the claim up: the station is unclaimed again.
     #expect(
-      api.post("/v1/claim", Self.body(["release": true]), authorization: Self.bearer(key)).status == 200)
+      api.post("/v1/claim", F.body(["release": true]), authorization: F.bearer(key)).status == 200)
     #expect(try api.database.stationClaim("N0CALL-7") == .unclaimed)
   }
 }
