@@ -57,8 +57,8 @@ extension APIHandler {
       avatar: .none, access: .unclaimed, client: client, now: now)
     let outcome = try store { () throws(StoreError) -> ClaimOutcome in
       try database.writeBatch { () throws(StoreError) -> ClaimOutcome in
-        if inUse, let refusal = try admitCodeRound(station: address, client: client, now: now) {
-          return refusal
+        if inUse, let wait = try admitCodeRound(station: address, client: client, now: now) {
+          return .codesLimited(retryAfterMs: wait)
         }
         return try database.claimStation(
           address, keyHash: newKey.hash, proof: inUse ? .provisional : .proven, client: client.key, now: now)
@@ -71,10 +71,7 @@ extension APIHandler {
         key: newKey, claimedAt: at, proof: proof, station: address, codeDevices: devices)
     case .alreadyClaimed: throw Self.alreadyClaimed(address, since: nil)
     case .unregistered: throw .conflict("\(address) was unregistered meanwhile; claim it again")
-    case .codesLimited(let retryAfterMs):
-      throw .rateLimited(
-        what: "claims of \(address) (codes pushed to its devices)",
-        retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .codesLimited(let retryAfterMs): throw Self.codesLimited(address, retryAfterMs: retryAfterMs)
     }
   }
 
@@ -88,32 +85,30 @@ extension APIHandler {
     try admitClaim(from: client, now: now)
     let request = ClaimRequest(
       station: address, keyHash: key.hash, requestedAt: now, seniority: claim.seniority, client: client.key)
-    let refusal = try store { () throws(StoreError) -> ClaimOutcome? in
-      try database.writeBatch { () throws(StoreError) -> ClaimOutcome? in
-        if let refusal = try admitCodeRound(station: address, client: client, now: now) { return refusal }
-        return try database.requestClaim(request) ? nil : .alreadyClaimed
+    // How long until a round of codes fits, or 0 when the station takes no more requests waiting for codes.
+    let wait = try store { () throws(StoreError) -> Int64? in
+      try database.writeBatch { () throws(StoreError) -> Int64? in
+        if let wait = try admitCodeRound(station: address, client: client, now: now) { return wait }
+        return try database.requestClaim(request) ? nil : 0
       }
     }
-    if refusal == .alreadyClaimed {
+    switch wait {
+    case nil: break
+    case 0:
       throw .rateLimited(
         what:
           "claims of \(address) waiting for their codes (at most \(ClaimRequest.pendingPerStation) at once)",
         retryAfterSeconds: Self.seconds(ClaimRequest.codeLifetimeMs))
-    }
-    if case .codesLimited(let retryAfterMs) = refusal {
-      throw .rateLimited(
-        what: "claims of \(address) (codes pushed to its devices)",
-        retryAfterSeconds: Self.seconds(retryAfterMs))
+    case let retryAfterMs?: throw Self.codesLimited(address, retryAfterMs: retryAfterMs)
     }
     return Self.claimAnswer(
       key: key, claimedAt: now, proof: .provisional, station: address, codeDevices: older)
   }
 
   /// Counts one round of codes pushed to `station`'s devices for `client` (``Store/ClaimRequest/roundsPerStationPerDay``
-  /// and ``Store/ClaimRequest/roundsPerClientPerDay``), inside the caller's transaction: nil when it fits, else the
-  /// refusal.
-  private func admitCodeRound(station: String, client: ClientAddress, now: Int64) throws(StoreError)
-    -> ClaimOutcome?
+  /// and ``Store/ClaimRequest/roundsPerClientPerDay``), inside the caller's transaction: nil when it fits, else how
+  /// long until it would, ms (``codesLimited(_:retryAfterMs:)`` says it).
+  private func admitCodeRound(station: String, client: ClientAddress, now: Int64) throws(StoreError) -> Int64?
   {
     let refusals = try database.consumeRates(
       [
@@ -123,7 +118,16 @@ extension APIHandler {
           limit: ClaimRequest.roundsPerClientPerDay),
       ], windowMs: ClaimRequest.roundWindowMs, now: now)
     guard !refusals.isEmpty else { return nil }
-    return .codesLimited(retryAfterMs: refusals.map(\.retryAfterMs).max() ?? ClaimRequest.roundWindowMs)
+    return refusals.map(\.retryAfterMs).max() ?? ClaimRequest.roundWindowMs
+  }
+
+  /// The 429 of a claim (or, `resend`, of a request for new codes) past the station's or the client's rounds of
+  /// codes.
+  private static func codesLimited(_ address: String, retryAfterMs: Int64, resend: Bool = false) -> APIError {
+    .rateLimited(
+      what: resend
+        ? "codes pushed to \(address)'s devices" : "claims of \(address) (codes pushed to its devices)",
+      retryAfterSeconds: seconds(retryAfterMs))
   }
 
   /// How many of `address`'s devices a round of codes would reach: push devices registered before `seniority`
@@ -186,19 +190,15 @@ extension APIHandler {
         address, keyHash: key.hash, token: match.token, seniority: match.registeredAt, client: client.key,
         now: now)
     }
-    let claimedAt: Int64
     switch outcome {
     case .gone: throw .conflict("the claim of \(address) changed meanwhile; claim it again")
     case .proven:
-      claimedAt =
-        try store({ () throws(StoreError) in try database.stationClaim(address) }).claim?.claimedAt ?? now
-    case .replaced: claimedAt = now
+      let claimedAt = try store { () throws(StoreError) in try database.stationClaim(address) }.claim?
+        .claimedAt
+      return Self.claimAnswer(key: nil, claimedAt: claimedAt ?? now, proof: .proven, station: address)
+    case .replaced:
+      return Self.claimAnswer(key: nil, claimedAt: now, proof: .proven, station: address, replaced: true)
     }
-    if case .replaced = outcome {
-      return Self.claimAnswer(
-        key: nil, claimedAt: claimedAt, proof: .proven, station: address, replaced: true)
-    }
-    return Self.claimAnswer(key: nil, claimedAt: claimedAt, proof: .proven, station: address)
   }
 
   /// `{resend:true}` with the key of a claim waiting for its proof: another round of codes (at most
@@ -217,10 +217,8 @@ extension APIHandler {
         guard !request.codesDue, request.codesPushed < ClaimRequest.roundsPerRequest else {
           return .noRoundLeft
         }
-        if case .codesLimited(let retryAfterMs) = try admitCodeRound(
-          station: address, client: client, now: now)
-        {
-          return .limited(retryAfterMs: retryAfterMs)
+        if let wait = try admitCodeRound(station: address, client: client, now: now) {
+          return .limited(retryAfterMs: wait)
         }
         return try database.resendClaimCodes(address, keyHash: key.hash) ? nil : .noRoundLeft
       }
@@ -229,8 +227,7 @@ extension APIHandler {
     case nil: break
     case .noRequest: throw .conflict("no claim of \(address) waits for a code with this key; claim it again")
     case .limited(let retryAfterMs):
-      throw .rateLimited(
-        what: "codes pushed to \(address)'s devices", retryAfterSeconds: Self.seconds(retryAfterMs))
+      throw Self.codesLimited(address, retryAfterMs: retryAfterMs, resend: true)
     case .noRoundLeft:
       throw .conflict(
         "this claim had its \(ClaimRequest.roundsPerRequest) rounds of codes, or one is on its way; claim again later"

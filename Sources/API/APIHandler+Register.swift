@@ -95,7 +95,7 @@ extension APIHandler {
     if access == .guest, let token = device.pushToken,
       try store({ () throws(StoreError) -> Bool in
         guard try database.stationSettings(address)?.keylessDevices == .deny else { return false }
-        return try !database.devices(of: address).contains { $0.token == token }
+        return try !database.hasDevice(token: token, station: address)
       })
     {
       throw .forbidden(
@@ -188,12 +188,10 @@ extension APIHandler {
     if access.isOwner {
       return ([RateCount(key: prefix + "key:" + address, limit: perHour)], [what], name)
     }
-    if existing, let token = device.pushToken, let platform = device.platform {
-      let stored = DeviceToken.stored(token, platform: platform)
-      if try database.devices(of: address).contains(where: { $0.token == stored }) {
-        let digest = SHA256.hex(stored).prefix(16)
-        return ([RateCount(key: prefix + "device:" + address + ":" + digest, limit: perHour)], [what], name)
-      }
+    // `DeviceFields` holds the token as the store keeps it.
+    if existing, let token = device.pushToken, try database.hasDevice(token: token, station: address) {
+      let digest = SHA256.hex(token).prefix(16)
+      return ([RateCount(key: prefix + "device:" + address + ":" + digest, limit: perHour)], [what], name)
     }
     var counts = [RateCount(key: prefix + address, limit: perHour)]
     var whats = [what]

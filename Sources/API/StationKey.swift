@@ -36,12 +36,5 @@ struct StationKey: Sendable, Equatable {
   var hash: String { SHA256.hex(text) }
 
   /// Whether this key's hash is `storedHash`, compared in constant time.
-  func matches(_ storedHash: String) -> Bool {
-    let mine = Array(hash.utf8)
-    let stored = Array(storedHash.utf8)
-    guard mine.count == stored.count else { return false }
-    return mine.withUnsafeBytes { a in
-      stored.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
-    }
-  }
+  func matches(_ storedHash: String) -> Bool { SHA256.sameDigest(hash, storedHash) }
 }

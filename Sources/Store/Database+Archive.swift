@@ -157,7 +157,7 @@ extension Database {
     try statement.run()
     try recordAudit(
       AuditEntry(
-        station: station, at: now, action: .claimed, client: "operator",
+        station: station, at: now, action: .claimed, client: AuditEntry.operatorClient,
         detail: "imported with --with-claim from an export document: unproven, on the operator's word"))
   }
 

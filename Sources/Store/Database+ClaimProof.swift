@@ -175,13 +175,7 @@ extension Database {
         try update.run()
       }
       guard changes > 0 else { return false }
-      let clear = try prepared("DELETE FROM claim_codes WHERE station = ?1 AND key_hash = ?2")
-      do {
-        defer { clear.reset() }
-        try clear.bind(1, request.station)
-        try clear.bind(2, request.keyHash)
-        try clear.run()
-      }
+      try deleteClaimCodes(request.station, keyHash: request.keyHash)
       let insert = try prepared(
         """
         INSERT OR REPLACE INTO claim_codes (station, key_hash, token, registered_at, salt, code_hash)
@@ -249,12 +243,18 @@ extension Database {
   /// Voids the current round's codes of the request of `keyHash` on `address` (its tries are used up).
   public func voidClaimCodes(_ address: String, keyHash: String) throws(StoreError) {
     try writeTransaction { () throws(StoreError) in
-      let void = try prepared("DELETE FROM claim_codes WHERE station = ?1 AND key_hash = ?2")
-      defer { void.reset() }
-      try void.bind(1, address.canonicalAddress)
-      try void.bind(2, keyHash)
-      try void.run()
+      try deleteClaimCodes(address.canonicalAddress, keyHash: keyHash)
     }
+  }
+
+  /// Deletes the round's codes of the request of `keyHash` on `station` (canonical); the caller holds the
+  /// transaction (a void, or a new round that replaces them).
+  private func deleteClaimCodes(_ station: String, keyHash: String) throws(StoreError) {
+    let delete = try prepared("DELETE FROM claim_codes WHERE station = ?1 AND key_hash = ?2")
+    defer { delete.reset() }
+    try delete.bind(1, station)
+    try delete.bind(2, keyHash)
+    try delete.run()
   }
 
   /// Asks for another round of codes for the request of `keyHash` on `address`; false when there is no request or
@@ -295,16 +295,7 @@ extension Database {
         outcome = .proven
       } else {
         outcome = .replaced(previousKeyHash: claim.keyHash)
-        let unkey = try prepared("UPDATE devices SET keyed = 0 WHERE station = ?1 AND keyed = 1")
-        do {
-          defer { unkey.reset() }
-          try unkey.bind(1, station)
-          try unkey.run()
-        }
-        let targets = try prepared("DELETE FROM forward_targets WHERE station = ?1")
-        defer { targets.reset() }
-        try targets.bind(1, station)
-        try targets.run()
+        try dropOwnersHold(station)
       }
       let update = try prepared(
         """
@@ -402,10 +393,10 @@ extension Database {
     }
   }
 
-  /// Drops the tombstones of stations, and the first registrations of tokens, last heard more than `expiryMs`
-  /// before `now`; returns how many rows went. Maintenance runs it.
+  /// Drops what is remembered of deleted stations (their tombstones) and of devices (their tokens' first
+  /// registrations) last heard more than `expiryMs` before `now`; returns how many rows went. Maintenance runs it.
   @discardableResult
-  public func pruneStationTombstones(now: Int64, expiryMs: Int64) throws(StoreError) -> Int {
+  public func pruneStationHistory(now: Int64, expiryMs: Int64) throws(StoreError) -> Int {
     try writeTransaction { () throws(StoreError) -> Int in
       var pruned = 0
       for sql in [

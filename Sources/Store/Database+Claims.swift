@@ -163,6 +163,13 @@ extension Database {
     try statement.run()
     guard changes > 0 else { return false }
     try deleteClaimRequests(of: station)
+    try dropOwnersHold(station)
+    return true
+  }
+
+  /// What a claim that ends (released, lapsed, replaced) leaves of its owner on `station` (canonical): its devices
+  /// become keyless and its forward targets (the owner's addresses) are deleted. The caller holds the transaction.
+  func dropOwnersHold(_ station: String) throws(StoreError) {
     let devices = try prepared("UPDATE devices SET keyed = 0 WHERE station = ?1 AND keyed = 1")
     do {
       defer { devices.reset() }
@@ -173,7 +180,6 @@ extension Database {
     defer { targets.reset() }
     try targets.bind(1, station)
     try targets.run()
-    return true
   }
 
   /// Adds `entry` to its station's audit trail and trims the trail to its newest ``AuditEntry/keptPerStation``.

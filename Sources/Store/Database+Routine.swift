@@ -13,7 +13,7 @@ extension Database {
     let stations = try pruneStations(now: now, expiryMs: plan.stationExpiryMs)
     let claimsLapsed = try lapseClaims(now: now, expiryMs: plan.stationExpiryMs)
     try pruneClaimRequests(now: now)
-    try pruneStationTombstones(now: now, expiryMs: plan.stationExpiryMs)
+    try pruneStationHistory(now: now, expiryMs: plan.stationExpiryMs)
     try pruneAuditTrail(now: now)
     var checkpoint: CheckpointResult?
     switch plan.checkpoint {

@@ -22,9 +22,10 @@ extension Database {
   /// counts a hit of its `LimitName`; one network and one station take only their shares of everyone's,
   /// ``SendLimits/networkShare``). Past everyone's budget but within the caller's shares, the send is accepted to
   /// wait for the next minute while the minute ahead has room (``queuedSendRateKey``): its `budget_delay_ms` is
-  /// the wait, so its first copy (and its whole schedule) comes that much later. Then the message gets the station's next free message number (unique among its
-  /// sends in flight), is stored as a `sent` message with the cursor's next timestamp (the ring is trimmed,
-  /// sparing sends in flight), and its `sends` row waits for the listener to schedule it.
+  /// the wait, so its first copy (and its whole schedule) comes that much later. Then the message gets the
+  /// station's next free message number (unique among its sends in flight), is stored as a `sent` message with
+  /// the cursor's next timestamp (the ring is trimmed, sparing sends in flight), and its `sends` row waits for the
+  /// listener to schedule it.
   public func createSend(_ send: NewSend, limits: SendLimits, now: Int64) throws(StoreError) -> SendCreation {
     let station = send.station.canonicalAddress
     let addressee = send.addressee.canonicalAddress

@@ -129,6 +129,12 @@ extension Database {
     }
   }
 
+  /// Whether `station` (any case) has the device `token` (as stored: ``DeviceToken/stored(_:platform:)``). One point
+  /// query.
+  public func hasDevice(token: String, station: String) throws(StoreError) -> Bool {
+    try deviceWants(token: token, station: station.canonicalAddress) != nil
+  }
+
   /// What the device `token` of `station` (canonical) opted in to, nil when it is not registered there.
   private func deviceWants(token: String, station: String) throws(StoreError) -> Wants? {
     let statement = try prepared("SELECT wants FROM devices WHERE token = ?1 AND station = ?2")
