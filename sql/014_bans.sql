@@ -1,4 +1,4 @@
--- Server-wide bans, the operator's (`aprs-cloud ban`, `unban`; README "Abuse controls"):
+-- Server-wide bans, the operator's (`aprs-cloud ban`, `unban`; docs/operating.md "Abuse controls"):
 --   kind 'call':    an APRS sender. The listener drops its messages to every station (never stored, pushed,
 --                   forwarded or ACKed), and /v1 calls for a station of that call get 403. A bare call bans
 --                   every SSID of it; CALL-SSID only that one.

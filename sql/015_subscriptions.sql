@@ -1,4 +1,4 @@
--- A claimed station's subscriptions (POST /v1/settings `subscriptions`, at most 20; PROTOCOL.md "Opt-in answers"):
+-- A claimed station's subscriptions (POST /v1/settings `subscriptions`, at most 20; docs/protocol.md "Opt-in answers"):
 -- traffic that is not a message to the station itself. `target` by kind:
 --   bulletin: the addressee pattern (BLN*, BLN?WX);  group: the call;  nws: the zones, space separated;
 --   watch: the watched call (with heard_after / silent_for in s and emergency).

@@ -1,4 +1,4 @@
--- Subscription entries (PROTOCOL.md "Opt-in answers (`want`)", `want:["subscriptions"]`): traffic a claimed
+-- Subscription entries (docs/protocol.md "Opt-in answers (`want`)", `want:["subscriptions"]`): traffic a claimed
 -- station subscribed to (bulletins, group calls, NWS zones, watched stations) is stored as a message row of its
 -- own type, in a ring of its own, never ACKed, shown only to requests that ask for it.
 

@@ -1,4 +1,4 @@
--- An inbox that never loses a message unseen (PROTOCOL.md "Opt-in answers (`want`)", `want:["inbox"]`).
+-- An inbox that never loses a message unseen (docs/protocol.md "Opt-in answers (`want`)", `want:["inbox"]`).
 
 -- Setting `retention` of a claimed station: NULL is `{"mode":"ring"}` (the newest ring size, as before); a number
 -- is `{"mode":"untilPulled","max":N}`: messages are kept until every keyed device of the station pulled them,

@@ -1,4 +1,4 @@
--- Read markers shared by every device of a station (PROTOCOL.md "Opt-in answers", `POST /v1/read {peer, upTo}`):
+-- Read markers shared by every device of a station (docs/protocol.md "Opt-in answers", `POST /v1/read {peer, upTo}`):
 -- the station has read its conversation with `peer` (upper case, or '*' for all) up to the message timestamp
 -- `up_to`. `changed_at` is taken from the message timestamps' own sequence (meta `last_message_ts`), so a sync
 -- cursor orders markers and messages alike: a sync with `want:["inbox"]` returns the markers changed after its

@@ -1,4 +1,4 @@
--- A claimed station's forward targets (POST /v1/settings `forward`, at most 5; README "Forwarding"): where the
+-- A claimed station's forward targets (POST /v1/settings `forward`, at most 5; docs/api.md "Forwarding"): where the
 -- push sender also delivers the station's received messages. `kind` email (address = the mail address),
 -- ntfy or webhook (address = the https:// URL). `secret`: the webhook's HMAC key or the ntfy access token (NULL
 -- for none); never answered in full. `status`: active, unconfirmed (an email address that has not entered its

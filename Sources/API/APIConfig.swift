@@ -1,6 +1,6 @@
 /// The limits and windows the API enforces. Defaults suit a public server.
 public struct APIConfig: Sendable {
-  /// Largest accepted request body (PROTOCOL.md: 64 KiB).
+  /// Largest accepted request body (docs/protocol.md: 64 KiB).
   public var maxBodyBytes = 65_536
   /// A station is live (in the filter, its devices used) while heard within this window.
   public var stationExpiryMs: Int64 = 7 * 24 * 3_600_000

@@ -1,7 +1,7 @@
 /// Every way an API request can fail, each with its HTTP status and a human-readable reason.
 ///
 /// The app decides success only by the absence of `error`, so every failure becomes
-/// `{"error":"<message>"}` with the status below (PROTOCOL.md, "Errors").
+/// `{"error":"<message>"}` with the status below (docs/protocol.md, "Errors").
 public enum APIError: Error, Equatable, Sendable {
   /// 400: malformed body or an invalid field; the message names the field.
   case badRequest(String)

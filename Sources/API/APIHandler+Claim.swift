@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// `POST /v1/claim` `{callsign, ssid, auth, rotate?, release?, code?, resend?}` (README "Owned stations",
+  /// `POST /v1/claim` `{callsign, ssid, auth, rotate?, release?, code?, resend?}` (docs/api.md "Owned stations",
   /// docs/design.md "Who may do what"): claims a station (registering it first if needed, under the same
   /// limits as a register) and answers `{"stationKey":"<43 base64url characters>","claimedAt":<ms>,
   /// "claim":"proven"|"provisional"}`, the key once.

@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// `POST /v1/export` (PROTOCOL.md "Owned stations"; the owner only, with the station key): every stored entry
+  /// `POST /v1/export` (docs/protocol.md "Owned stations"; the owner only, with the station key): every stored entry
   /// of the station (received and sent messages with their states, the entries of other SSIDs and of
   /// subscriptions), its read markers, settings and claim, as one JSON document in timestamp order
   /// (``Store/StationArchive/jsonDocument(exportedAt:)``), offered as a download

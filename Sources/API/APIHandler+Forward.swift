@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// `POST /v1/forward/confirm` (README "Forwarding"): `{callsign, ssid, id, code}` confirms the email target `id`
+  /// `POST /v1/forward/confirm` (docs/api.md "Forwarding"): `{callsign, ssid, id, code}` confirms the email target `id`
   /// with the code its confirmation mail carried; `{…, id, resend:true}` asks for another mail (a 429 naming the
   /// budget past one of ``Store/ConfirmationBudget``: the station's, the mailbox's, the domain's). Answers
   /// `{"target":{…}}`, the target as `/v1/settings` shows it. A wrong, expired or void code is a 400 naming `code`;
@@ -67,8 +67,10 @@ extension APIHandler {
   }
 
   /// `forward`: each target with its `id`, `type`, address (`to` or `url`), the secret's hint (`secretHint` for a
-  /// webhook, `tokenHint` for ntfy; never the secret), `priority` (ntfy), `always`, `status`, and for a disabled one
-  /// `reason` and `disabledAt` ([] when none).
+  /// webhook, `tokenHint` for ntfy; never the secret), `priority` (ntfy), `always`, `status`, for a failing one
+  /// `reason` and `failingSince`, for a disabled one `reason` and `disabledAt` (epoch ms), and for either its
+  /// `reasonCode` when known (``Store/ForwardProblem``: `auth_refused`, `mailbox_full`, `redirect`, …) ([] when
+  /// none).
   static func writeForward(_ targets: [ForwardTarget], to writer: inout JSONWriter) {
     writer.key("forward")
     writer.beginArray()
@@ -105,11 +107,23 @@ extension APIHandler {
     writer.bool(target.always)
     writer.key("status")
     writer.string(target.status.name)
-    if case .disabled(let reason, let at) = target.status {
+    switch target.status {
+    case .failing(let reason, let since):
+      writer.key("reason")
+      writer.string(reason)
+      writer.key("failingSince")
+      writer.int(since)
+    case .disabled(let reason, let at):
       writer.key("reason")
       writer.string(reason)
       writer.key("disabledAt")
       writer.int(at)
+    case .active, .unconfirmed:
+      break
+    }
+    if let problem = target.problem, target.status.reason != nil {
+      writer.key("reasonCode")
+      writer.string(problem.rawValue)
     }
     writer.endObject()
   }

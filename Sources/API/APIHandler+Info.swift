@@ -2,7 +2,8 @@ import JSON
 
 extension APIHandler {
   /// `GET /v1/info` (also `HEAD`, and `POST` with any body; no auth):
-  /// `{"server":"aprs-cloud","version":…,"features":[…],"maxWait":300,"vapidPublicKey":…}`, the key only when
+  /// `{"server":"aprs-cloud","version":…,"protocolVersion":"1.5","features":[…],"maxWait":300,"vapidPublicKey":…}`
+  /// (`protocolVersion`: ``ServerInfo/protocolVersion``, docs/protocol.md "Versions"), the key only when
   /// Web Push is on and the listener has made it; `send` only while the listener's login can transmit (a
   /// receive-only or unverified one cannot: `/v1/send` would answer 503).
   func info() -> APIResponse {
@@ -15,6 +16,8 @@ extension APIHandler {
     writer.string(ServerInfo.name)
     writer.key("version")
     writer.string(info.version)
+    writer.key("protocolVersion")
+    writer.string(ServerInfo.protocolVersion)
     writer.key("features")
     writer.beginArray()
     for feature in info.features(vapidPublicKey: key, transmits: transmits) { writer.string(feature) }

@@ -89,6 +89,7 @@ extension APIHandler {
       let limits = try database.limitStatus()
       let sends = try database.sendStatus()
       let bans = try database.bans(now: now)
+      let forwardTargets = try database.forwardTargetCounts()
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "1"
       )
@@ -97,6 +98,7 @@ extension APIHandler {
       writeListenerMetrics(listener, lease: stats.lease, now: now, to: &out)
       writeBeaconMetrics(listenerBeacon(), to: &out)
       writePushMetrics(push, to: &out)
+      writeForwardTargetMetrics(forwardTargets, to: &out)
       writeSendMetrics(sends, to: &out)
       out.family("aprs_cloud_bans", "gauge", "The operator's bans in force (aprs-cloud ban), by kind.")
       for kind in BanKind.allCases {
@@ -471,6 +473,31 @@ extension APIHandler {
         out.sample(
           "aprs_cloud_forwards_total", [("type", kind.rawValue), ("outcome", outcome.rawValue)],
           String(max(0, push.counters[forward: kind, outcome])))
+      }
+    }
+  }
+
+  /// The stations' forward targets by type, status and the class of a failing or disabled one's reason
+  /// (docs/api.md "Forwarding (email, ntfy, webhooks)"): every type's `active` and `unconfirmed` (with `reason=""`), and each failing or disabled
+  /// class some target is in (`reason="unknown"` for a target disabled before classes were stored).
+  private func writeForwardTargetMetrics(_ counts: [ForwardTargetCount], to out: inout PrometheusText) {
+    out.family(
+      "aprs_cloud_forward_targets", "gauge",
+      "The stations' forward targets by type, status (active, unconfirmed, failing, disabled) and the class of a"
+        + " failing or disabled one's reason (auth_refused, gone, address_refused, private_address, redirect,"
+        + " throttled, mailbox_full, mail_deferred, mail_server, server_error, no_answer).")
+    for kind in ForwardKind.allCases {
+      for status in ["active", "unconfirmed"] {
+        let count = counts.filter { $0.kind == kind && $0.status == status }.reduce(0) { $0 + $1.count }
+        out.sample(
+          "aprs_cloud_forward_targets", [("type", kind.rawValue), ("status", status), ("reason", "")],
+          String(count))
+      }
+      for row in counts where row.kind == kind && (row.status == "failing" || row.status == "disabled") {
+        out.sample(
+          "aprs_cloud_forward_targets",
+          [("type", kind.rawValue), ("status", row.status), ("reason", row.problem?.rawValue ?? "unknown")],
+          String(row.count))
       }
     }
   }

@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// `POST /v1/read {peer, upTo}` (PROTOCOL.md "Opt-in answers", `want:["inbox"]`): the station has read its
+  /// `POST /v1/read {peer, upTo}` (docs/protocol.md "Opt-in answers", `want:["inbox"]`): the station has read its
   /// conversation with `peer` (a station address, or `"*"` for all) up to the message timestamp `upTo`; every
   /// device sees it in its next sync or long poll with `want:["inbox"]` (`read`), and the station's held long
   /// polls are answered at once. A marker never moves back, nor past the newest timestamp the server gave. Answers

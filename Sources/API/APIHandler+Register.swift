@@ -5,7 +5,7 @@ import Store
 extension APIHandler {
   /// `POST /v1/register`: create or refresh the station and its device, apply an avatar update,
   /// and (with `wantHistory`) return the messages newer than `since`. Without history nothing is
-  /// read and `serverTime` is `since` unchanged (PROTOCOL.md: the app stores it as its cursor).
+  /// read and `serverTime` is `since` unchanged (docs/protocol.md: the app stores it as its cursor).
   ///
   /// On a claimed station without the key (`access` `.guest`) the device joins the keyless pool and `ackMessages`
   /// is ignored; the answer is the same.
@@ -106,7 +106,7 @@ extension APIHandler {
       address: address, base: station.base, ssid: station.ssid, platform: device.platform,
       pushToken: device.pushToken, ackMessages: access == .guest ? nil : ackMessages,
       isRegistration: isRegistration, webPushKeys: device.webPushKeys, keyed: access.isOwner,
-      client: client.key, wants: wants)
+      client: client.key, wants: wants, deviceAckMessages: ackMessages)
     let devicePool: (keep: Int, keyed: Bool?) =
       switch access {
       case .unclaimed: (config.devicesPerStation, nil)

@@ -3,12 +3,12 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// The longest `clientId`, in characters (PROTOCOL.md "Sending messages").
+  /// The longest `clientId`, in characters (docs/protocol.md "Sending messages").
   static let maximumClientIdLength = 64
   /// `Retry-After` when the station has too many sends in flight: about the schedule's second copy.
   static let inFlightRetryAfterSeconds = 60
 
-  /// `POST /v1/send` `{callsign, ssid, auth, to, text, clientId?}` (PROTOCOL.md "Sending messages"): stores the
+  /// `POST /v1/send` `{callsign, ssid, auth, to, text, clientId?}` (docs/protocol.md "Sending messages"): stores the
   /// message for the listener, which transmits it and retries until the addressee answers. Answers
   /// `{"message":{…},"serverTime":…}` with the message exactly as sync shows it. With `cancel` instead of `to`
   /// and `text`, stops a send (``cancelSend(_:station:now:)``).
@@ -78,7 +78,7 @@ extension APIHandler {
     return sendAnswer(message, serverTime: serverTime, station: address)
   }
 
-  /// `POST /v1/send` `{callsign, ssid, auth, cancel:"<clientId>"}` (PROTOCOL.md "Owned stations"): the station's
+  /// `POST /v1/send` `{callsign, ssid, auth, cancel:"<clientId>"}` (docs/protocol.md "Owned stations"): the station's
   /// send with that `clientId` stops: in flight, it ends `cancelled` (re-stamped, so sync shows it again; the
   /// listener never transmits it again); already ended, it is answered as it is. Answers
   /// `{"message":{…},"serverTime":…}` like a send. `cancel` is a `clientId` (1–64 characters; 400 naming

@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// `POST /v1/settings` (PROTOCOL.md "Station settings"): applies the fields given (``RequestBody/settingsUpdate()``;
+  /// `POST /v1/settings` (docs/protocol.md "Station settings"): applies the fields given (``RequestBody/settingsUpdate()``;
   /// a bad one is a 400 naming it, and nothing changes) in one transaction and answers the whole current set,
   /// every key present. A station that is not registered gets a 404.
   /// Only the owner of a claimed station gets here (`StationAccess.requireOwner`); a change is recorded in the

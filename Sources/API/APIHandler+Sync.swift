@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension APIHandler {
-  /// The longest `wait` a sync may ask for, in seconds (PROTOCOL.md, "Long poll").
+  /// The longest `wait` a sync may ask for, in seconds (docs/protocol.md, "Long poll").
   public static let maxWaitSeconds: Int64 = 300
 
   /// How long a client whose address holds `[server] maxParkedPerAddress` long polls is told to
@@ -45,7 +45,7 @@ extension APIHandler {
     return .response(syncResponse(result, station: station.description, wants: wants))
   }
 
-  /// Reads a held sync again (PROTOCOL.md, "Long poll"): its messages, when there are any now; or,
+  /// Reads a held sync again (docs/protocol.md, "Long poll"): its messages, when there are any now; or,
   /// when there are none, `.park` again (with what this read saw) unless `final` (the wait ran out,
   /// the server is stopping) or the deadline has passed, in which case `messages:[]` and the usual
   /// `serverTime`. Never throws: a storage failure is an error response.
@@ -143,7 +143,7 @@ extension APIHandler {
     try? database.markDevicePulled(station: station, token: token, through: result.serverTime)
   }
 
-  /// `messages`: oldest first, each exactly the keys of PROTOCOL.md ("Messages"); `seqId` is a
+  /// `messages`: oldest first, each exactly the keys of docs/protocol.md ("Messages"); `seqId` is a
   /// string or null, never a number.
   func writeMessages(_ messages: [StoredMessage], to writer: inout JSONWriter) {
     writer.key("messages")
@@ -155,7 +155,7 @@ extension APIHandler {
   }
 
   /// One `messages` entry. A message sent through `/v1/send` also carries `state` and, when given, `clientId`
-  /// (PROTOCOL.md "Sending messages"); received entries never do. An entry for another SSID of the call carries
+  /// (docs/protocol.md "Sending messages"); received entries never do. An entry for another SSID of the call carries
   /// `to` (its addressee); only requests with `want:["ssids"]` are given such entries. A subscription entry (only
   /// for `want:["subscriptions"]`) has its kind as `type` (`bulletin`, `group`, `nws`, `watch`), its
   /// `subscription` id, `to` the addressee it was sent to (not for a watch), and for a watch its `event`

@@ -113,7 +113,7 @@ public final class APIHandler {
   }
 
   private func route(_ request: APIRequest, _ endpoint: Endpoint) -> APIAnswer {
-    // A deleted or replaced database file is never read or written (DESIGN.md "Faults"): the process is about to
+    // A deleted or replaced database file is never read or written (docs/design.md "Faults"): the process is about to
     // restart on the file the path names.
     if let change = database.fileChange() {
       return .response(.error(.cannotStore("\(change); the server is restarting", retryAfterSeconds: 5)))

@@ -1,6 +1,6 @@
 import Platform
 
-/// What a register or heartbeat asks to do with the caller's avatar (PROTOCOL.md, "Avatars").
+/// What a register or heartbeat asks to do with the caller's avatar (docs/protocol.md, "Avatars").
 enum AvatarUpdate: Equatable {
   /// No change requested (no `avatarUpdate:true`, or an old app that sends no avatar fields).
   case none

@@ -1,4 +1,4 @@
-/// Whether a POST comes from a page of another site (PROTOCOL.md "Owned stations"): browsers send `Origin` on every
+/// Whether a POST comes from a page of another site (docs/protocol.md "Owned stations"): browsers send `Origin` on every
 /// POST and `Sec-Fetch-Site` on most, so a form or a `no-cors` fetch from a foreign page is recognised and refused
 /// before it changes anything. Requests without either header (the apps, curl, scripts) are not browsers' and
 /// pass.

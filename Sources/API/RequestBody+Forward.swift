@@ -3,7 +3,7 @@ import JSON
 import Store
 
 extension RequestBody {
-  /// `forward` of `POST /v1/settings` (README "Forwarding"): nil when absent; otherwise the whole new list (at most
+  /// `forward` of `POST /v1/settings` (docs/api.md "Forwarding"): nil when absent; otherwise the whole new list (at most
   /// ``Store/ForwardTarget/maximumPerStation`` objects), each
   /// - `{"type":"email","to":"me@example.org"}` (only when the server has an SMTP server);
   /// - `{"type":"ntfy","url":"https://…","token"?:"…","priority"?:1–5}`;

@@ -2,7 +2,7 @@ import JSON
 import Store
 
 extension RequestBody {
-  /// The settings fields of `POST /v1/settings` (PROTOCOL.md "Station settings") as a validated partial update:
+  /// The settings fields of `POST /v1/settings` (docs/protocol.md "Station settings") as a validated partial update:
   /// fields left out (or `null`, except `quietHours`, where `null` turns them off) stay as they are. Anything
   /// wrong is a 400 naming the field (`blocked[2]`, `quietHours.start`, …), and nothing is stored. `retentionCap`:
   /// the most `retention.max` may be (`[server] maxUnpulledPerStation`).

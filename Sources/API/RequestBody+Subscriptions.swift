@@ -7,7 +7,9 @@ extension RequestBody {
   /// ``Subscription/maximumPerStation`` objects), each `{"kind", …, "id"?, "bypass"?}`:
   /// - `bulletin`: `match`, a ``BulletinPattern`` (`BLN*`, `BLN?WX`);
   /// - `group`: `call`, a tactical, group or net call (1–9 letters or digits, an optional SSID);
-  /// - `nws`: `zones`, 1–50 county or zone codes (`OHC081`, `PAZ125`);
+  /// - `nws`: `zones`, 1–50 NWS county or zone codes (`OHC081`, `PAZ125`; the original server's `OH_C081` is
+  ///   `OHC081`) or BOM areas as WXSVR-AU names them (`NSW_FW001`, `TAS_MW002`), stored canonical
+  ///   (``NWSZones/canonical(_:)``);
   /// - `watch`: `call`, and `heardAfter` / `silentFor` (s, 300 to 30 days) and `emergency`, at least one of them.
   /// `id` keeps a subscription the station has. Anything wrong is a 400 naming it (`subscriptions[2].zones[0]`).
   func subscriptionDrafts() throws(APIError) -> [SubscriptionDraft]? {
@@ -97,13 +99,12 @@ extension RequestBody {
       }
       var zones = Set<String>()
       for (index, element) in elements.enumerated() {
-        guard case .string(let zone) = element, zone.utf8.count == 6, NWSZones.isZone(zone.uppercased())
-        else {
+        guard case .string(let code) = element, let zone = NWSZones.canonical(code) else {
           throw .badRequest(
-            "\(field).zones[\(index)] must be a county or zone code: two letters, C or Z, three digits (OHC081)"
-          )
+            "\(field).zones[\(index)] must be a county or zone code: two letters, C or Z, three digits (OHC081),"
+              + " or a BOM area: a state, _, CW, MW, PW, FW or ME, three digits (NSW_FW001)")
         }
-        zones.insert(zone.uppercased())
+        zones.insert(zone)
       }
       rule = .nws(zones: zones)
     case .watch:

@@ -7,7 +7,7 @@ extension RequestBody {
   /// The longest name in `want`, bytes.
   static let maximumWantNameLength = 32
 
-  /// `want` (PROTOCOL.md "Opt-in answers (`want`)"): an array of option names, parsed once into ``Wants``.
+  /// `want` (docs/protocol.md "Opt-in answers (`want`)"): an array of option names, parsed once into ``Wants``.
   /// Absent or `null` is none (every answer exactly as the shipping app gets it). Names this build does not know
   /// are ignored, so a client may ask for what a newer server offers; anything but an array of at most
   /// ``maximumWantNames`` strings of at most ``maximumWantNameLength`` bytes is a 400 naming `want`.

@@ -1,9 +1,16 @@
-/// What `GET /v1/info` says about this server (PROTOCOL.md, "Server information"): its name and version, the
-/// features it offers, the longest long-poll `wait`, and the VAPID public key when Web Push is on. The responder
-/// fills it from its configuration and the listener's public key file.
+/// What `GET /v1/info` says about this server (docs/protocol.md, "Server information"): its name and version, the
+/// version of the `/v1` protocol it speaks, the features it offers, the longest long-poll `wait`, and the VAPID
+/// public key when Web Push is on. The responder fills it from its configuration and the listener's public key
+/// file.
 public struct ServerInfo: Sendable {
   /// The `server` member.
   public static let name = "aprs-cloud"
+
+  /// The `protocolVersion` member: the version of the `/v1` contract this build speaks, `"MAJOR.MINOR"`
+  /// (docs/protocol.md "Versions" lists what each one added). A minor version only adds (new endpoints, new
+  /// opt-in fields, new features); what a client of an older one gets never changes. `features` still says what
+  /// is switched on here.
+  public static let protocolVersion = "1.5"
 
   /// The `version` member.
   public var version = "0.1"
@@ -26,7 +33,7 @@ public struct ServerInfo: Sendable {
 
   public init() {}
 
-  /// The features, in PROTOCOL.md's order, then `claim` (every build has `POST /v1/claim`); `send` only when it is on and the listener's login `transmits`;
+  /// The features, in docs/protocol.md's order, then `claim` (every build has `POST /v1/claim`); `send` only when it is on and the listener's login `transmits`;
   /// Web Push and UnifiedPush only once a VAPID key is known (a client cannot subscribe without it).
   public func features(vapidPublicKey key: String?, transmits: Bool = true) -> [String] {
     var features: [String] = []

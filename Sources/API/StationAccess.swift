@@ -1,6 +1,6 @@
 import Store
 
-/// Who the caller is to the station it names (PROTOCOL.md "Owned stations"), decided once per request from the
+/// Who the caller is to the station it names (docs/protocol.md "Owned stations"), decided once per request from the
 /// station's claim and the station key the request presents (``RequestBody/presentedStationKey(authorization:)``).
 enum StationAccess: Sendable, Equatable {
   /// Nobody owns the station (or it is not registered): the old protocol's rules, and no settings or sending

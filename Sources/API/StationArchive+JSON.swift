@@ -2,7 +2,7 @@ import APRS
 import JSON
 import Store
 
-/// The export document (PROTOCOL.md, `POST /v1/export`; README "Moving a station to another server"): one
+/// The export document (docs/protocol.md, `POST /v1/export`; docs/operating.md "Moving a station to another server"): one
 /// JSON object, written by `POST /v1/export` and `aprs-cloud stations CALL --export FILE`, read back by
 /// `aprs-cloud import FILE`:
 ///

@@ -1,7 +1,7 @@
 import COpenSSL
 import Platform
 
-/// A station key (PROTOCOL.md "Owned stations"): 32 random bytes from OpenSSL's CSPRNG (`RAND_bytes`), as unpadded
+/// A station key (docs/protocol.md "Owned stations"): 32 random bytes from OpenSSL's CSPRNG (`RAND_bytes`), as unpadded
 /// base64url text (43 characters). The store keeps only the SHA-256 of the text (``hash``); a presented key is
 /// compared with it in constant time (`CRYPTO_memcmp`), so timing says nothing about how much of a guess matched.
 struct StationKey: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Store
 
 /// What the API leaves to the shell for a `/v1/sync` with `wait` that found nothing yet
-/// (PROTOCOL.md, "Long poll"): hold the request until the station has a message newer than
+/// (docs/protocol.md, "Long poll"): hold the request until the station has a message newer than
 /// `since`, or until `deadline`, then call `APIHandler.resumeSync` (which reads again).
 public struct SyncPark: Sendable, Equatable {
   /// The station's canonical address (`N0CALL-7`): what wakes the request.

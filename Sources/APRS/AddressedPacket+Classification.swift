@@ -3,7 +3,7 @@ extension AddressedPacket {
   /// Real traffic has one, rarely two.
   public static let maximumThirdPartyDepth = 8
 
-  /// Classifies a packet, following APRS-IS.md "Message packets".
+  /// Classifies a packet, following docs/aprs-is.md "Message packets".
   ///
   /// - Third-party: an information field starting with `}` holds a whole TNC2 packet; it is unwrapped (nested
   ///   wrappers too, up to ``maximumThirdPartyDepth``) and sender, addressee, text and msgno come from the

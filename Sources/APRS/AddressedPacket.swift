@@ -42,7 +42,7 @@ public struct AddressedPacket: Hashable, Sendable {
     self.ackToken = ackToken
   }
 
-  /// Everything that followed `{`, as PROTOCOL.md's `seqId` and the ACK echo want it: `42`, `AB}CD`, `AB}`.
+  /// Everything that followed `{`, as docs/protocol.md's `seqId` and the ACK echo want it: `42`, `AB}CD`, `AB}`.
   /// Nil when unnumbered.
   public var seqId: String? {
     guard let msgno else { return nil }

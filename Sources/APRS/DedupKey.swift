@@ -1,4 +1,4 @@
-/// What makes two received messages the same message (APRS-IS.md "Retransmissions").
+/// What makes two received messages the same message (docs/aprs-is.md "Retransmissions").
 ///
 /// Senders retry numbered messages until ACKed, for about 30 minutes; the key is sender, addressee, msgno
 /// (without the `}AA` reply-ack, which changes between retries) and text (msgno counters wrap, so the text

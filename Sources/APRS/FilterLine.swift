@@ -3,8 +3,8 @@
 /// `spec` is `g/E1/E2/…` (entries matching the **addressee** of messages) and, with outgoing tracking,
 /// ` b/E1/…` (entries matching the **sender** of any packet); an entry is a station address (exact, SSID
 /// included; a bare call's `CALL-0` beside it) or a prefix `P*` (1–8 characters before the `*`). With no station at all the spec is `g/*`,
-/// which aprsc 2.1.21 accepts and which matches nothing (a bare `*` is an empty entry: APRS-IS.md
-/// "Facts measured against aprsc 2.1.21").
+/// which aprsc 2.1.21 accepts and which matches nothing (a bare `*` is an empty entry: docs/aprs-is.md
+/// "Filters").
 public struct FilterLine: Hashable, Sendable {
   /// One part of the line (`g/` or `b/`) and what it covers.
   public struct Part: Hashable, Sendable {

@@ -1,5 +1,5 @@
 /// The stations the listener's APRS-IS filter must let through, and the planner of its one `#filter` line
-/// (DESIGN.md "The filter at any scale").
+/// (docs/design.md "The filter at any scale").
 ///
 /// Two sets: **addressees** (`g/`: messages to registered stations) and **senders** (`b/`: outgoing
 /// tracking, every packet a station sends). Each is a ``PrefixTrie`` (8 bytes and no heap object per

@@ -1,4 +1,4 @@
-/// The message-number rule of APRS-IS.md: `[A-Za-z0-9]{1,5}` optionally followed by `}[A-Za-z0-9]{0,5}`,
+/// The message-number rule (docs/aprs-is.md "Message numbers"): `[A-Za-z0-9]{1,5}` optionally followed by `}[A-Za-z0-9]{0,5}`,
 /// trailing spaces, CR and LF allowed. Internal: used for `{msgno` suffixes and for `ack`/`rej` texts.
 enum MessageNumber {
   /// The longest message number (and reply-ack).

@@ -1,13 +1,13 @@
 /// A message a registered station sends through the server (`/v1/send`): the rules its fields follow, and its
 /// line on APRS-IS. Pure.
 ///
-/// The line is `STATION>APRS,TCPIP*::ADDRESSEE:TEXT{MSGNO` + CR LF (PROTOCOL.md "Sending messages"), the
+/// The line is `STATION>APRS,TCPIP*::ADDRESSEE:TEXT{MSGNO` + CR LF (docs/protocol.md "Sending messages"), the
 /// addressee padded with spaces to 9 (APRS101 ch. 14). The listener writes it on its own verified login; aprsc
 /// passes a verified client's packets for other source calls and appends `,qAS,<login>` (hessu/aprsc
 /// `src/parse_qc.c`, `q_process`: a verified inbound client, a packet not originated by its login, no q
 /// construct yet).
 public enum OutgoingMessage {
-  /// The destination of sent messages, as PROTOCOL.md writes the line.
+  /// The destination of sent messages, as docs/protocol.md writes the line.
   public static let toCall = "APRS"
   /// The longest text, in characters (APRS101: 67).
   public static let maximumTextLength = 67

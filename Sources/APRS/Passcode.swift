@@ -1,5 +1,5 @@
 /// The APRS-IS passcode: the weak hash of a base callsign that APRS-IS (and the /v1 API's `auth`) accepts as
-/// proof of a licensed login. PROTOCOL.md "Passcode".
+/// proof of a licensed login. docs/protocol.md "Passcode".
 public enum Passcode {
   /// The hash's starting value.
   static let seed = 0x73E2

@@ -1,4 +1,4 @@
-/// A registered station: a base callsign plus an SSID, as PROTOCOL.md "Identity" defines it.
+/// A registered station: a base callsign plus an SSID, as docs/protocol.md "Identity" defines it.
 ///
 /// The base is upper case, 1–9 characters of `[A-Z0-9]`; the SSID is 0–15; ``description`` (`CALL` or
 /// `CALL-SSID`) is at most 9 characters. Values can only be made through the validating initialisers, so a

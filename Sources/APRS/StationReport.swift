@@ -4,8 +4,9 @@
 /// - Positions: plain (`!`, `=`, and `/`, `@` after a 7-character timestamp; ambiguity spaces read as 0),
 ///   compressed (base-91 after the symbol table), and Mic-E (`` ` `` or `'`: latitude and message bits in the
 ///   destination call, longitude in the information field).
-/// - Emergency: the Mic-E message code 000 ("Emergency": the destination's first three characters all `0`–`9`
-///   or `L`), or a status report (`>`) whose text holds `EMERGENCY` in capitals (as Xastir and APRS+SA read it).
+/// - Emergency (``emergencyIn``): the Mic-E message code 000 ("Emergency": the destination's first three
+///   characters all `0`–`9` or `L`), or `EMERGENCY` in capitals anywhere in the information field: a position's
+///   comment, a status, an object's or item's text, a message (``StationReport/emergencyPlace(_:)``).
 public struct StationReport: Hashable, Sendable {
   /// What kind of report the packet is.
   public enum Kind: String, Hashable, Sendable {
@@ -23,22 +24,29 @@ public struct StationReport: Hashable, Sendable {
   public var latitude: Double?
   /// Degrees, east positive; nil when the packet has no position.
   public var longitude: Double?
-  /// Whether the packet reports an emergency.
-  public var emergency: Bool
+  /// Where the packet reports an emergency; nil when it reports none.
+  public var emergencyIn: EmergencyPlace?
   /// For a status report, its text (without `>`, at most 62 characters kept).
   public var status: String?
+  /// For an emergency, the text it was found in (a comment, an object's text, a message; at most 62 characters,
+  /// control characters dropped), when that is not the status; nil without one.
+  public var emergencyText: String?
 
   public init(
-    source: String, kind: Kind, latitude: Double? = nil, longitude: Double? = nil, emergency: Bool = false,
-    status: String? = nil
+    source: String, kind: Kind, latitude: Double? = nil, longitude: Double? = nil,
+    emergencyIn: EmergencyPlace? = nil, status: String? = nil, emergencyText: String? = nil
   ) {
     self.source = source
     self.kind = kind
     self.latitude = latitude
     self.longitude = longitude
-    self.emergency = emergency
+    self.emergencyIn = emergencyIn
     self.status = status
+    self.emergencyText = emergencyText
   }
+
+  /// Whether the packet reports an emergency.
+  public var emergency: Bool { emergencyIn != nil }
 
   /// Reads a parsed packet.
   public static func read(_ packet: TNC2Packet) -> StationReport {
@@ -53,14 +61,15 @@ public struct StationReport: Hashable, Sendable {
     case 0x60, 0x27, 0x1C, 0x1D:  // ` ' and the old Mic-E types
       if let micE = MicE(destination: packet.destination, information: info) {
         report.set(.micE, micE.latitude, micE.longitude)
-        report.emergency = micE.isEmergency
       }
     case 0x3E:  // >
-      let text = String(decoding: info.dropFirst().prefix(62), as: UTF8.self)
       report.kind = .status
-      report.status = text
-      report.emergency = text.contains("EMERGENCY")
+      report.status = String(decoding: info.dropFirst().prefix(62), as: UTF8.self)
     default: break
+    }
+    if let (place, text) = emergencyPlace(packet) {
+      report.emergencyIn = place
+      if place != .status { report.emergencyText = text }
     }
     return report
   }

@@ -1,4 +1,4 @@
-/// One subscription of a station (PROTOCOL.md "Opt-in answers", setting `subscriptions`): traffic that is not a
+/// One subscription of a station (docs/protocol.md "Opt-in answers", setting `subscriptions`): traffic that is not a
 /// message to the station itself, stored as an entry of its own type and pushed at low priority. Pure value;
 /// what matches it is decided by ``SubscriptionMatcher`` and, for watches, ``WatchTracker``.
 public struct Subscription: Hashable, Sendable {
@@ -41,7 +41,8 @@ public enum SubscriptionRule: Hashable, Sendable {
   case bulletin(BulletinPattern)
   /// Messages to this call (upper case, `CALL-0` as `CALL`), from anyone.
   case group(call: String)
-  /// Weather messages whose zone list names one of these zones (`OHC081`, `PAC125`: upper case).
+  /// Weather messages whose zone list names one of these zones (canonical, ``NWSZones``: `OHC081`, `PAC125`,
+  /// the BOM `TAS_MW002`), and the lines that continue them (``WeatherAlertIdentity``).
   case nws(zones: Set<String>)
   /// A watched station.
   case watch(WatchRule)
@@ -69,7 +70,8 @@ public struct WatchRule: Hashable, Sendable {
   public var heardAfter: Int?
   /// Push once when the call has been silent this long (s); nil: never.
   public var silentFor: Int?
-  /// Push on each transition into a Mic-E or status emergency.
+  /// Push when the call reports an emergency: the Mic-E code, or `EMERGENCY` anywhere in a packet; a repeat
+  /// within ``WatchTracker/emergencyWindowMs`` is the same one.
   public var emergency: Bool
 
   public init(call: String, heardAfter: Int? = nil, silentFor: Int? = nil, emergency: Bool = false) {

@@ -35,6 +35,8 @@ public struct SubscriptionIndex: Sendable, Equatable {
   private var watched: [String: [SubscriptionMatch]] = [:]
   /// The subscriptions indexed.
   public private(set) var count = 0
+  /// Whether any station subscribes to a zone (NWS): only then can a weather line continue a stored alert.
+  public private(set) var hasZones = false
 
   /// No subscriptions.
   public static let empty = SubscriptionIndex()
@@ -46,7 +48,10 @@ public struct SubscriptionIndex: Sendable, Equatable {
       count += 1
       let match = SubscriptionMatch(station: station, subscription: subscription)
       switch subscription.rule {
-      case .bulletin, .nws: scannedLists[station, default: []].append(subscription)
+      case .bulletin: scannedLists[station, default: []].append(subscription)
+      case .nws:
+        hasZones = true
+        scannedLists[station, default: []].append(subscription)
       case .group(let call):
         if !(groups[call] ?? []).contains(where: { $0.station == station }) {
           groups[call, default: []].append(match)

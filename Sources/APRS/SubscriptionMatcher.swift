@@ -4,8 +4,9 @@
 ///
 /// - bulletin: a ``PacketKind/bulletin`` or ``PacketKind/announcement`` whose addressee the pattern matches;
 /// - group: a ``PacketKind/message`` to the call (an ack or rej to it is no group traffic);
-/// - nws: a ``PacketKind/weather`` message whose text names one of the zones (``NWSZones``); a message naming
-///   no zone never matches.
+/// - nws: a ``PacketKind/weather`` message whose text names one of the zones (``NWSZones``, every form the
+///   weather servers send); a message naming no zone never matches here (a line continuing a matched alert is
+///   stored with it by the listener: ``WeatherAlertIdentity``).
 public struct SubscriptionMatcher: Sendable, Equatable {
   /// The subscriptions to match (one station's, or everyone's with their station beside).
   public let subscriptions: [Subscription]

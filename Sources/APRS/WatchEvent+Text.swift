@@ -1,6 +1,8 @@
 extension WatchEvent {
   /// The event as one line for a person (a watch entry's `text`, a push's body): `heard after 2 h 5 min at
-  /// 41.12345, -81.23456`, `silent for 2 h`, `EMERGENCY (Mic-E) at …`, `EMERGENCY: <status>`.
+  /// 41.12345, -81.23456`, `silent for 2 h`, and an emergency with where it was found, the position and the
+  /// text it was found in: `EMERGENCY (Mic-E) at …`, `EMERGENCY (position comment) at …: <comment>`,
+  /// `EMERGENCY (status): <status>`, `EMERGENCY (object FIRE1): <text>`.
   public var text: String {
     switch self {
     case .heard(let report, let silenceMs):
@@ -8,7 +10,9 @@ extension WatchEvent {
     case .silent(let silenceMs):
       return "silent for " + Self.duration(ms: silenceMs)
     case .emergency(let report):
-      return "EMERGENCY" + (report.kind == .micE ? " (Mic-E)" : "") + Self.detail(report)
+      let place = report.emergencyIn.map { " (" + $0.description + ")" } ?? ""
+      let found = report.emergencyText.map { $0.isEmpty ? "" : ": " + $0 } ?? ""
+      return "EMERGENCY" + place + Self.detail(report) + found
     }
   }
 

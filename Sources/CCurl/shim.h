@@ -17,6 +17,7 @@ static inline CURLcode ccurl_easy_setopt_write(CURL *h, CURLoption o, ccurl_writ
 static inline CURLcode ccurl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode ccurl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode ccurl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode ccurl_easy_setopt_debug(CURL *h, curl_debug_callback v) { return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, v); }
 static inline CURLcode ccurl_easy_setopt_opensocket(CURL *h, curl_opensocket_callback v) { return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, v); }
 // The address libcurl is about to connect to: its 4 (AF_INET) or 16 (AF_INET6) bytes into `out`, and their
 // count; 0 for any other family. (libcurl's storage behind `addr` holds a whole sockaddr_in6.)

@@ -18,10 +18,12 @@ public struct ConfigCheck: Sendable, Equatable {
   /// `allowedOrigins` syntax is the API module's).
   public var server: ServerConfig?
 
-  /// The exit status of `check-config`: 0 nothing to say, 1 warnings only (everything starts), 2 errors (the
-  /// status the daemons exit with on a bad configuration; systemd's `RestartPreventExitStatus=2` keeps them
-  /// stopped until the file is fixed).
-  public var exitStatus: Int32 { errors.isEmpty ? (warnings.isEmpty ? 0 : 1) : 2 }
+  /// The exit status of `check-config`: 0 when the programs start (no errors; warnings only are still 0, as
+  /// `nginx -t` exits 0 on warnings, so a deploy script that stops on a non-zero status stops only for what
+  /// would stop the service), 2 for errors (the status the daemons exit with on a bad configuration; systemd's
+  /// `RestartPreventExitStatus=2` keeps them stopped until the file is fixed). The warnings are printed either
+  /// way.
+  public var exitStatus: Int32 { errors.isEmpty ? 0 : 2 }
 
   /// Reads `config` as every program would.
   public init(_ config: ConfigFile) {

@@ -5,7 +5,7 @@
 #endif
 
 /// `[forward]` and `[forward.email]`: forwarding a station's messages to its owner's email, ntfy topics and signed
-/// webhooks (README "Forwarding"). ntfy and webhooks need nothing from the operator; email needs the operator's
+/// webhooks (docs/api.md "Forwarding"). ntfy and webhooks need nothing from the operator; email needs the operator's
 /// SMTP server:
 ///
 /// ```ini

@@ -2,7 +2,7 @@ extension PushConfig.WebPush {
   /// The host of a VAPID contact (`subject`) that names a local machine, nil for one the push services take:
   /// `localhost` and `*.localhost`, `*.local`, `*.localdomain`, `*.invalid`, or a name without a dot
   /// (`mailto:root@myhost`). Apple's Web Push service refuses every push whose VAPID `sub` is such a name
-  /// (`403 {"reason":"BadJwtToken"}`), while Chrome's and Firefox's accept it (PUSH.md). Pure; the host is
+  /// (`403 {"reason":"BadJwtToken"}`), while Chrome's and Firefox's accept it (docs/push.md "Web Push and UnifiedPush"). Pure; the host is
   /// lower-cased, without a port, path or trailing dot.
   public static func localContactHost(_ subject: String) -> String? {
     let lower = subject.lowercased()

@@ -16,9 +16,9 @@
 /// ```
 ///
 /// The schedule's copies must be at least 31 s apart: APRS-IS drops a line identical to one it passed within
-/// 30 s, counted in whole seconds, so a copy 30 s after the previous one is usually dropped (APRS-IS.md).
+/// 30 s, counted in whole seconds, so a copy 30 s after the previous one is usually dropped (docs/aprs-is.md "Sending ACKs").
 ///
-/// The limits keep the server from flooding APRS-IS under the operator's login (DESIGN.md "Who may do what"):
+/// The limits keep the server from flooding APRS-IS under the operator's login (docs/design.md "Who may do what"):
 /// the responder refuses sends past the per-station, per-address and global limits, and the listener writes at
 /// most `transmitBudgetPerMinute` lines of sent messages in any minute; copies past the budget wait their turn
 /// (the copy due first goes first), none is dropped.

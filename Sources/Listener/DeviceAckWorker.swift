@@ -2,7 +2,7 @@ import Logging
 import Platform
 import Store
 
-/// `ackPolicy:"device"` (PROTOCOL.md "Station settings"): sends the ACKs of messages that a device of their station
+/// `ackPolicy:"device"` (docs/protocol.md "Station settings"): sends the ACKs of messages that a device of their station
 /// pulled. The pull marks them in the transaction that reads them (`Database.sync`, in the responder); this worker
 /// notices the commit through `PRAGMA data_version` (looked at when the responder's ``Store/ListenerWake/deviceAcks``
 /// or a change of the login's state wakes it, and every `pollMs` anyway, as the registration watcher does) and,

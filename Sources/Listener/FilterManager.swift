@@ -20,7 +20,7 @@ enum FilterAnswer: Equatable, Sendable {
 }
 
 /// The listener's APRS-IS filter: the one line it wants, the one the connection has, and how to get from one to
-/// the other (DESIGN.md "The filter at any scale").
+/// the other (docs/design.md "The filter at any scale").
 ///
 /// - The wanted filter is a ``FilterLine`` (``FilterPlanner/plan(maximumLineLength:)``): at most 510 bytes with
 ///   CR LF at any number of stations, so it always goes out as one `#filter` line on the open connection, and a

@@ -30,13 +30,18 @@ extension LineRouter {
   ///   subscription entries pass without ACKs.
   /// - Its ACK follows the addressee's ``AckPolicy``: `server` keeps the router's ACK (planned only when the
   ///   connection may transmit); `device` keeps the earned ACK aside for the pull; `never` drops both.
+  /// - A claim governs only the devices it brought or adopted (`reaches`, by upper-case address; ``ClaimReach``):
+  ///   while the station has keyless devices registered before its claim, a blocked sender's message is stored
+  ///   for them (the push sender keeps it from the governed devices) and a message is ACKed by the server when
+  ///   one of them asked for ACKs, as it would be without the claim.
   /// - A collected copy (``IncomingMessage/to`` set: another SSID of the call) is dropped when the station no
   ///   longer collects that SSID, and keeps an ACK only for an SSID in its `ackSsids`, then as its policy says.
   /// - A message for a station without settings here (not registered at the commit) and a sent copy pass
   ///   unchanged, without ACKs (the store refuses the first; the second never earns one).
   /// `canTransmit`: ACKs may be sent now (for the router's plan, and for copies of pulled messages).
   static func settle(
-    _ planned: [PlannedMessage], settings: [String: StationSettings], canTransmit: Bool
+    _ planned: [PlannedMessage], settings: [String: StationSettings], reaches: [String: ClaimReach] = [:],
+    canTransmit: Bool
   ) -> SettledBatch {
     var batch = SettledBatch()
     batch.messages.reserveCapacity(planned.count)
@@ -46,7 +51,10 @@ extension LineRouter {
         batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: nil))
         continue
       }
-      if station.blocks(incoming.peer) {
+      let reach = reaches[incoming.station]
+      let earlier = (reach?.earlierDevices ?? 0) > 0
+      let blocked = station.blocks(incoming.peer)
+      if blocked && (!earlier || incoming.entry != nil) {
         batch.blocked += 1
         continue
       }
@@ -65,10 +73,16 @@ extension LineRouter {
           continue
         }
       }
-      switch station.ackPolicy {
+      // The earlier devices' ACKs as without the claim; a blocked sender gets only those.
+      let policy: AckPolicy =
+        reach?.earlierWantAcks == true && earlier ? .server : blocked ? .never : station.ackPolicy
+      switch policy {
       case .server:
+        // The router planned an ACK where the station's stored policy is `server`; one the earlier devices ask
+        // for is the ACK the message earned.
+        let ack = policy == station.ackPolicy ? message.ack : message.earnedAck
         batch.messages.append(
-          SettledMessage(incoming: incoming, ack: canTransmit ? message.ack : nil, deviceAck: nil))
+          SettledMessage(incoming: incoming, ack: canTransmit ? ack : nil, deviceAck: nil))
       case .device:
         batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: message.earnedAck))
       case .never:

@@ -75,6 +75,15 @@ struct WatchSighting: Sendable, Equatable {
   var watches: [SubscriptionMatch]
 }
 
+/// A weather line that names no zone but carries an alert's identity (``WeatherAlertIdentity``: a `SKY…` line
+/// with the rest of an alert, `{JBNBB` after the alert's `{JBNBA`): the writer stores it, in its transaction, for
+/// the stations the alert itself was stored for (``MessageWriter/continuationEntries(for:planned:stampedAt:)``).
+struct WeatherContinuation: Sendable, Equatable {
+  var identity: WeatherAlertIdentity
+  /// The entry to store, its station and subscription filled in for each station the alert was stored for.
+  var entry: IncomingMessage
+}
+
 /// What one line means for the listener.
 struct RoutedLine: Sendable, Equatable {
   /// Messages to store: one received copy for the addressee, and with outgoing tracking one sent copy for the
@@ -82,6 +91,8 @@ struct RoutedLine: Sendable, Equatable {
   var messages: [PlannedMessage] = []
   /// The packet's sender is watched.
   var sighting: WatchSighting?
+  /// A weather line that may continue a stored alert.
+  var continuation: WeatherContinuation?
   /// An ack or rej addressed to a served station.
   var receipt: DeliveryReceipt?
   /// Why nothing is to be done (nil when there is something).
@@ -120,7 +131,10 @@ struct RoutedLine: Sendable, Equatable {
 /// - Subscriptions (``SubscriptionIndex``): a bulletin, announcement, weather alert or message to a group call that
 ///   a station's subscription matches is one entry for that station (``IncomingMessage/entry``: peer the sender,
 ///   ``IncomingMessage/to`` the addressee), keyed on sender, addressee and text with a sliding window
-///   (``subscriptionWindowMs``), never ACKed. Any packet from a watched call is a ``WatchSighting``.
+///   (``subscriptionWindowMs``), never ACKed. Any packet from a watched call is a ``WatchSighting``. A weather line
+///   that names no zone but carries an alert's identity (`SKYRIW   :THROUGH SATURDAY {JBNBC`) is a
+///   ``WeatherContinuation``, while anyone subscribes to a zone: stored with the alert it continues, for the
+///   stations that alert was stored for within ``subscriptionWindowMs``.
 /// - Other bulletins, announcements and weather (what the filter's prefixes let through for nobody), telemetry,
 ///   queries and a station's message to itself are skipped.
 /// - What the addressees' settings say (blocked senders, the ACK policy) is applied next, by
@@ -201,6 +215,9 @@ struct LineRouter: Sendable {
           kind: message.kind == .ack ? .ack : .rej, replyAck: message.replyAck))
     case .bulletin, .announcement, .weather:
       let entries = Self.subscriptionEntries(for: message, subscriptions)
+      if entries.isEmpty, let continuation = Self.continuation(of: message, subscriptions) {
+        return RoutedLine(continuation: continuation)
+      }
       guard !entries.isEmpty else { return .skipped(message.kind == .weather ? .weather : .bulletin) }
       return RoutedLine(messages: entries)
     case .telemetry: return .skipped(.telemetry)
@@ -242,18 +259,39 @@ struct LineRouter: Sendable {
     return routed
   }
 
+  /// The continuation `message` may be: a weather line with an alert's identity that names no zone, while some
+  /// station subscribes to zones; nil otherwise.
+  static func continuation(of message: AddressedPacket, _ subscriptions: SubscriptionIndex)
+    -> WeatherContinuation?
+  {
+    guard subscriptions.hasZones, let identity = WeatherAlertIdentity(message),
+      NWSZones.zones(in: message.text).isEmpty
+    else { return nil }
+    return WeatherContinuation(
+      identity: identity,
+      entry: IncomingMessage(
+        station: identity.sender, peer: message.sender, text: message.text, msgno: message.seqId,
+        dedupKey: subscriptionKey(message), dedupWindowMs: subscriptionWindowMs, to: message.addressee,
+        entry: SubscriptionEntry(kind: .nws, subscription: "")))
+  }
+
+  /// The dedup key of a subscription entry: sender, addressee and text (never the number: a repeat renumbered is
+  /// the same entry).
+  static func subscriptionKey(_ message: AddressedPacket) -> String {
+    subscriptionKeyPrefix
+      + DedupKey(
+        sender: message.source, addressee: message.addressee, msgno: String?.none, text: message.text
+      )
+      .digest
+  }
+
   /// One entry per station whose subscriptions `message` matches (its first matching subscription), never ACKed.
   static func subscriptionEntries(for message: AddressedPacket, _ subscriptions: SubscriptionIndex)
     -> [PlannedMessage]
   {
     let matches = subscriptions.matches(message)
     guard !matches.isEmpty else { return [] }
-    let key =
-      subscriptionKeyPrefix
-      + DedupKey(
-        sender: message.source, addressee: message.addressee, msgno: String?.none, text: message.text
-      )
-      .digest
+    let key = subscriptionKey(message)
     return matches.compactMap { match in
       // A station's own bulletin or group message is not news to it.
       guard match.station != message.sender else { return nil }

@@ -6,7 +6,7 @@ import Store
   import Glibc
 #endif
 
-/// The beacon and the file watch (DESIGN.md "Faults"): one thread that, every ``beaconIntervalMs`` and at once on
+/// The beacon and the file watch (docs/design.md "Faults"): one thread that, every ``beaconIntervalMs`` and at once on
 /// any change of ``ListenerHealth``, writes the ``ListenerBeacon`` (`/health` reads it without the database, so it
 /// names a full disk or a held lock while the status record in the database cannot be written); and one that
 /// sleeps on the database file's path (``Platform/PathWatch``: inotify, at once when the file is deleted or replaced,

@@ -6,7 +6,7 @@ import Store
   import Glibc
 #endif
 
-/// Starting up: the host's lock file first, then the lease (DESIGN.md "Crash and restart").
+/// Starting up: the host's lock file first, then the lease (docs/design.md "Crash and restart").
 ///
 /// On one host, liveness comes from the kernel: the lock file ``lockPath(forDatabase:)`` is held (`flock`) for the
 /// life of the process, so a listener that gets it knows every earlier one on this host is gone, and takes over a

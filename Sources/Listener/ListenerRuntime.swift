@@ -24,7 +24,7 @@ import Synchronization
 ///   sender and the device ACK worker, which sleep on them (``ListenerWakes``) instead of polling the database.
 ///
 /// At idle every thread sleeps until a real deadline (the watchdog, the lease, the beacon, housekeeping, expiry) or
-/// an event (a line, a wake datagram, a change of the database file): README "Idle".
+/// an event (a line, a wake datagram, a change of the database file): docs/operating.md "Idle".
 ///
 /// Stopping (``requestStop(status:)``, from a signal or a lost lease): the connection closes (no more reading), the
 /// writer commits everything already queued, the state is published a last time and the lease released.
@@ -79,7 +79,7 @@ public final class ListenerRuntime: Sendable {
       busyTimeoutMs: Int32(clamping: config.server.busyTimeoutMs), ringSize: config.server.ringSize,
       maxUnpulledPerStation: config.server.maxUnpulledPerStation)
     storeOptions.commitNotice = .wakingLongPolls(of: config.server.database)
-    // Never beside processes still using another file at this path (DESIGN.md "Faults"): held until the end.
+    // Never beside processes still using another file at this path (docs/design.md "Faults"): held until the end.
     let users: DatabaseUsers
     do throws(FileLockError) {
       users = try DatabaseUsers(databasePath: config.server.database)
@@ -180,7 +180,7 @@ public final class ListenerRuntime: Sendable {
         housekeeper.requestPublish()
         wakes.loginChanged()
       })
-    // ACK only after the commit is on disk: the writer's connection syncs every commit (DESIGN.md "Durability").
+    // ACK only after the commit is on disk: the writer's connection syncs every commit (docs/design.md "Durability").
     var writerOptions = storeOptions
     writerOptions.synchronous = .full
     let writer = WriterWorker(

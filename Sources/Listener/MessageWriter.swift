@@ -74,6 +74,7 @@ struct MessageWriter {
     var planned: [PlannedMessage] = []
     var receipts: [DeliveryReceipt] = []
     var sightings: [WatchSighting] = []
+    var continuations: [WeatherContinuation] = []
     let subscriptions = stations.subscriptionIndex
     for line in lines {
       let routed = router.route(
@@ -83,10 +84,11 @@ struct MessageWriter {
       planned.append(contentsOf: routed.messages)
       if let receipt = routed.receipt { receipts.append(receipt) }
       if let sighting = routed.sighting { sightings.append(sighting) }
+      if let continuation = routed.continuation { continuations.append(continuation) }
     }
     return try commit(
-      planned, receipts: receipts, sightings: sightings, now: now, stampedAt: stampedAt, into: result,
-      canTransmit: canTransmit)
+      planned, receipts: receipts, sightings: sightings, continuations: continuations, now: now,
+      stampedAt: stampedAt, into: result, canTransmit: canTransmit)
   }
 
   /// Reports the watches whose silence is due at `stampedAt` (the wall clock: silences span restarts), storing
@@ -99,20 +101,25 @@ struct MessageWriter {
 
   /// Stores already routed messages and receipts and decides their ACKs, in one transaction (none when there is
   /// nothing to store). `canTransmit`: ACKs may be sent now. `sightings`: packets of watched calls, whose watches
-  /// are run (``WatchTracker``) in the same transaction, their events stored as entries; `watchesDue`: also
-  /// report the silences due at `stampedAt`.
+  /// are run (``WatchTracker``) in the same transaction, their events stored as entries; `continuations`: weather
+  /// lines stored with the alerts they continue (one that continues none is counted as skipped weather);
+  /// `watchesDue`: also report the silences due at `stampedAt`.
   func commit(
     _ planned: [PlannedMessage], receipts: [DeliveryReceipt], sightings: [WatchSighting] = [],
-    watchesDue: Bool = false, now: Int64, stampedAt: Int64? = nil,
+    continuations: [WeatherContinuation] = [], watchesDue: Bool = false, now: Int64, stampedAt: Int64? = nil,
     into partial: BatchResult = BatchResult(), canTransmit: Bool = true
   ) throws(StoreError) -> BatchResult {
     var result = partial
     let stamp = stampedAt ?? now
     // Nothing to store (most batches of a full feed): no transaction, no write lock.
-    guard !planned.isEmpty || !receipts.isEmpty || !sightings.isEmpty || watchesDue else { return result }
+    guard !planned.isEmpty || !receipts.isEmpty || !sightings.isEmpty || !continuations.isEmpty || watchesDue
+    else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
       var planned = planned
       planned += try watchEntries(for: sightings, now: stamp)
+      let continued = try continuationEntries(for: continuations, planned: planned, stampedAt: stamp)
+      if continued.unmatched > 0 { result.skipped[.weather, default: 0] += continued.unmatched }
+      planned += continued.entries
       if watchesDue { planned += try silenceEntries(now: stamp) }
       // The operator's bans first (their ends are wall-clock times): a banned sender's messages are dropped before
       // anything else sees them.
@@ -122,11 +129,12 @@ struct MessageWriter {
         planned.removeAll { $0.incoming.direction == .received && bans.bans(sender: $0.incoming.peer) }
         result.banned += before - planned.count
       }
-      // The addressees' settings, read in this transaction (they hold at its commit), applied before anything is
-      // written: blocked senders dropped, each station's ACK policy deciding its ACKs.
+      // The addressees' settings and whom their claims govern, read in this transaction (they hold at its commit),
+      // applied before anything is written: blocked senders dropped, each station's ACK policy deciding its ACKs.
       let addressees = planned.lazy.filter { $0.incoming.direction == .received }.map(\.incoming.station)
       let settled = LineRouter.settle(
-        planned, settings: try database.stationSettings(of: addressees), canTransmit: canTransmit)
+        planned, settings: try database.stationSettings(of: addressees),
+        reaches: try database.claimReaches(of: addressees), canTransmit: canTransmit)
       result.blocked += settled.blocked
       let outcomes = try database.storeMessages(
         settled.messages.map(\.incoming), now: now, stampedAt: stamp)

@@ -12,7 +12,7 @@ struct SSIDCollector: Sendable, Equatable {
 }
 
 /// The stations that collect other SSIDs of their call, by base call: what routing adds to exact matches, and
-/// the `g/` entries the filter adds so APRS-IS delivers those messages (PROTOCOL.md "Opt-in answers (`want`)").
+/// the `g/` entries the filter adds so APRS-IS delivers those messages (docs/protocol.md "Opt-in answers (`want`)").
 /// Few stations opt in (claimed stations' setting), so a plain dictionary; empty, every lookup is one check.
 struct SSIDCoverage: Sendable, Equatable {
   /// The collecting stations of each base call (upper case), in address order.

@@ -6,7 +6,7 @@ import Store
 ///
 /// The schedule is a list of offsets from the send (default 0, 31, 62, 124, 248, 496, 992 and 1984 s). A copy is
 /// due at the first offset after the previous copy, and never less than ``minimumSpacingMs`` after it: APRS-IS
-/// drops a line identical to one it passed within 30 s, counted in whole seconds (APRS-IS.md). Offsets missed
+/// drops a line identical to one it passed within 30 s, counted in whole seconds (docs/aprs-is.md "Sending ACKs"). Offsets missed
 /// while the link was down or the listener was not running collapse into one copy (no burst after a restart).
 /// With no offset left, the message waits ``ackWaitMs`` after the later of the last copy and the last offset,
 /// then expires; a message past that time expires without another copy, even one never sent. Copies held back by

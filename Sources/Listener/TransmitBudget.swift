@@ -1,6 +1,6 @@
 /// The listener's one transmit budget for sent messages (`[send] transmitBudgetPerMinute`): at most ``perMinute``
 /// lines (first copies and retries together, over every station) in any ``windowMs``, so that no use of
-/// `/v1/send` can get the operator's APRS-IS login blocked for flooding (DESIGN.md "Who may do what"). Pure: the
+/// `/v1/send` can get the operator's APRS-IS login blocked for flooding (docs/design.md "Who may do what"). Pure: the
 /// caller passes the time (monotonic ms), and spends a line for each copy it writes. Past the budget, copies wait
 /// (``SendScheduler/plan(_:now:canTransmit:allowance:waiting:)``); nothing is dropped.
 ///

@@ -1,6 +1,6 @@
 import Store
 
-/// The writer's state while batches cannot be stored (DESIGN.md "Faults"): a batch whose transaction failed is
+/// The writer's state while batches cannot be stored (docs/design.md "Faults"): a batch whose transaction failed is
 /// kept and tried again after a delay that starts at ``firstDelayMs`` and doubles up to ``maximumDelayMs``, for as
 /// long as storing fails; the first success ends it. Pure: the writer passes the time in (monotonic ms).
 struct WriterRetry: Equatable {

@@ -161,7 +161,9 @@ final class CurlMulti {
 
   /// Starts sending `request` (SMTP over TLS: `smtps://`, or `smtp://` with STARTTLS required); `tag` comes back
   /// with its result from `perform()`: status 250 when the server took the mail, else the transport error with
-  /// the server's last reply code as `status` (550 for a refused recipient), 0 when it never answered.
+  /// the server's last reply code as `status` (550 for a refused recipient), 0 when it never answered, and its last
+  /// reply line as `mailReply` (for the enhanced status code, RFC 3463, which libcurl's error text leaves out: read
+  /// through `CURLOPT_DEBUGFUNCTION`, which libcurl hands every reply line as `CURLINFO_HEADER_IN`).
   func startMail(_ request: MailRequest, tag: Int) throws(PushError) {
     let transfer = Transfer(tag: tag, body: request.message)
     transfer.isMail = true
@@ -177,6 +179,9 @@ final class CurlMulti {
       check(ccurl_easy_setopt_long(easy, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)))
       if let username = request.username { check(ccurl_easy_setopt_string(easy, CURLOPT_USERNAME, username)) }
       if let password = request.password { check(ccurl_easy_setopt_string(easy, CURLOPT_PASSWORD, password)) }
+      check(ccurl_easy_setopt_debug(easy, curlDebug))
+      check(ccurl_easy_setopt_ptr(easy, CURLOPT_DEBUGDATA, user))
+      check(ccurl_easy_setopt_long(easy, CURLOPT_VERBOSE, 1))
     }
   }
 
@@ -256,6 +261,13 @@ final class CurlMulti {
           retryAfter = RetryAfter(header: String(cString: value))
         }
         response = ProviderResponse(status: status, body: transfer.response, retryAfter: retryAfter)
+        // A redirect's target, named in the answer and never followed (RFC 9110 §10.2.2).
+        if (300...399).contains(status),
+          curl_easy_header(easy, "Location", 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
+          let value = header?.pointee.value
+        {
+          response.location = String(String(cString: value).prefix(300))
+        }
       } else {
         let detail = String(cString: transfer.errorBuffer)
         let summary = String(cString: curl_easy_strerror(result))
@@ -266,6 +278,8 @@ final class CurlMulti {
           var code = 0
           _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
           response.status = code
+          // The reply that carried that code (libcurl may have said QUIT since: `221 Bye` comes last).
+          response.mailReply = transfer.replies.last { code > 0 && $0.hasPrefix(String(code)) }
         }
         // Refused by `curlOpenSocket`, and no other address of the host was tried.
         if transfer.opened == 0 { response.refusedAddress = transfer.refused }
@@ -293,6 +307,8 @@ private final class Transfer {
   /// An SMTP upload: `body` is read out from `sent` on.
   var isMail = false
   var sent = 0
+  /// A mail's last reply lines from the server (`curlDebug`), at most 8 of at most 300 bytes each.
+  var replies: [String] = []
 
   init(tag: Int, body: [UInt8]) {
     self.tag = tag
@@ -334,6 +350,29 @@ private let curlRead: ccurl_write_callback = { buffer, size, count, user in
   UnsafeMutableRawPointer(buffer).copyMemory(from: base + transfer.sent, byteCount: length)
   transfer.sent += length
   return length
+}
+
+/// `CURLOPT_DEBUGFUNCTION` of a mail: keeps the server's last reply lines (`CURLINFO_HEADER_IN`); nothing else
+/// libcurl reports is kept or printed.
+private let curlDebug: curl_debug_callback = { _, type, data, size, user in
+  guard type == CURLINFO_HEADER_IN, let data, let user, size > 0 else { return 0 }
+  let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+  let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(data), count: min(size, 300))
+  let line = String(decoding: bytes, as: UTF8.self).trimmingTrailingLineEnd()
+  if !line.isEmpty {
+    if transfer.replies.count >= 8 { transfer.replies.removeFirst() }
+    transfer.replies.append(line)
+  }
+  return 0
+}
+
+extension String {
+  /// Without the CR and LF at its end.
+  fileprivate func trimmingTrailingLineEnd() -> String {
+    var scalars = unicodeScalars[...]
+    while let last = scalars.last, last == "\r" || last == "\n" { scalars = scalars.dropLast() }
+    return String(String.UnicodeScalarView(scalars))
+  }
 }
 
 /// `CURLOPT_OPENSOCKETFUNCTION` of a transfer with `refusePrivateAddresses`: no socket for an address that is

@@ -2,7 +2,7 @@
 ///
 /// FCM answers `403 SENDER_ID_MISMATCH` when a registration token was issued for another sender (Firebase
 /// project) than the one sending. For one token that is the token's fault (an install of another build of the
-/// app), and PUSH.md says the token is unusable. For every token it is the server's: a service account of the
+/// app), and docs/push.md "FCM (Android)" says the token is unusable. For every token it is the server's: a service account of the
 /// wrong project makes FCM answer that way for each device, and deleting on the first answer would wipe every
 /// Android device within one round of pushes, with nothing to recover them but each phone's next heartbeat.
 ///

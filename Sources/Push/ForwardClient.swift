@@ -27,9 +27,13 @@ struct ForwardOutcome {
   var decision: PushDecision
   /// The target's answer; nil when the job never reached it.
   var response: ProviderResponse?
+  /// The class of a failure (``ForwardDecision/problem``).
+  var problem: ForwardProblem?
+  /// The service asked this whole server to wait (``ForwardDecision/wholeService``).
+  var wholeService = false
 }
 
-/// The forwarder's sending side, driven by the push thread on the engine's curl multi handle (README
+/// The forwarder's sending side, driven by the push thread on the engine's curl multi handle (docs/api.md
 /// "Forwarding"): ntfy and webhook POSTs over HTTPS, mails through the operator's SMTP server
 /// (`[forward.email]`). At most ``maxInFlight`` on the wire and `[forward] perMinute` started per minute, every
 /// station together, and one at a time per target (``maxInFlightPerTarget``: a target gets its messages in order,
@@ -53,6 +57,9 @@ final class ForwardClient {
   private var starts: [Int64] = []
   /// When the rate lets the next job start, while jobs wait for it.
   private(set) var nextTimerAt: Int64?
+  /// Services (by ``origin(of:)``) that asked this whole server to wait, and until when (epoch ms): their
+  /// targets' jobs are not started before (ntfy limits per client address, docs/api.md "Forwarding (email, ntfy, webhooks)").
+  private var serviceHolds: [String: Int64] = [:]
 
   init(settings: PushConfig.Forward, jitter: @escaping () -> Double = { Double.random(in: 0..<1) }) {
     self.settings = settings
@@ -84,6 +91,17 @@ final class ForwardClient {
       if inFlightByTarget[key, default: 0] >= Self.maxInFlightPerTarget {
         held.append(job)
         continue
+      }
+      if job.target.kind != .email, let until = serviceHolds[Self.origin(of: job.target)] {
+        if until > now {
+          ended.append(
+            ForwardOutcome(
+              job: job,
+              decision: .retry(at: until, reason: "the service asked this server to wait (429)"),
+              problem: .throttled))
+          continue
+        }
+        serviceHolds[Self.origin(of: job.target)] = nil
       }
       if job.target.kind == .email && settings.email == nil {
         // Saved while the server had an SMTP server, which the configuration no longer names: nothing to retry.
@@ -164,14 +182,40 @@ final class ForwardClient {
     }
   }
 
-  /// Takes the answer to one of its transfers (nil when `tag` is not its own).
+  /// Takes the answer to one of its transfers (nil when `tag` is not its own). An answer that asks the whole
+  /// service to wait holds every job of that service's targets until the retry.
   func handle(tag: Int, response: ProviderResponse, now: Int64) -> ForwardOutcome? {
     guard let job = inFlight.removeValue(forKey: tag) else { return nil }
     let key = job.target.deliveryKey
     inFlightByTarget[key] = inFlightByTarget[key].flatMap { $0 > 1 ? $0 - 1 : nil }
-    let decision = RetryPolicy.forward(
-      response, mail: job.target.kind == .email, now: now, attempts: job.attempts, jitter: jitter(),
-      throttles: job.throttles, expiresAt: job.expiresAt)
-    return ForwardOutcome(job: job, decision: decision, response: response)
+    let made = RetryPolicy.forward(
+      response, kind: job.target.kind, hasToken: job.target.secret != nil, now: now, attempts: job.attempts,
+      jitter: jitter(), throttles: job.throttles, expiresAt: job.expiresAt)
+    if made.wholeService, case .retry(let at, _) = made.decision {
+      let origin = Self.origin(of: job.target)
+      serviceHolds[origin] = max(serviceHolds[origin] ?? 0, at)
+    }
+    return ForwardOutcome(
+      job: job, decision: made.decision, response: response, problem: made.problem,
+      wholeService: made.wholeService)
+  }
+
+  /// Removes the waiting jobs of the target with `deliveryKey` (a target just disabled: nothing more goes to it)
+  /// and returns them.
+  func drop(_ deliveryKey: String) -> [ForwardJob] {
+    var dropped: [ForwardJob] = []
+    var kept: [ForwardJob] = []
+    for job in waiting[head...] {
+      if job.target.deliveryKey == deliveryKey { dropped.append(job) } else { kept.append(job) }
+    }
+    guard !dropped.isEmpty else { return [] }
+    waiting = kept
+    head = 0
+    return dropped
+  }
+
+  /// The service a target is at: `scheme://host[:port]` of its URL, lower case.
+  static func origin(of target: ForwardTarget) -> String {
+    CurlMulti.origin(of: target.address).lowercased()
   }
 }

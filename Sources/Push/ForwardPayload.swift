@@ -3,7 +3,7 @@ import JSON
 import Logging
 import Store
 
-/// What a forward target receives for one message, pure (README "Forwarding"):
+/// What a forward target receives for one message, pure (docs/api.md "Forwarding"):
 /// - webhook: a JSON POST `{"type","station","to","from","text","timestamp","seqId"}` signed with
 ///   `X-APRS-Cloud-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`;
 /// - ntfy: a POST of the text with the `Title`, `Tags` and `Priority` headers ntfy documents (and

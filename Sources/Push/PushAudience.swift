@@ -1,6 +1,6 @@
 import Store
 
-/// Which entries of a station's batch a device sees, by what it opted into (PROTOCOL.md "Opt-in answers
+/// Which entries of a station's batch a device sees, by what it opted into (docs/protocol.md "Opt-in answers
 /// (`want`)"): each entry is in a ring (``Store/EntryRing``); messages to the station itself reach every device,
 /// messages to other SSIDs of its call only devices registered with `want:["ssids"]`, subscription entries only
 /// devices registered with `want:["subscriptions"]`. Pure.

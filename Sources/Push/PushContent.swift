@@ -75,6 +75,7 @@ public struct PushContent: Sendable, Equatable {
     case .messages: entry == nil ? station : station + "-subs"
     case .sendFailed: station + "-sent"
     case .claimCode: station + "-claim"
+    case .forwardDisabled: station + "-forward"
     }
   }
 }
@@ -94,11 +95,13 @@ public enum PushPriority: Sendable, Equatable {
 public enum PushKind: Sendable, Equatable {
   /// New messages for the station (the usual push).
   case messages
-  /// A message the station sent ended `rejected` or `expired` (PROTOCOL.md: `kind:"sendFailed"`).
+  /// A message the station sent ended `rejected` or `expired` (docs/protocol.md: `kind:"sendFailed"`).
   case sendFailed(SendState)
   /// Someone claims the station on this server: the code that proves the claim, for the device's owner to enter
   /// if the claim is theirs (docs/design.md "Who may do what"). The code is in the banner only, never in the data.
   case claimCode(ClaimNotice)
+  /// One of the station's forward targets was disabled (docs/api.md "Forwarding (email, ntfy, webhooks)"): told once to the owner's devices.
+  case forwardDisabled(ForwardNotice)
 }
 
 /// What a claim code push says: the code, from where the claim came, how long the code works.
@@ -127,11 +130,12 @@ public struct NotificationText: Sendable, Equatable {
     self.body = body
   }
 
-  /// PROTOCOL.md's rules: one message shows its sender and text; several show "N new APRS
+  /// docs/protocol.md's rules: one message shows its sender and text; several show "N new APRS
   /// messages" and who sent them. Without previews no message text appears at all. A push whose newest entry is
   /// a subscription entry has the banner of its kind (``subscription(_:_:preview:)``).
   public static func make(_ content: PushContent, preview: Bool) -> NotificationText {
     if case .claimCode(let notice) = content.kind { return claim(content.station, notice) }
+    if case .forwardDisabled(let notice) = content.kind { return notice.text(station: content.station) }
     if case .sendFailed(let state) = content.kind {
       let title =
         state == .rejected

@@ -8,8 +8,8 @@ struct ForwardPlanItem {
 }
 
 extension PushEngine {
-  /// Which messages of `whole` (one station's coalesced batch) go to which of the station's active forward
-  /// targets: received messages to the station (or another of its SSIDs), never subscription entries or the
+  /// Which messages of `whole` (one station's coalesced batch) go to which of the station's active (or failing)
+  /// forward targets, never one this sender disabled: received messages to the station (or another of its SSIDs), never subscription entries or the
   /// notices of its own sends. A target with `always` takes all of them; the others only those the mute and quiet
   /// hours let through (`pushable`, the quiet split's batch). Blocked and banned senders' messages were never
   /// stored, so they are never here. A failed read of the targets forwards nothing this round (logged).
@@ -17,7 +17,9 @@ extension PushEngine {
     guard forwarder != nil else { return [] }
     let targets: [ForwardTarget]
     do throws(StoreError) {
-      targets = try database.forwardTargets(of: whole.station).filter { $0.status == .active }
+      targets = try database.forwardTargets(of: whole.station).filter {
+        $0.status.forwards && !disabledForwards.contains($0.deliveryKey)
+      }
     } catch {
       logger.error(
         "forward: cannot read the station's targets", ["station": whole.station, "error": error.description])
@@ -59,8 +61,10 @@ extension PushEngine {
   }
 
   /// Applies one forward's decision: delivered or given up, the entry is done for that target; a retry waits
-  /// (`notBefore`) and reschedules the batch; a dead target is disabled with the reason (shown in settings). A
-  /// confirmation mail's outcome goes to ``handleConfirmation(_:now:)``.
+  /// (`notBefore`) and reschedules the batch, and the target shows `failing` with the reason until a delivery makes
+  /// it active again; a dead target is disabled with the reason (shown in settings), its waiting forwards are
+  /// dropped and the owner is told once (``disable(_:reason:problem:now:)``). A confirmation mail's outcome goes to
+  /// ``handleConfirmation(_:now:)``.
   func handleForward(_ outcome: ForwardOutcome, now: Int64) {
     let job = outcome.job
     let target = job.target
@@ -76,20 +80,27 @@ extension PushEngine {
     let fields: [(String, String)] = [
       ("station", target.station), ("type", target.kind.rawValue), ("target", target.id),
     ]
+    var disabled = false
     switch outcome.decision {
     case .delivered:
       counters[forward: target.kind, .delivered] += 1
       markDone([entry.id], key)
+      noteHealth(target, failure: nil)
       if logger.isEnabled(.debug) {
         logger.log(.debug, "message forwarded", fields: fields + [("outbox", String(entry.id))])
       }
     case .deleteToken(let reason, _):
-      disable(target, reason: reason, private: outcome.response?.refusedAddress != nil)
       markDone(state.batch.ids, key)
+      disabled = true
+      disable(
+        target, reason: reason, problem: outcome.problem ?? .gone,
+        private: outcome.response?.refusedAddress != nil,
+        now: now)
     case .retry(let at, let reason):
       counters[forward: target.kind, .retried] += 1
       notBefore[key] = at
       state.retryAt = min(state.retryAt ?? at, at)
+      if let problem = outcome.problem { noteHealth(target, failure: (reason, problem)) }
       logger.log(
         .warn, "forward failed; will retry",
         fields: fields + [("reason", reason), ("inMs", String(at - now))])
@@ -101,18 +112,95 @@ extension PushEngine {
     state.pending -= 1
     batches[batchID] = state
     if state.pending == 0 { finish(batchID, now: now) }
+    if disabled { dropWaitingForwards(key, now: now) }
   }
 
-  /// A dead target: disabled with the round's bookkeeping, counted, logged.
-  private func disable(_ target: ForwardTarget, reason: String, private isPrivate: Bool) {
+  /// Records a change of an active target's health (written with the round): failing for `failure`, or healthy
+  /// again (nil) when it was failing. The same state again writes nothing.
+  private func noteHealth(_ target: ForwardTarget, failure: (reason: String, problem: ForwardProblem)?) {
+    let key = target.deliveryKey
+    let now = failure?.reason ?? ""
+    var known = forwardHealth[key]
+    if known == nil, case .failing(let reason, _) = target.status { known = reason }
+    if known == now || (known == nil && failure == nil) {
+      forwardHealth[key] = now
+      return
+    }
+    forwardHealth[key] = now
+    writes.forwardHealth.append(ForwardHealth(station: target.station, id: target.id, failure: failure))
+    if let failure {
+      logger.log(
+        .info, "forward target failing",
+        fields: [
+          ("station", target.station), ("type", target.kind.rawValue), ("target", target.id),
+          ("reason", failure.reason),
+        ])
+    } else {
+      logger.log(
+        .info, "forward target active again",
+        fields: [("station", target.station), ("type", target.kind.rawValue), ("target", target.id)])
+    }
+  }
+
+  /// A dead target: disabled with the round's bookkeeping (once, whatever answers of it are still coming),
+  /// counted, logged, and its owner told (``noticeDisabled(_:reason:now:)``).
+  private func disable(
+    _ target: ForwardTarget, reason: String, problem: ForwardProblem, private isPrivate: Bool, now: Int64
+  ) {
+    guard disabledForwards.insert(target.deliveryKey).inserted else { return }
+    forwardHealth[target.deliveryKey] = nil
     counters[forward: target.kind, isPrivate ? .privateAddress : .disabled] += 1
-    writes.disabledTargets.append(ForwardDisable(station: target.station, id: target.id, reason: reason))
+    writes.disabledTargets.append(
+      ForwardDisable(station: target.station, id: target.id, reason: reason, problem: problem))
     logger.log(
       .warn, "forward target disabled",
       fields: [
         ("station", target.station), ("type", target.kind.rawValue), ("target", target.id),
         ("reason", reason),
       ])
+    noticeDisabled(target, reason: reason, now: now)
+  }
+
+  /// Ends the waiting forwards of a target just disabled without sending them (a refused token is never sent
+  /// again): done for that target, as after the answer that disabled it.
+  private func dropWaitingForwards(_ key: String, now: Int64) {
+    guard let forwarder else { return }
+    for job in forwarder.drop(key) {
+      guard let batchID = job.batchID else {
+        confirming.remove(key)
+        continue
+      }
+      guard var state = batches[batchID] else { continue }
+      markDone(state.batch.ids, key)
+      state.pending -= 1
+      batches[batchID] = state
+      if state.pending == 0 { finish(batchID, now: now) }
+    }
+  }
+
+  /// How long the notice of a disabled target may wait for a device, ms.
+  static let forwardNoticeLifetimeMs: Int64 = 86_400_000
+
+  /// Tells the station's owner once that `target` was disabled: a push notice (``ForwardNotice``) to each of the
+  /// station's live devices registered with the station key, through the notice path claim codes take. A station
+  /// without such a device is told nothing more than its settings say (`status` disabled with the reason).
+  private func noticeDisabled(_ target: ForwardTarget, reason: String, now: Int64) {
+    let devices: [DeviceRecord]
+    do throws(StoreError) {
+      devices = try database.devices(of: target.station, refreshedSince: now - options.stationExpiryMs)
+        .filter { $0.keyed && clientReady(for: $0.platform) }
+    } catch {
+      logger.error(
+        "forward: cannot read the station's devices for the notice",
+        ["station": target.station, "error": error.description])
+      return
+    }
+    let notice = PushContent(
+      station: target.station, fromCall: target.station, seqId: nil, text: "", count: 0,
+      kind: .forwardDisabled(ForwardNotice(target, reason: reason)))
+    for device in devices {
+      enqueueNotice(notice, to: device, expiresAt: now + Self.forwardNoticeLifetimeMs, now: now)
+    }
   }
 
   // MARK: Confirmation mails
@@ -137,7 +225,8 @@ extension PushEngine {
         dueKeys.contains($0.key) || confirming.contains($0.key)
       }
     }
-    for target in due where !confirming.contains(target.deliveryKey) {
+    for target in due
+    where !confirming.contains(target.deliveryKey) && !disabledForwards.contains(target.deliveryKey) {
       if let time = notBefore[target.deliveryKey], time > now { continue }
       var generator = SystemRandomNumberGenerator()
       let fresh = String(String(UInt32.random(in: 0..<1_000_000, using: &generator) + 1_000_000).dropFirst())
@@ -194,7 +283,7 @@ extension PushEngine {
         .warn, "forward: confirmation mail failed; will retry",
         fields: fields + [("reason", reason), ("inMs", String(at - now))])
     case .deleteToken(let reason, _):
-      disable(target, reason: reason, private: false)
+      disable(target, reason: reason, problem: outcome.problem ?? .addressRefused, private: false, now: now)
     case .giveUp(let reason), .reauthenticate(let reason), .stopProvider(let reason):
       counters[forward: .email, .failed] += 1
       logger.log(.warn, "forward: confirmation mail refused", fields: fields + [("reason", reason)])

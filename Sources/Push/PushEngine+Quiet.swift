@@ -2,12 +2,26 @@ import Logging
 import Store
 
 /// A coalesced batch split by the station's settings at the moment its push would go out.
+///
+/// A claim governs only the devices it brought or adopted (docs/design.md "Who may do what"; ``ClaimReach``): its
+/// mute, quiet hours and blocked calls hold the pushes of those devices only. A keyless device registered before
+/// the claim gets every message as it would without the claim (``guestEntries``); only subscription entries,
+/// which exist because the owner subscribed, follow the owner's holds for every device.
 struct QuietSplit: Equatable {
-  /// What may still be pushed (nil when nothing may).
+  /// What the keyed devices may still be pushed (nil when nothing may).
   var batch: PushBatch?
-  /// Entries held back: their messages stay stored for sync, and no push is ever sent for them (the next push
-  /// after the window counts them, as `count` counts what the station has not pulled).
+  /// Entries held back from the keyed devices: their messages stay stored for sync, and no keyed device is ever
+  /// pushed for them (the next push after the window counts them, as `count` counts what the station has not
+  /// pulled).
   var held: [OutboxEntry] = []
+  /// What the devices the claim does not govern are pushed: every message, and the subscription entries the
+  /// holds let through.
+  var guestEntries: [OutboxEntry] = []
+  /// Whom the station's claim governs; nil when no claim governs it (its settings then hold every device).
+  var reach: ClaimReach?
+
+  /// Whether the holds apply to `device`.
+  func governs(_ device: DeviceRecord) -> Bool { reach?.governs(device) ?? true }
   /// Why the first held entry was held.
   var reason: PushHold?
 
@@ -35,6 +49,7 @@ struct QuietSplit: Equatable {
       } else {
         kept.append(entry)
       }
+      if hold == nil || entry.message.entry == nil { split.guestEntries.append(entry) }
     }
     if !kept.isEmpty { split.batch = PushBatch(station: batch.station, entries: kept) }
     return split
@@ -55,20 +70,24 @@ struct QuietSplit: Equatable {
 
 extension PushEngine {
   /// The station's mute and quiet hours applied to a batch about to become provider jobs: reads its settings
-  /// (a station without any, or a failed read, pushes as usual) and splits the batch (``QuietSplit``).
+  /// and whom its claim governs (a station without settings, or a failed read, pushes as usual) and splits the
+  /// batch (``QuietSplit``).
   func quietSplit(_ batch: PushBatch, now: Int64) -> QuietSplit {
     let settings: StationSettings?
+    let reach: ClaimReach?
     do throws(StoreError) {
       settings = try database.stationSettings(batch.station)
+      reach = settings == nil ? nil : try database.claimReach(batch.station)
     } catch {
       options.logger.warn(
         "push: cannot read the station's settings; pushing as usual",
         ["station": batch.station, "error": error.description])
-      return QuietSplit(batch: batch)
+      return QuietSplit(batch: batch, guestEntries: batch.entries)
     }
-    guard let settings else { return QuietSplit(batch: batch) }
-    let split = QuietSplit.split(
+    guard let settings else { return QuietSplit(batch: batch, guestEntries: batch.entries) }
+    var split = QuietSplit.split(
       batch, settings: settings, bypassing: bypassingSubscriptions(of: batch), now: now)
+    split.reach = reach
     if let reason = split.reason, options.logger.isEnabled(.debug) {
       options.logger.log(
         .debug, "push held: the station is quiet",

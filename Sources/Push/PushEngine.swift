@@ -154,6 +154,12 @@ final class PushEngine {
   /// Failed tries in a row of each target's confirmation mail (by ``Store/ForwardTarget/deliveryKey``), for its
   /// backoff: 10 s, 20 s, 40 s … as a forward's. Kept in memory: a restart starts the count again.
   var confirmationFailures: [String: Int] = [:]
+  /// Forward targets this sender disabled (by ``Store/ForwardTarget/deliveryKey``): never planned again, even
+  /// before the write lands or the next read of the targets.
+  var disabledForwards: Set<String> = []
+  /// The health of each forward target as this sender last wrote it (by ``Store/ForwardTarget/deliveryKey``): ""
+  /// healthy, else the failing reason; absent while unknown. A change is written once, not with every answer.
+  var forwardHealth: [String: String] = [:]
   private var pollAt: Int64 = 0
   private var wakeAt: Int64?
   private var backlog = false
@@ -324,7 +330,8 @@ final class PushEngine {
   }
 
   /// Builds the batch's content and one job per live device. Entries the station's mute or quiet hours hold
-  /// (`quietSplit`) are done without a push.
+  /// (`quietSplit`) are not pushed to the devices its claim governs; its earlier keyless devices get them as they
+  /// would without the claim (``QuietSplit/guestEntries``); an entry nobody is pushed is done without a push.
   ///
   /// The station's forward targets get the batch's received messages too (``forwardPlan(_:pushable:)``: those
   /// the quiet split lets through, or all of them for a target with `always`), as jobs of the same batch: the rows
@@ -337,43 +344,51 @@ final class PushEngine {
       // No push provider: the rows no target takes wait as they always did.
       coalescer.finished(whole.ids.filter { !forwarded.contains($0) })
       if forwarded.isEmpty { return }
-    } else {
-      for entry in split.held where !forwarded.contains(entry.id) {
+    }
+    // Held entries stay in the batch: an earlier keyless device may still get them; with none, the batch finishes
+    // them.
+    let pushable = clients.isEmpty ? [] : Set(split.guestEntries.map(\.id) + (split.batch?.ids ?? []))
+    let kept = whole.entries.filter { pushable.contains($0.id) || forwarded.contains($0.id) }
+    if !clients.isEmpty {
+      for entry in whole.entries where !pushable.contains(entry.id) && !forwarded.contains(entry.id) {
         writes.completed.append(entry.id)
         done[entry.id] = nil
       }
     }
-    let pushable = clients.isEmpty ? [] : Set(split.batch?.ids ?? [])
-    let kept = whole.entries.filter { pushable.contains($0.id) || forwarded.contains($0.id) }
     guard !kept.isEmpty else { return }
     let id = nextBatchID
     nextBatchID += 1
     var state = BatchState(
       batch: PushBatch(station: whole.station, entries: kept), attempts: kept.map(\.attempts).max() ?? 0)
     enqueueForwards(forwards, batchID: id, state: &state, now: now)
-    guard let batch = split.batch, !clients.isEmpty else {
+    let pushed = whole.entries.filter { pushable.contains($0.id) }
+    guard !pushed.isEmpty else {
       batches[id] = state
       if state.pending == 0 { finish(id, now: now) }
       return
     }
+    let batch = PushBatch(station: whole.station, entries: pushed)
     let newest = batch.newest
-    // Each device sees the entries of its rings (`PushAudience`): its push is built from those, counted with its
-    // wants, once per distinct set of wants. A device without wants gets exactly the push it always got (or
-    // none); a device that sees nothing of the batch gets none.
+    let governed = Set(split.batch?.ids ?? [])
+    // Each device sees the entries of its rings (`PushAudience`) among those its class may be pushed (a governed
+    // device what the holds let through, another one ``QuietSplit/guestEntries``): its push is built from those,
+    // counted with its wants, once per distinct view. A device without wants gets exactly the push it always got
+    // (or none); a device that sees nothing of the batch gets none.
     let devices: [DeviceRecord]
-    let views: [Wants: PushView]
+    let views: [PushViewKey: PushView]
     do throws(StoreError) {
       // One snapshot for the devices and the content, so the count, the senders and the avatar agree.
       (devices, views) = try database.readSnapshot { () throws(StoreError) in
         let devices = try database.devices(of: batch.station, refreshedSince: now - options.stationExpiryMs)
-        var views: [Wants: PushView] = [:]
+        var views: [PushViewKey: PushView] = [:]
         for device in devices {
-          let wants = PushAudience.wants(of: device)
-          guard views[wants] == nil else { continue }
-          let visible = PushAudience.visible(batch.entries, to: wants)
+          let key = PushViewKey(device, governed: split.governs(device))
+          guard views[key] == nil else { continue }
+          let entries = key.governed ? batch.entries.filter { governed.contains($0.id) } : split.guestEntries
+          let visible = PushAudience.visible(entries, to: key.wants)
           guard !visible.isEmpty else { continue }
-          views[wants] = PushView(
-            ids: visible.map(\.id), content: try pushContent(batch.station, visible, wants: wants))
+          views[key] = PushView(
+            ids: visible.map(\.id), content: try pushContent(batch.station, visible, wants: key.wants))
         }
         return (devices, views)
       }
@@ -390,13 +405,13 @@ final class PushEngine {
     for device in devices {
       let platform = device.platform
       // Nothing in this batch for a device that did not ask for what it holds.
-      guard let view = views[PushAudience.wants(of: device)] else { continue }
+      guard let view = views[PushViewKey(device, governed: split.governs(device))] else { continue }
       let content = view.content
       guard let client = clients[platform], client.state == .ok else {
         state.skipped += 1
         continue
       }
-      if batch.ids.allSatisfy({ done[$0]?.contains(device.token) == true }) { continue }
+      if view.ids.allSatisfy({ done[$0]?.contains(device.token) == true }) { continue }
       if let time = notBefore[device.token] {
         if time > now {
           state.retryAt = min(state.retryAt ?? time, time)
@@ -475,6 +490,7 @@ final class PushEngine {
   /// A notice's outcome: counted and logged; a dead token is deleted as after any push.
   private func handleNotice(_ outcome: JobOutcome) {
     let device = outcome.job.device
+    let claim = outcome.job.topic?.hasSuffix("-forward") != true
     let fields: [(String, String)] = [
       ("station", device.station), ("platform", device.platform.rawValue),
       ("token", redactedToken(device.token)),
@@ -482,7 +498,7 @@ final class PushEngine {
     switch outcome.decision {
     case .delivered:
       counters[device.platform][.accepted] += 1
-      logger.log(.info, "claim code pushed", fields: fields)
+      logger.log(.info, claim ? "claim code pushed" : "forward notice pushed", fields: fields)
     case .deleteToken(let reason, let refreshedBefore):
       counters[device.platform].tokensDeleted += 1
       writes.deadTokens.append((device.token, refreshedBefore))
@@ -490,7 +506,8 @@ final class PushEngine {
     case .retry(_, let reason), .reauthenticate(let reason), .giveUp(let reason), .stopProvider(let reason):
       counters[device.platform][.failed] += 1
       logger.log(
-        .warn, "claim code not pushed; the claimant may ask for new codes",
+        .warn,
+        claim ? "claim code not pushed; the claimant may ask for new codes" : "forward notice not pushed",
         fields: fields + [("reason", reason)])
     }
   }
@@ -666,6 +683,7 @@ final class PushEngine {
       try database.writeBatch { () throws(StoreError) in
         if countersChanged { try database.publishPushCounters(counters) }
         try database.disableForwardTargets(writes.disabledTargets, now: options.clock())
+        try database.recordForwardHealth(writes.forwardHealth, now: options.clock())
         try database.applyPushResults(
           completed: writes.completed, failed: writes.failed,
           rescheduled: writes.rescheduled.map { (id: $0.0, nextAttemptAt: $0.1) },
@@ -738,7 +756,19 @@ struct BatchState {
   var announced: Set<Int64> = []
 }
 
-/// The push the devices with one set of wants get of a batch: the entries they see and what it says.
+/// Which devices share one push of a batch: the same wants, and whether the station's claim governs them
+/// (``QuietSplit/governs(_:)``).
+private struct PushViewKey: Hashable {
+  var wants: Wants
+  var governed: Bool
+
+  init(_ device: DeviceRecord, governed: Bool) {
+    wants = PushAudience.wants(of: device)
+    self.governed = governed
+  }
+}
+
+/// The push the devices of one ``PushViewKey`` get of a batch: the entries they see and what it says.
 private struct PushView {
   var ids: [Int64]
   var content: PushContent
@@ -755,11 +785,14 @@ struct PendingWrites {
   /// iOS devices whose accepting APNs environment is to be remembered.
   var apnsEnvironments: [(String, APNsEnvironment)] = []
   var dropped: Set<Int64> = []
-  /// Forward targets found dead (404/410, an SMTP 5xx for the address, a private address).
+  /// Forward targets found dead (404/410, ntfy 401/403, an address the SMTP server refused for good, a private
+  /// address).
   var disabledTargets: [ForwardDisable] = []
+  /// Forward targets that began failing for a passing reason, or were delivered to again.
+  var forwardHealth: [ForwardHealth] = []
 
   var isEmpty: Bool {
     completed.isEmpty && failed.isEmpty && rescheduled.isEmpty && deadTokens.isEmpty && released.isEmpty
-      && apnsEnvironments.isEmpty && disabledTargets.isEmpty
+      && apnsEnvironments.isEmpty && disabledTargets.isEmpty && forwardHealth.isEmpty
   }
 }

@@ -21,13 +21,13 @@ public struct PayloadTooLarge: Error, Sendable, Equatable {
 
 /// Builds the FCM HTTP v1 message and the APNs payload and headers from a `PushContent`: pure.
 ///
-/// Data keys exactly as PROTOCOL.md lists them, all strings, never a key FCM reserves in `data`; a
+/// Data keys exactly as docs/protocol.md lists them, all strings, never a key FCM reserves in `data`; a
 /// collapse id unique per station; the whole payload at most `maxBytes`: the avatar image goes
 /// first, then the body is shortened (on character boundaries, never inside a UTF-8 sequence).
 ///
 /// Every APNs payload also carries a top-level `gcm.message_id` string unique per push: the app
 /// receives pushes through FlutterFire, whose iOS plugin hands a notification to the app's
-/// foreground, tap and launch handlers only when that key is there (PROTOCOL.md). FCM payloads
+/// foreground, tap and launch handlers only when that key is there (docs/protocol.md). FCM payloads
 /// never carry it (in FCM `data` it is a reserved key, and FCM adds its own).
 public enum PushPayload {
   /// The providers' payload limit, enforced locally on the whole request body.
@@ -60,7 +60,7 @@ public enum PushPayload {
     return id
   }
 
-  /// The data map (PROTOCOL.md), in a fixed order. The image only when at most 3000 characters
+  /// The data map (docs/protocol.md), in a fixed order. The image only when at most 3000 characters
   /// and `includeImage`; the tombstone only for a known station that cleared its avatar.
   public static func data(_ content: PushContent, includeImage: Bool = true) -> [(key: String, value: String)]
   {
@@ -68,8 +68,9 @@ public enum PushPayload {
       // The code is in the banner only: data may be kept by an app (a history, a log) where it must not be.
       return [("kind", "claim"), ("to", content.station)]
     }
+    if case .forwardDisabled(let notice) = content.kind { return notice.data(station: content.station) }
     if case .sendFailed(let state) = content.kind {
-      // PROTOCOL.md "Sending messages": `kind`, `to` (the addressee) and `seqId`; `fromCall` names the same
+      // docs/protocol.md "Sending messages": `kind`, `to` (the addressee) and `seqId`; `fromCall` names the same
       // conversation for clients that open it on a tap, `state` says rejected or expired.
       return [
         ("kind", "sendFailed"), ("to", content.fromCall), ("seqId", content.seqId ?? ""),

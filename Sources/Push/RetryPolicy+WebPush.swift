@@ -1,7 +1,7 @@
 import Platform
 
 extension RetryPolicy {
-  /// The decision for a push service's answer to a Web Push / UnifiedPush POST (RFC 8030 §5, PROTOCOL.md):
+  /// The decision for a push service's answer to a Web Push / UnifiedPush POST (RFC 8030 §5, docs/protocol.md):
   /// 200, 201 or 202 delivered; 404 or 410 the subscription is gone (delete it); 429 wait `Retry-After` (60 s
   /// without one, doubling); 5xx and no answer back off; 413 and any other refusal (400, 401 or 403 for the VAPID
   /// header, a redirect) give that push up and keep the subscription (the client deletes one that answers 400,

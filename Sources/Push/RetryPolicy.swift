@@ -18,11 +18,16 @@ public struct ProviderResponse: Sendable, Equatable {
   /// The request was never sent: every address the endpoint's host resolved to is loopback, private,
   /// link-local or otherwise not public (`HTTPRequest.refusePrivateAddresses`); the first one refused.
   public var refusedAddress: IPAddress?
+  /// HTTP: the `Location` header of the answer (a redirect's target, never followed), when it had one.
+  public var location: String?
+  /// SMTP: the server's last reply line with the failure's code, as sent (`552 5.2.2 Mailbox full`, at most 300 bytes), when it answered.
+  public var mailReply: String?
 
   /// `retryAfterSeconds` is shorthand for `retryAfter: .seconds(…)` (used when `retryAfter` is nil).
   public init(
     status: Int, body: [UInt8] = [], retryAfter: RetryAfter? = nil, retryAfterSeconds: Int64? = nil,
-    transportError: String? = nil, connectionLost: Bool = false, refusedAddress: IPAddress? = nil
+    transportError: String? = nil, connectionLost: Bool = false, refusedAddress: IPAddress? = nil,
+    location: String? = nil, mailReply: String? = nil
   ) {
     self.status = status
     self.body = body
@@ -30,6 +35,8 @@ public struct ProviderResponse: Sendable, Equatable {
     self.transportError = transportError
     self.connectionLost = connectionLost
     self.refusedAddress = refusedAddress
+    self.location = location
+    self.mailReply = mailReply
   }
 
   /// The body for a log line: at most 2000 bytes of it as text (invalid UTF-8 replaced), `(empty)` when
@@ -64,7 +71,7 @@ public enum PushDecision: Sendable, Equatable {
   case stopProvider(reason: String)
 }
 
-/// PUSH.md's error handling, as pure functions of an answer.
+/// The error handling of docs/push.md "Error handling", as pure functions of an answer.
 public enum RetryPolicy {
   /// Backoff after a server error or timeout starts here (and never goes below it).
   public static let minimumBackoffMs: Int64 = 10_000
@@ -97,7 +104,7 @@ public enum RetryPolicy {
   }
 
   /// The wait after a 429 without `Retry-After`: 60 s, then 120, 240, … for each 429 the device got in a row
-  /// before this one (`throttles`), at most an hour (PUSH.md: FCM asks for growing waits).
+  /// before this one (`throttles`), at most an hour (FCM asks for growing waits: docs/push.md "Error handling").
   public static func throttleMs(throttles: Int) -> Int64 {
     let exponent = min(max(0, throttles), 6)  // 60 s × 2^6 is past the hour already
     return min(maximumThrottleMs, defaultRetryAfterMs << Int64(exponent))

@@ -2,7 +2,7 @@ import JSON
 import Store
 
 /// The Web Push / UnifiedPush message: a JSON object with `title`, `body` and the data keys of the FCM push
-/// (PROTOCOL.md), and its RFC 8030 headers. Pure.
+/// (docs/protocol.md), and its RFC 8030 headers. Pure.
 ///
 /// The service worker (or the UnifiedPush app) shows the notification itself from `title` and `body` and opens
 /// `fromCall`'s conversation on a tap, as the app does with an FCM push.

@@ -1,4 +1,4 @@
-/// A list of APRS calls as station settings hold them (`blocked`, `quietBypass`; PROTOCOL.md "Station settings").
+/// A list of APRS calls as station settings hold them (`blocked`, `quietBypass`; docs/protocol.md "Station settings").
 ///
 /// Each entry is an upper-case call as APRS-IS carries a sender: a base of 1–9 letters or digits, optionally
 /// `-` and an SSID of 1–2 letters or digits, at most 9 characters together. A bare call (`KJ7ABC`) matches every
@@ -6,7 +6,7 @@
 /// `KJ7ABC`, the same station). At most ``maximumCount`` entries, without repeats, in the order first given.
 /// Stored as the entries joined by single spaces (`station_settings.blocked`, `quiet_bypass`).
 public struct CallList: Sendable, Equatable {
-  /// The most entries a list may hold (PROTOCOL.md: `blocked` at most 100 calls; `quietBypass` likewise).
+  /// The most entries a list may hold (docs/protocol.md: `blocked` at most 100 calls; `quietBypass` likewise).
   public static let maximumCount = 100
   /// The longest entry, SSID included (APRS-IS source calls are at most 9 characters).
   public static let maximumLength = 9

@@ -1,4 +1,4 @@
-/// Whether a station is claimed (PROTOCOL.md "Owned stations"), as `Database.stationClaim(_:)` reads it.
+/// Whether a station is claimed (docs/protocol.md "Owned stations"), as `Database.stationClaim(_:)` reads it.
 public enum ClaimState: Sendable, Equatable {
   /// No station is stored under the address.
   case unregistered

@@ -1,4 +1,4 @@
-/// Owned stations (PROTOCOL.md "Owned stations"): the claim on a station's row, its key's hash, and the station's
+/// Owned stations (docs/protocol.md "Owned stations"): the claim on a station's row, its key's hash, and the station's
 /// audit trail (sql/010_station_claims.sql). The store never sees a station key, only its SHA-256; comparing a
 /// presented key with it is the API's (in constant time).
 extension Database {

@@ -1,9 +1,10 @@
-/// The stations' forward targets (`sql/019_forward_targets.sql`, README "Forwarding"): written by
+/// The stations' forward targets (`sql/019_forward_targets.sql`, docs/api.md "Forwarding"): written by
 /// `POST /v1/settings` `forward` and `POST /v1/forward/confirm`, read and disabled by the push sender.
 extension Database {
   /// The columns ``forwardTarget(_:)`` reads, in order.
   private static let forwardColumns =
-    "station, id, kind, address, secret, priority, always, status, reason, disabled_at, confirm_due"
+    "station, id, kind, address, secret, priority, always, status, reason, disabled_at, confirm_due, failing_since,"
+    + " reason_code"
 
   /// A station's forward targets, in the order given (every status).
   public func forwardTargets(of station: String) throws(StoreError) -> [ForwardTarget] {
@@ -128,7 +129,7 @@ extension Database {
         try upsert.bind(6, target.secret)
         try upsert.bind(7, target.priority)
         try upsert.bind(8, target.always)
-        try upsert.bind(9, target.status.name)
+        try upsert.bind(9, target.status.storedName)
         try upsert.bind(10, target.confirmDue)
         try upsert.bind(11, now)
         try upsert.run()
@@ -158,7 +159,7 @@ extension Database {
           guard try read.step(), let target = Self.forwardTarget(read) else {
             return (ForwardTarget, String?, Int64?, Int)?.none
           }
-          return (target, read.optionalText(11), read.optionalInt64(12), read.int(13))
+          return (target, read.optionalText(13), read.optionalInt64(14), read.int(15))
         }()
       else { return .notFound }
       guard target.status == .unconfirmed else { return .notPending(target) }
@@ -341,14 +342,15 @@ extension Database {
   /// (`MailboxKey.domain(_:)`).
   static func confirmationDomain(_ address: String) -> String? { MailboxKey.domain(address) }
 
-  /// Disables targets the push sender found dead (joins a `writeBatch`): `status` disabled with the reason and
-  /// `now`. A target the owner replaced meanwhile (another id) is not touched.
+  /// Disables targets the push sender found dead (joins a `writeBatch`): `status` disabled with the reason, its
+  /// class and `now`; a failure in progress ends. A target the owner replaced meanwhile (another id) is not touched.
   public func disableForwardTargets(_ targets: [ForwardDisable], now: Int64) throws(StoreError) {
     guard !targets.isEmpty else { return }
     try writeTransaction { () throws(StoreError) in
       let statement = try prepared(
         """
-        UPDATE forward_targets SET status = 'disabled', reason = ?3, disabled_at = ?4, confirm_due = 0
+        UPDATE forward_targets SET status = 'disabled', reason = ?3, disabled_at = ?4, confirm_due = 0,
+          reason_code = ?5, failing_since = NULL
         WHERE station = ?1 AND id = ?2
         """)
       for target in targets {
@@ -357,9 +359,67 @@ extension Database {
         try statement.bind(2, target.id)
         try statement.bind(3, String(target.reason.prefix(300)))
         try statement.bind(4, now)
+        try statement.bind(5, target.problem?.rawValue)
         try statement.run()
       }
     }
+  }
+
+  /// Records what the push sender found of active targets' health (joins a `writeBatch`): a failure makes the
+  /// target `failing` with the reason and its class (since `now`, or since the failure in progress began); a
+  /// delivery makes it active again (nothing to confirm again). Targets that are not active (disabled meanwhile,
+  /// replaced, unconfirmed) are not touched.
+  public func recordForwardHealth(_ changes: [ForwardHealth], now: Int64) throws(StoreError) {
+    guard !changes.isEmpty else { return }
+    try writeTransaction { () throws(StoreError) in
+      let failing = try prepared(
+        """
+        UPDATE forward_targets SET failing_since = coalesce(failing_since, ?3), reason = ?4, reason_code = ?5
+        WHERE station = ?1 AND id = ?2 AND status = 'active'
+        """)
+      let recovered = try prepared(
+        """
+        UPDATE forward_targets SET failing_since = NULL, reason = NULL, reason_code = NULL
+        WHERE station = ?1 AND id = ?2 AND status = 'active' AND failing_since IS NOT NULL
+        """)
+      for change in changes {
+        if let failure = change.failure {
+          defer { failing.reset() }
+          try failing.bind(1, change.station)
+          try failing.bind(2, change.id)
+          try failing.bind(3, now)
+          try failing.bind(4, String(failure.reason.prefix(300)))
+          try failing.bind(5, failure.problem.rawValue)
+          try failing.run()
+        } else {
+          defer { recovered.reset() }
+          try recovered.bind(1, change.station)
+          try recovered.bind(2, change.id)
+          try recovered.run()
+        }
+      }
+    }
+  }
+
+  /// The stations' targets counted by type, status (`failing` apart from `active`) and reason class, for
+  /// `/metrics`; only the combinations some target is in.
+  public func forwardTargetCounts() throws(StoreError) -> [ForwardTargetCount] {
+    let statement = try prepared(
+      """
+      SELECT kind, CASE WHEN status = 'active' AND failing_since IS NOT NULL THEN 'failing' ELSE status END,
+        reason_code, count(*)
+      FROM forward_targets GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      """)
+    defer { statement.reset() }
+    var counts: [ForwardTargetCount] = []
+    while try statement.step() {
+      guard let kind = statement.optionalValue(0, as: ForwardKind.self) else { continue }
+      counts.append(
+        ForwardTargetCount(
+          kind: kind, status: statement.text(1), problem: statement.optionalValue(2, as: ForwardProblem.self),
+          count: statement.int(3)))
+    }
+    return counts
   }
 
   /// Equal strings compared in time that depends only on their lengths.
@@ -377,13 +437,19 @@ extension Database {
     guard let kind = row.optionalValue(2, as: ForwardKind.self) else { return nil }
     let status: ForwardStatus
     switch row.text(7) {
-    case "active": status = .active
+    case "active":
+      if let since = row.optionalInt64(11) {
+        status = .failing(reason: row.optionalText(8) ?? "", since: since)
+      } else {
+        status = .active
+      }
     case "unconfirmed": status = .unconfirmed
     case "disabled": status = .disabled(reason: row.text(8), at: row.int64(9))
     default: return nil
     }
     return ForwardTarget(
       station: row.text(0), id: row.text(1), kind: kind, address: row.text(3), secret: row.optionalText(4),
-      priority: min(5, max(1, row.int(5))), always: row.bool(6), status: status, confirmDue: row.bool(10))
+      priority: min(5, max(1, row.int(5))), always: row.bool(6), status: status, confirmDue: row.bool(10),
+      problem: row.optionalValue(12, as: ForwardProblem.self))
   }
 }

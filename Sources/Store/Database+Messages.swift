@@ -8,6 +8,17 @@ extension Database {
   static let lastMessageTimestampKey = "last_message_ts"
   /// The most messages one answer with `want:["inbox"]` carries (the rest follow with `more:true`).
   public static let inboxPageSize = 100
+  /// The most messages one answer without `want:["inbox"]` carries: the old protocol's answers (the shipping
+  /// app's register with history and sync) never held more than the ring of 50 they were built against, so they
+  /// stay within it however many a station keeps (`retention` `untilPulled`, a larger `[server] ringSize`). The
+  /// rest follow, oldest first, from the `serverTime` the answer gives, which is then its last message's
+  /// `timestamp`: the cursor never skips (docs/protocol.md "The cursor", "Opt-in answers (`want`)").
+  public static let legacyPageSize = 50
+
+  /// The most messages one answer carries for `wants`: ``inboxPageSize`` with `inbox`, else ``legacyPageSize``.
+  public static func pageSize(for wants: Wants) -> Int {
+    wants.contains(.inbox) ? inboxPageSize : legacyPageSize
+  }
 
   /// Stores a batch of messages in ONE write transaction and returns one outcome per message.
   ///
@@ -238,6 +249,9 @@ extension Database {
   /// Answers a sync for `station`: its messages newer than `since`, oldest first, the cursor,
   /// and the avatar hashes of their peers — all from ONE read snapshot.
   ///
+  /// At most ``pageSize(for:)`` messages (100 with `wants` ``Wants/inbox``, else 50); when more wait,
+  /// ``SyncResult/more`` is set and `serverTime` is the last one's timestamp, so the next sync from it goes on.
+  ///
   /// `serverTime` is `max(since, newest timestamp assigned in that snapshot)`. A message
   /// committed after the snapshot gets a larger timestamp, so the next sync returns it: the
   /// cursor never skips. Afterwards the station's last sync cursor is advanced to
@@ -292,15 +306,16 @@ extension Database {
         try select.bind(2, since)
         try select.bind(3, wants.ringMask)
         // One more than a page: whether there is more.
-        try select.bind(4, wants.contains(.inbox) ? Self.inboxPageSize + 1 : -1)
+        try select.bind(4, Self.pageSize(for: wants) + 1)
         while try select.step() { messages.append(try Self.storedMessage(select)) }
       }
       afterSyncMessagesRead?()
       let last = try lastMessageTimestamp()
       let cursor = try syncCursor(address)
       var more = false
-      if wants.contains(.inbox), messages.count > Self.inboxPageSize {
-        messages.removeLast(messages.count - Self.inboxPageSize)
+      let page = Self.pageSize(for: wants)
+      if messages.count > page {
+        messages.removeLast(messages.count - page)
         more = true
       }
       let hashes = try avatarHashes(of: messages)

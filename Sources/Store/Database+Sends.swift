@@ -341,7 +341,7 @@ extension Database {
     }
   }
 
-  /// Cancels the station's send with this `clientId` (PROTOCOL.md "Owned stations": `/v1/send` `cancel`) in ONE
+  /// Cancels the station's send with this `clientId` (docs/protocol.md "Owned stations": `/v1/send` `cancel`) in ONE
   /// write transaction: a send in flight ends `cancelled` (its schedule cleared, the message re-stamped, counted;
   /// no push: the station itself stopped it), so the listener never transmits it again; a send that already
   /// ended is answered as it is.

@@ -1,4 +1,4 @@
-/// Station settings (PROTOCOL.md "Station settings"): read and changed by `POST /v1/settings`, read by the
+/// Station settings (docs/protocol.md "Station settings"): read and changed by `POST /v1/settings`, read by the
 /// listener (blocked senders, the ACK policy) and the push sender (mute, quiet hours). See ``StationSettings`` for
 /// where each setting is stored.
 extension Database {

@@ -86,12 +86,14 @@ extension Database {
         let device = try prepared(
           """
           INSERT INTO devices
-            (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth, keyed, wants)
+            (token, station, platform, registered_at, refreshed_at, push_p256dh, push_auth, keyed, wants,
+             ack_messages)
           VALUES (?1, ?2, ?3,
             coalesce((SELECT first_registered_at FROM devices_seen WHERE station = ?2 AND token = ?1), ?4),
-            ?4, ?5, ?6, ?7, ?8)
+            ?4, ?5, ?6, ?7, ?8, ?9)
           ON CONFLICT (station, token) DO UPDATE SET
             keyed = max(devices.keyed, excluded.keyed),
+            ack_messages = coalesce(excluded.ack_messages, devices.ack_messages),
             platform = excluded.platform,
             refreshed_at = excluded.refreshed_at,
             push_p256dh = excluded.push_p256dh,
@@ -108,6 +110,7 @@ extension Database {
         try device.bind(6, keys?.authText)
         try device.bind(7, upsert.keyed)
         try device.bind(8, wants.rawValue)
+        try device.bind(9, upsert.deviceAckMessages)
         try device.run()
         // The token's first registration here outlives its device row (evicted, unregistered, wiped with the
         // station): a phone that comes back is as old as it was, the seniority claims are proven and taken back by.

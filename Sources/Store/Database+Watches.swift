@@ -17,7 +17,8 @@ public struct TrackedWatch: Sendable, Equatable {
   }
 }
 
-/// The watches' states (`watch_states`, `sql/016_subscription_entries.sql`) and the subscriptions the listener
+/// The watches' states (`watch_states`, `sql/016_subscription_entries.sql`, `emergency_at` from
+/// `sql/022_weather_alerts_and_emergencies.sql`) and the subscriptions the listener
 /// routes by. Times are epoch ms (silences span restarts).
 extension Database {
   /// The newest change count of the subscriptions (a trigger bumps it on every insert, update and delete): the
@@ -94,21 +95,20 @@ extension Database {
   public func saveWatchState(_ watch: TrackedWatch) throws(StoreError) {
     let statement = try prepared(
       """
-      INSERT INTO watch_states (station, subscription, last_heard_at, silence_reported, mic_e_emergency,
-        status_emergency, silence_due_at)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+      INSERT INTO watch_states (station, subscription, last_heard_at, silence_reported, emergency_at,
+        silence_due_at)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
       ON CONFLICT (station, subscription) DO UPDATE SET last_heard_at = excluded.last_heard_at,
-        silence_reported = excluded.silence_reported, mic_e_emergency = excluded.mic_e_emergency,
-        status_emergency = excluded.status_emergency, silence_due_at = excluded.silence_due_at
+        silence_reported = excluded.silence_reported, emergency_at = excluded.emergency_at,
+        silence_due_at = excluded.silence_due_at
       """)
     defer { statement.reset() }
     try statement.bind(1, watch.station.canonicalAddress)
     try statement.bind(2, watch.subscription)
     try statement.bind(3, watch.state.lastHeardAt)
     try statement.bind(4, watch.state.silenceReported)
-    try statement.bind(5, watch.state.micEEmergency)
-    try statement.bind(6, watch.state.statusEmergency)
-    try statement.bind(7, WatchTracker.nextTick(rule: watch.rule, state: watch.state))
+    try statement.bind(5, watch.state.emergencyAt)
+    try statement.bind(6, WatchTracker.nextTick(rule: watch.rule, state: watch.state))
     try statement.run()
   }
 
@@ -116,8 +116,7 @@ extension Database {
   private static let watchColumns = """
     SELECT subscriptions.id, subscriptions.kind, subscriptions.target, subscriptions.heard_after,
            subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.station,
-           watch_states.last_heard_at, watch_states.silence_reported, watch_states.mic_e_emergency,
-           watch_states.status_emergency
+           watch_states.last_heard_at, watch_states.silence_reported, watch_states.emergency_at
 
     """
 
@@ -133,7 +132,7 @@ extension Database {
       if !statement.isNull(8) {
         state = WatchState(
           startingAt: statement.int64(8), silenceReported: statement.bool(9),
-          micEEmergency: statement.bool(10), statusEmergency: statement.bool(11))
+          emergencyAt: statement.optionalInt64(10))
       }
       found.append(
         TrackedWatch(station: statement.text(7), subscription: subscription.id, rule: rule, state: state))
@@ -149,7 +148,7 @@ extension Database {
   {
     let kept = try prepared(
       """
-      SELECT last_heard_at, silence_reported, mic_e_emergency, status_emergency FROM watch_states
+      SELECT last_heard_at, silence_reported, emergency_at FROM watch_states
       WHERE station = ?1 AND subscription = ?2
       """)
     var watchIDs: [String] = []
@@ -163,8 +162,7 @@ extension Database {
         try kept.bind(2, subscription.id)
         if try kept.step() {
           state = WatchState(
-            startingAt: kept.int64(0), silenceReported: kept.bool(1), micEEmergency: kept.bool(2),
-            statusEmergency: kept.bool(3))
+            startingAt: kept.int64(0), silenceReported: kept.bool(1), emergencyAt: kept.optionalInt64(2))
         }
       }
       try saveWatchState(

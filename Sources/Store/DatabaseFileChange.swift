@@ -9,7 +9,7 @@ import CSQLite
 /// another file, by device and inode or as SQLite's `SQLITE_FCNTL_HAS_MOVED` says). Either way the open
 /// connection reads and writes a file nobody will open again: whatever it commits is lost at the next restart,
 /// and its write-ahead log (which SQLite finds by the path) must not be applied onto the new file
-/// (DESIGN.md "Faults").
+/// (docs/design.md "Faults").
 public enum DatabaseFileChange: Sendable, Equatable, CustomStringConvertible {
   /// The path no longer names any file (or the open file has no links left).
   case deleted

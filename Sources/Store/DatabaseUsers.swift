@@ -7,7 +7,7 @@ import Platform
 /// The processes that have one database open, and which file that is: `<database>.users` beside it (its real path,
 /// as the listener's lock file), on which every daemon (listener, FastCGI responder) holds a shared `flock` for as
 /// long as it runs, and in which the first of them wrote the identity (device and inode) of the database file they
-/// all use (DESIGN.md "Faults").
+/// all use (docs/design.md "Faults").
 ///
 /// SQLite finds a database's `-wal` and `-shm` by its path. A process still using a file that was deleted or
 /// replaced shares them with any process that opens the new file at that path, and their commits mix: the old

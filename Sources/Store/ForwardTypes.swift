@@ -1,4 +1,4 @@
-/// Where a forward target delivers (README "Forwarding"; `forward_targets.kind`).
+/// Where a forward target delivers (docs/api.md "Forwarding"; `forward_targets.kind`).
 public enum ForwardKind: String, Sendable, CaseIterable {
   /// One mail per message through the operator's SMTP server (`[forward.email]`), after the address is confirmed.
   case email
@@ -14,18 +14,75 @@ public enum ForwardStatus: Sendable, Equatable {
   case active
   /// An email address that has not entered its confirmation code yet: it gets only confirmation mails.
   case unconfirmed
-  /// Given up for good: the endpoint answered 404 or 410, the SMTP server refused the address (5xx), or the host
-  /// is at a private address. `at` is epoch ms. It stays until the owner removes or replaces the target.
+  /// Messages are still forwarded, but the last ones failed for a passing reason (a full mailbox, an SMTP 4xx, an
+  /// HTTP redirect, a 5xx, a 429, no answer) and are retried with the growing backoff; `reason` is what the service
+  /// answered, `since` (epoch ms) when the failures began. The next delivery makes the target active again (stored
+  /// as `active` with `failing_since`, `sql/023_forward_failing.sql`).
+  case failing(reason: String, since: Int64)
+  /// Given up for good: the endpoint answered 404 or 410, ntfy refused the token (401, 403), the SMTP server refused
+  /// the address for good (550, 551, 553, 5.1.x), or the host is at a private address. `at` is epoch ms. It stays
+  /// until the owner removes or replaces the target.
   case disabled(reason: String, at: Int64)
 
-  /// `active`, `unconfirmed` or `disabled`, as stored and answered.
+  /// `active`, `unconfirmed`, `failing` or `disabled`, as answered.
   public var name: String {
     switch self {
     case .active: "active"
     case .unconfirmed: "unconfirmed"
+    case .failing: "failing"
     case .disabled: "disabled"
     }
   }
+
+  /// The `forward_targets.status` it is stored as (a failing target is `active` with `failing_since`).
+  public var storedName: String {
+    if case .failing = self { return "active" }
+    return name
+  }
+
+  /// Whether messages are forwarded to it (`active` or `failing`).
+  public var forwards: Bool {
+    switch self {
+    case .active, .failing: true
+    case .unconfirmed, .disabled: false
+    }
+  }
+
+  /// The reason of a failing or disabled target, nil otherwise.
+  public var reason: String? {
+    switch self {
+    case .failing(let reason, _), .disabled(let reason, _): reason
+    case .active, .unconfirmed: nil
+    }
+  }
+}
+
+/// The class of a failing or disabled target's reason (`reasonCode` in the settings answer, `reason` of
+/// `aprs_cloud_forward_targets`, `forward_targets.reason_code`): the row of the channel's table of answers (docs/api.md
+/// "Forwarding (email, ntfy, webhooks)") that the service's answer fell in.
+public enum ForwardProblem: String, Sendable, CaseIterable {
+  /// ntfy refused the access token, or publishing without one (401, 403): disabled.
+  case authRefused = "auth_refused"
+  /// The endpoint answered 404 or 410: disabled.
+  case gone
+  /// The SMTP server refused the address for good (550, 551, 553, enhanced 5.1.x): disabled.
+  case addressRefused = "address_refused"
+  /// The target's host is at a loopback or private address: disabled.
+  case privateAddress = "private_address"
+  /// The endpoint answered a redirect (3xx), which is never followed: failing.
+  case redirect
+  /// The service asked to wait (429): failing until its back-off is over.
+  case throttled
+  /// The mailbox is full (552, enhanced x.2.2): failing until it takes mail again.
+  case mailboxFull = "mailbox_full"
+  /// The mail was put off for another passing reason (another 4xx, enhanced 5.2.x, 5.3.x, 5.4.x, 5.7.x): failing.
+  case mailDeferred = "mail_deferred"
+  /// The operator's own mail server did not take the mail (no answer, the login, the sender, TLS): failing.
+  case mailServer = "mail_server"
+  /// The endpoint answered a 5xx: failing.
+  case serverError = "server_error"
+  /// The endpoint did not answer (timeout, connection refused, TLS): failing.
+  case noAnswer = "no_answer"
 }
 
 /// One forward target of a station, as stored (`sql/019_forward_targets.sql`).
@@ -66,11 +123,15 @@ public struct ForwardTarget: Sendable, Equatable {
   public var status: ForwardStatus
   /// A confirmation mail is waiting to be sent.
   public var confirmDue: Bool
+  /// The class of a failing or disabled target's reason; nil for the others (and for a target disabled before the
+  /// classes were stored).
+  public var problem: ForwardProblem?
 
   /// A target; see the properties.
   public init(
     station: String, id: String, kind: ForwardKind, address: String, secret: String? = nil, priority: Int = 4,
-    always: Bool = false, status: ForwardStatus = .active, confirmDue: Bool = false
+    always: Bool = false, status: ForwardStatus = .active, confirmDue: Bool = false,
+    problem: ForwardProblem? = nil
   ) {
     self.station = station
     self.id = id
@@ -81,6 +142,7 @@ public struct ForwardTarget: Sendable, Equatable {
     self.always = always
     self.status = status
     self.confirmDue = confirmDue
+    self.problem = problem
   }
 
   /// `…` and the secret's last 4 characters (all of a shorter one is never shown: `…` alone); nil without one.
@@ -146,11 +208,51 @@ public struct ForwardDisable: Sendable, Equatable {
   public var station: String
   public var id: String
   public var reason: String
+  /// The class of the reason (nil: none recorded).
+  public var problem: ForwardProblem?
 
-  public init(station: String, id: String, reason: String) {
+  public init(station: String, id: String, reason: String, problem: ForwardProblem? = nil) {
     self.station = station
     self.id = id
     self.reason = reason
+    self.problem = problem
+  }
+}
+
+/// A change of an active target's health the push sender found, written with the round's bookkeeping: its forwards
+/// began (or go on) failing for a passing reason, or one was delivered again.
+public struct ForwardHealth: Sendable, Equatable {
+  public var station: String
+  public var id: String
+  /// The failure (what the service answered, and its class); nil: delivered again, the target is active.
+  public var failure: (reason: String, problem: ForwardProblem)?
+
+  public init(station: String, id: String, failure: (reason: String, problem: ForwardProblem)?) {
+    self.station = station
+    self.id = id
+    self.failure = failure
+  }
+
+  public static func == (lhs: ForwardHealth, rhs: ForwardHealth) -> Bool {
+    lhs.station == rhs.station && lhs.id == rhs.id && lhs.failure?.reason == rhs.failure?.reason
+      && lhs.failure?.problem == rhs.failure?.problem
+  }
+}
+
+/// How many of the stations' targets are in one state (`aprs_cloud_forward_targets{type,status,reason}`).
+public struct ForwardTargetCount: Sendable, Equatable {
+  public var kind: ForwardKind
+  /// `active`, `unconfirmed`, `failing` or `disabled`.
+  public var status: String
+  /// The class of a failing or disabled target's reason; nil for the others (and unclassified old ones).
+  public var problem: ForwardProblem?
+  public var count: Int
+
+  public init(kind: ForwardKind, status: String, problem: ForwardProblem?, count: Int) {
+    self.kind = kind
+    self.status = status
+    self.problem = problem
+    self.count = count
   }
 }
 

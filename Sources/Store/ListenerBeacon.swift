@@ -5,7 +5,7 @@ import Platform
 #endif
 
 /// What a running listener says about itself through a channel that needs neither disk space nor the database's
-/// write lock (DESIGN.md "Faults"): the `listener.*` status record lives in the database and cannot be written
+/// write lock (docs/design.md "Faults"): the `listener.*` status record lives in the database and cannot be written
 /// while the disk is full or another process holds the lock, which is exactly when `/health` must name the cause.
 ///
 /// The listener writes this record every 10 s (and at once when storing starts or stops failing) into

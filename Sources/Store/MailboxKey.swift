@@ -1,4 +1,4 @@
-/// How the confirmation mails of email forward targets are counted (README "Forwarding"): the mailbox an address
+/// How the confirmation mails of email forward targets are counted (docs/api.md "Forwarding"): the mailbox an address
 /// reaches, whatever variant of it a station names, and the domain whose catch-all might take the mails of many
 /// addresses. The stored address stays as the owner typed it; these are only the keys of the counts.
 enum MailboxKey {

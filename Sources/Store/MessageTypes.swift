@@ -61,7 +61,9 @@ public struct SyncResult: Sendable, Equatable {
   /// The newest message timestamp of the whole database in the read that built this answer
   /// (`serverTime` before `since` is folded in): a long poll that parks looks for messages after it.
   public var newestTimestamp: Int64 = 0
-  /// A paged answer (`want:["inbox"]`) that stopped at its page size: ask again from ``serverTime``.
+  /// An answer that stopped at its page size (``Database/pageSize(for:)``: 100 with `want:["inbox"]`, else 50):
+  /// ask again from ``serverTime``. Only `want:["inbox"]` answers say so (`more`); the old protocol's just give
+  /// that `serverTime`.
   public var more = false
   /// With `want:["inbox"]`: messages evicted unpulled after `since`.
   public var dropped = 0

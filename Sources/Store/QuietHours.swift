@@ -1,4 +1,4 @@
-/// A station's quiet hours (PROTOCOL.md "Station settings"): a window of the station's local day in which no
+/// A station's quiet hours (docs/protocol.md "Station settings"): a window of the station's local day in which no
 /// push goes out except from its `quietBypass` calls.
 ///
 /// `start` and `end` are minutes of the local day (0–1439), where local time = UTC + `utcOffsetMinutes`

@@ -1,4 +1,4 @@
-/// How long a station's messages are kept (PROTOCOL.md "Opt-in answers", setting `retention`; stored as
+/// How long a station's messages are kept (docs/protocol.md "Opt-in answers", setting `retention`; stored as
 /// `station_settings.retention_max`, NULL for ``ring``).
 public enum Retention: Sendable, Equatable {
   /// The newest `ringSize` (`[server] ringSize`, 50 by default): the oldest go first, pulled or not.

@@ -1,4 +1,4 @@
-/// A set of AX.25 SSIDs 0–15 (settings `ssids` as a list, `ackSsids`; PROTOCOL.md "Opt-in answers (`want`)"),
+/// A set of AX.25 SSIDs 0–15 (settings `ssids` as a list, `ackSsids`; docs/protocol.md "Opt-in answers (`want`)"),
 /// one bit per SSID: SSID 0 is the bare call (`CALL-0` is `CALL`). Stored as the SSIDs in ascending decimal,
 /// separated by single spaces (`"0 7 9"`, `""` for none).
 public struct SSIDSet: Sendable, Hashable {
@@ -65,7 +65,7 @@ public struct SSIDSet: Sendable, Hashable {
   }
 }
 
-/// Which SSIDs of its call a station collects (setting `ssids`; PROTOCOL.md "Opt-in answers (`want`)"). Messages
+/// Which SSIDs of its call a station collects (setting `ssids`; docs/protocol.md "Opt-in answers (`want`)"). Messages
 /// to the station's own address are stored as always; those to the other chosen SSIDs are stored for it with
 /// their addressee (`to`), in a ring of their own, and shown only to requests with `want:["ssids"]`.
 public enum SSIDSelection: Sendable, Hashable {

@@ -35,7 +35,7 @@ public struct NewSend: Sendable, Equatable {
   }
 }
 
-/// The limits `createSend` holds (PROTOCOL.md "Sending messages": past them, 429): per station, per client
+/// The limits `createSend` holds (docs/protocol.md "Sending messages": past them, 429): per station, per client
 /// address and over everyone, each a fixed 60 s window in `rate_limits`.
 public struct SendLimits: Sendable, Equatable {
   /// Sends accepted per station per minute.

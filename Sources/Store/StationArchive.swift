@@ -1,6 +1,6 @@
 import APRS
 
-/// Everything the server holds of one station that its owner may take to another server (PROTOCOL.md
+/// Everything the server holds of one station that its owner may take to another server (docs/protocol.md
 /// "Owned stations", `POST /v1/export`; `aprs-cloud stations CALL --export FILE` and `aprs-cloud import FILE`):
 /// its claim, settings, subscriptions, read markers and every stored entry (received and sent messages, the
 /// entries of other SSIDs and of subscriptions), oldest first.

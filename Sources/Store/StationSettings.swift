@@ -1,4 +1,4 @@
-/// When the listener ACKs a station's messages (PROTOCOL.md "Station settings", `ackPolicy`); stored as its raw
+/// When the listener ACKs a station's messages (docs/protocol.md "Station settings", `ackPolicy`); stored as its raw
 /// value in `stations.ack_policy`.
 public enum AckPolicy: String, Sendable, CaseIterable {
   /// ACK a message once it is stored (what register's `ackMessages:true` means).
@@ -17,9 +17,12 @@ public enum PushHold: String, Sendable, Equatable {
   case muted
   /// Inside `quietHours`, and the sender is not in `quietBypass`.
   case quietHours
+  /// The sender is `blocked`: its message was stored only for the devices the claim does not govern
+  /// (``ClaimReach``), and the governed ones are never pushed for it.
+  case blocked
 }
 
-/// A station's settings (PROTOCOL.md "Station settings"), as `POST /v1/settings` answers them and the listener and
+/// A station's settings (docs/protocol.md "Station settings"), as `POST /v1/settings` answers them and the listener and
 /// the push sender apply them. A station without stored settings has ``defaults``.
 ///
 /// Stored beside the station: `ackPolicy` in `stations.ack_policy` (with `stations.ack_messages` kept equal to
@@ -30,7 +33,8 @@ public struct StationSettings: Sendable, Equatable {
   /// The largest `mutedUntil` (2^53 − 1: the largest integer every JSON client reads exactly), epoch ms.
   public static let maximumMutedUntil: Int64 = 9_007_199_254_740_991
 
-  /// Senders whose messages are dropped: not stored, not ACKed, not pushed.
+  /// Senders whose messages are dropped: not stored, not ACKed, not pushed (where the station has keyless devices
+  /// from before its claim: stored for those, never pushed to the others; ``ClaimReach``).
   public var blocked: CallList
   /// No push before this time, epoch ms; 0 for none. Messages are still stored (and ACKed per policy).
   public var mutedUntil: Int64
@@ -105,10 +109,11 @@ public struct StationSettings: Sendable, Equatable {
   /// Whether a message from `sender` (its source call, any case) is dropped.
   public func blocks(_ sender: some StringProtocol) -> Bool { blocked.matches(sender) }
 
-  /// Why a push about a message from `sender` must not go out at `now` (epoch ms), or nil when it may: muted
-  /// until a later time, or inside the quiet hours without the sender in `quietBypass`. Decided when the push
+  /// Why a push about a message from `sender` must not go out at `now` (epoch ms), or nil when it may: a blocked
+  /// sender, muted until a later time, or inside the quiet hours without the sender in `quietBypass`. Decided when the push
   /// would be sent.
   public func pushHold(from sender: some StringProtocol, now: Int64) -> PushHold? {
+    if blocks(sender) { return .blocked }
     if mutedUntil > now { return .muted }
     if let quietHours, quietHours.contains(now), !quietBypass.matches(sender) { return .quietHours }
     return nil

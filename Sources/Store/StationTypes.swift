@@ -44,14 +44,19 @@ public struct StationUpsert: Sendable, Equatable {
   public var client: String
   /// What the request opted in to (`want`), stored with its device; nil (a heartbeat) keeps the device's.
   public var wants: Wants?
+  /// The `ackMessages` the request carried, stored with its device (`devices.ack_messages`) even where it does
+  /// not set the station's policy (a keyless register of a claimed station): a device registered before the
+  /// claim keeps its ACKs (``ClaimReach/earlierWantAcks``). Nil keeps the device's.
+  public var deviceAckMessages: Bool?
 
-  /// A station upsert; see the properties.
+  /// A station upsert; see the properties. `deviceAckMessages` defaults to `ackMessages`.
   public init(
     address: String, base: String, ssid: Int, platform: DevicePlatform?, pushToken: String?,
     ackMessages: Bool?, isRegistration: Bool, webPushKeys: WebPushKeys? = nil, keyed: Bool = false,
-    client: String = "unknown", wants: Wants? = nil
+    client: String = "unknown", wants: Wants? = nil, deviceAckMessages: Bool?? = nil
   ) {
     self.wants = wants
+    self.deviceAckMessages = deviceAckMessages ?? ackMessages
     self.webPushKeys = webPushKeys
     self.keyed = keyed
     self.client = client

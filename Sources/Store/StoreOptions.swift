@@ -16,7 +16,7 @@ public struct StoreOptions: Sendable, Equatable {
   /// When a commit reaches the disk (`PRAGMA synchronous` of this connection). `.normal` (the default) may lose
   /// the last commits to a power cut or kernel crash (never to a process crash); `.full` syncs the write-ahead
   /// log at every commit, for a writer that promises something once it committed (the listener's ACKs,
-  /// DESIGN.md "Durability").
+  /// docs/design.md "Durability").
   public var synchronous: SynchronousMode = .normal
   /// Told after each write transaction of this connection commits (the outermost one of a batch; never after a
   /// rollback): the listener and the responder wake held long polls with it (``CommitNotice``). Nil: nobody.

@@ -37,7 +37,7 @@ public enum WatchEventName: String, Sendable, Hashable, CaseIterable {
   case heard
   /// Silent for `silentFor` s.
   case silent
-  /// Went into an emergency (Mic-E code or status).
+  /// Reported an emergency (the Mic-E code, or `EMERGENCY` anywhere in a packet), once per window.
   case emergency
 }
 

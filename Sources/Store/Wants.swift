@@ -1,4 +1,4 @@
-/// What a client opted in to (PROTOCOL.md "Opt-in answers (`want`)"): the `want` array of `/v1/register` and
+/// What a client opted in to (docs/protocol.md "Opt-in answers (`want`)"): the `want` array of `/v1/register` and
 /// `/v1/sync`, parsed once (the API's `RequestBody.wants()`), and kept with the device a register creates
 /// (`devices.wants`, this bit set) so the push sender knows what the device takes. Without a name, every answer
 /// and push is exactly what the shipping app gets.

@@ -8,7 +8,7 @@ import Platform
 /// optional port 1–65535, then a path and query; at most `maxBytes` of printable ASCII without spaces, quotes,
 /// angle brackets, backslashes or a fragment, no user name or password.
 public struct WebPushEndpoint: Sendable, Equatable {
-  /// The longest endpoint URL accepted, in bytes (PROTOCOL.md).
+  /// The longest endpoint URL accepted, in bytes (docs/protocol.md).
   public static let maxBytes = 1024
 
   /// The URL as given.

@@ -86,7 +86,7 @@ enum StationsBench: Benchmark {
     return 0
   }
 
-  /// The APRS-IS passcode of a base call (PROTOCOL.md).
+  /// The APRS-IS passcode of a base call (docs/protocol.md).
   static func passcode(_ base: String) -> Int {
     let bytes = Array(base.utf8)
     var hash = 0x73E2

@@ -243,7 +243,7 @@ case .cgi:
   exit(0)
 
 case .socket, .inherited:
-  // Never beside processes still using another file at this path (DESIGN.md "Faults"): held until the end.
+  // Never beside processes still using another file at this path (docs/design.md "Faults"): held until the end.
   let users: DatabaseUsers
   do {
     users = try DatabaseUsers(databasePath: settings.database)

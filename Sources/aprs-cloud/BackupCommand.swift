@@ -21,7 +21,7 @@ enum BackupCommand: Command {
     Prints the size, what the copy holds and the check's result.
 
     To restore: stop both services, remove the database's -wal and -shm files,
-    copy the backup over the database, start them again (see README.md, "Backup and restore").
+    copy the backup over the database, start them again (see docs/operating.md, "Backup and restore").
 
     Exit status 0 when the copy is in place and passed the check, 1 when the
     backup or the check failed (nothing is left at OUT then, or the previous

@@ -20,9 +20,10 @@ enum CheckConfigCommand: Command {
     --environment   apply this shell's APRS_CLOUD_* variables too, as a program
                     started from it would (default: the file alone)
 
-    exit status: 0 no errors and no warnings, 1 warnings only (everything starts),
-    2 errors (the status the daemons exit with; systemd's RestartPreventExitStatus=2
-    keeps them stopped until the file is fixed), also for wrong usage.
+    exit status: 0 no errors (warnings only included: everything starts, as
+    nginx -t exits 0 on warnings), 2 errors (the status the daemons exit with;
+    systemd's RestartPreventExitStatus=2 keeps them stopped until the file is
+    fixed), also for wrong usage.
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {

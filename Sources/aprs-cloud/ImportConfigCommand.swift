@@ -295,7 +295,7 @@ enum ConfigImport {
 
     var text = "; aprs-cloud configuration, imported from \(sourceName) by `aprs-cloud import-config`.\n"
     text += "; Read it through, then save it (e.g. as /etc/aprs-cloud/aprs-cloud.ini) and point both\n"
-    text += "; services at it with --config. Every key is described in README.md (Configuration).\n"
+    text += "; services at it with --config. Every key is described in docs/configuration.md.\n"
     if output.isEmpty { text += ";\n; Nothing in \(sourceName) has an aprs-cloud equivalent.\n" }
     for section in order {
       text += "\n[\(section)]\n"

@@ -175,7 +175,7 @@ extension StationsCommand {
   }
 
   /// The station's forward targets (`POST /v1/settings` `forward`), one line each under a count, secrets masked
-  /// (`…` and the last 4 characters); nothing when it has none.
+  /// (`…` and the last 4 characters), a failing or disabled one's status with its reason; nothing when it has none.
   static func renderForward(_ targets: [ForwardTarget]) -> String {
     guard !targets.isEmpty else { return "" }
     var rows = [["forward", String(targets.count)]]
@@ -184,7 +184,7 @@ extension StationsCommand {
       if let hint = target.secretHint { what += (target.kind == .webhook ? " secret " : " token ") + hint }
       if target.always { what += " (always, through mute and quiet hours)" }
       var status = target.status.name
-      if case .disabled(let reason, _) = target.status { status += ": " + reason }
+      if let reason = target.status.reason { status += ": " + reason }
       rows.append(["  " + target.id, target.kind.rawValue, Format.printable(what), Format.printable(status)])
     }
     return Format.table(rows)

@@ -40,7 +40,7 @@ enum UpStarterConfig {
     ; aprs-cloud configuration, written by `aprs-cloud up` on its first run with this data directory.
     ; `aprs-cloud up` reads it from here whenever it is started without --config, and passes it to the
     ; responder and the listener; edit it and restart `up`. It is never overwritten. Every key is described
-    ; in README.md (Configuration). The database is aprs-cloud.sqlite beside this file (`up` passes --db).
+    ; in docs/configuration.md. The database is aprs-cloud.sqlite beside this file (`up` passes --db).
 
     [messaging.webpush]
     ; Web Push and UnifiedPush: notifications for browsers and for phones without Google, no account needed.

@@ -89,7 +89,7 @@ var pushOptions = PushServiceOptions(
 pushOptions.monotonic = monotonicMilliseconds
 // Every commit that queues pushes wakes the sender (`PushNotifier`): its own look at the outbox is for pushes left
 // from before a restart and for retries that came due (at least 10 s after a failure, 1 s after a lost connection),
-// so it can be slow enough that an idle listener sleeps (README "Idle").
+// so it can be slow enough that an idle listener sleeps (docs/operating.md "Idle").
 pushOptions.pollIntervalMs = 10_000
 let push = PushService(options: pushOptions)
 

@@ -5,7 +5,7 @@ import Store
 import TestSupport
 import Testing
 
-/// Owned stations at handler level (PROTOCOL.md "Owned stations"): the claim and its key, what the key guards,
+/// Owned stations at handler level (docs/protocol.md "Owned stations"): the claim and its key, what the key guards,
 /// the owner's devices beside a keyless pool, register's `ackMessages`, the audit trail, and a claim's lapse.
 @Suite struct ClaimAPITests {
   nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]

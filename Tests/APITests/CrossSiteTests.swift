@@ -2,7 +2,7 @@ import API
 import Foundation
 import Testing
 
-/// Cross-site POSTs (PROTOCOL.md "Owned stations"): a page of another site cannot drive the API through its
+/// Cross-site POSTs (docs/protocol.md "Owned stations"): a page of another site cannot drive the API through its
 /// visitors' browsers; the apps and curl (no `Origin`) are unaffected, and `GET /v1/info` stays open.
 @Suite struct CrossSiteTests {
   nonisolated(unsafe) static let identity: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]

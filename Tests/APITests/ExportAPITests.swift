@@ -4,7 +4,7 @@ import JSON
 import Store
 import Testing
 
-/// `POST /v1/export` and the import it feeds (PROTOCOL.md "Owned stations"; README "Moving a station to another
+/// `POST /v1/export` and the import it feeds (docs/protocol.md "Owned stations"; docs/operating.md "Moving a station to another
 /// server"): the owner takes every stored entry, marker and setting of the station, and another server's
 /// `importStation` reproduces the inbox exactly.
 @Suite struct ExportAPITests {

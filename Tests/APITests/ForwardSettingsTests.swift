@@ -210,6 +210,48 @@ import Testing
     #expect(targets(fixture.settings()).count == 1)
   }
 
+  /// A failing and a disabled target are answered with their reason, its class and when it began.
+  @Test func failingAndDisabledTargetsAreAnsweredWithTheirReason() throws {
+    let fixture = try Self.fixture()
+    let reply = fixture.settings([
+      "forward": [
+        ["type": "ntfy", "url": "https://ntfy.example.org/topic", "token": "tk_abcdefghijk9876"],
+        ["type": "webhook", "url": "https://hooks.example.org/aprs", "secret": Self.secret],
+      ]
+    ])
+    let ids = targets(reply).compactMap { $0["id"] as? String }
+    try #require(ids.count == 2)
+    let now = fixture.clock.now
+    try fixture.database.disableForwardTargets(
+      [
+        ForwardDisable(
+          station: "N0CALL-7", id: ids[0], reason: "401 ntfy refused the access token (40101 unauthorized)",
+          problem: .authRefused)
+      ], now: now)
+    try fixture.database.recordForwardHealth(
+      [
+        ForwardHealth(
+          station: "N0CALL-7", id: ids[1], failure: ("308 redirect to https://new.example/aprs", .redirect))
+      ], now: now + 5)
+    let list = targets(fixture.settings())
+    #expect(list[0]["status"] as? String == "disabled" && list[0]["reasonCode"] as? String == "auth_refused")
+    #expect(list[0]["reason"] as? String == "401 ntfy refused the access token (40101 unauthorized)")
+    #expect((list[0]["disabledAt"] as? NSNumber)?.int64Value == now)
+    #expect(list[1]["status"] as? String == "failing" && list[1]["reasonCode"] as? String == "redirect")
+    #expect(list[1]["reason"] as? String == "308 redirect to https://new.example/aprs")
+    #expect((list[1]["failingSince"] as? NSNumber)?.int64Value == now + 5)
+    // Delivered again: active, without a reason.
+    try fixture.database.recordForwardHealth(
+      [ForwardHealth(station: "N0CALL-7", id: ids[1], failure: nil)], now: now + 9)
+    let again = targets(fixture.settings())[1]
+    #expect(again["status"] as? String == "active" && again["reason"] == nil && again["reasonCode"] == nil)
+    // Saving the list with the failing target's id keeps its state (it is still the same target).
+    try fixture.database.recordForwardHealth(
+      [ForwardHealth(station: "N0CALL-7", id: ids[1], failure: ("503", .serverError))], now: now + 10)
+    let kept = targets(fixture.settings(["forward": [["id": ids[1], "always": true]]]))
+    #expect(kept.first?["status"] as? String == "failing" && kept.first?["always"] as? Bool == true)
+  }
+
   @Test func anEmailTargetIsConfirmedWithItsCode() throws {
     let fixture = try Self.fixture()
     let reply = fixture.settings(["forward": [["type": "email", "to": "me@example.org"]]])

@@ -38,6 +38,38 @@ import Testing
     #expect(try fixture.database.droppedCount(station: "N0CALL-7", since: 0) == 0, "all were pulled")
   }
 
+  /// The old protocol's answers (no key, no `want`) never carry more than 50 messages, however many the station
+  /// keeps: the shipping app was built against the ring of 50. The rest follow, oldest first, from the
+  /// `serverTime` each answer gives (its last message's timestamp), so the cursor still skips nothing.
+  @Test func theOldAppsRegisterAndSyncNeverAnswerMoreThan50WhenMoreAreKept() throws {
+    let fixture = try APIFixture.withClaimedStation()
+    #expect(fixture.settings(["retention": ["mode": "untilPulled", "max": 500]]).status == 200)
+    // The owner's phone (keyed) holds the 120 until it pulls them.
+    #expect(fixture.post("/v1/register", registerBody(["wantHistory": false])).status == 200)
+    for index in 0..<120 { try fixture.deliver(to: "N0CALL-7", from: "KJ7ABC", text: "m\(index)") }
+    #expect(try fixture.database.recentMessages(station: "N0CALL-7", limit: 1000).count == 120)
+
+    // The shipping app: no key, no `want`.
+    fixture.stationKey = nil
+    var reply = fixture.post("/v1/register", registerBody(["pushToken": "fcm-token:old-app"]))
+    #expect(reply.status == 200, "\(reply.text)")
+    #expect(texts(reply) == (0..<50).map { "m\($0)" })
+    #expect(reply["more"] == nil && reply["dropped"] == nil)
+    var cursor = try #require(reply.serverTime)
+    #expect(reply.messages.last?["timestamp"]?.intValue == cursor)
+
+    reply = fixture.post("/v1/sync", Self.identity.merging(["since": cursor]) { $1 })
+    #expect(texts(reply) == (50..<100).map { "m\($0)" })
+    #expect(reply["more"] == nil)
+    cursor = try #require(reply.serverTime)
+    #expect(reply.messages.last?["timestamp"]?.intValue == cursor)
+    reply = fixture.post("/v1/sync", Self.identity.merging(["since": cursor]) { $1 })
+    #expect(texts(reply) == (100..<120).map { "m\($0)" })
+    // A sync from 0 again: the same first 50.
+    reply = fixture.post("/v1/sync", Self.identity.merging(["since": 0]) { $1 })
+    #expect(texts(reply) == (0..<50).map { "m\($0)" })
+  }
+
   @Test func theRingSaysWhatItDroppedAndThePushCountsIt() throws {
     let fixture = try APIFixture.withClaimedStation()
     let oldBefore = fixture.post("/v1/sync", Self.identity.merging(["since": 0]) { $1 }).text

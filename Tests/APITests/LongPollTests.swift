@@ -4,7 +4,7 @@ import JSON
 import Store
 import Testing
 
-/// `/v1/sync` with `wait` (PROTOCOL.md, "Long poll"), in the pure handler: it answers at once when
+/// `/v1/sync` with `wait` (docs/protocol.md, "Long poll"), in the pure handler: it answers at once when
 /// there is something, says to hold the request when there is not, and a held sync read again
 /// answers its messages, holds on, or answers `messages:[]` once the wait is over.
 @Suite struct LongPollTests {

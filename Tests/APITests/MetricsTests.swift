@@ -50,6 +50,38 @@ private let n0call =
 private let syncN0call = #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":0}"#
 
 @Suite struct MetricsTests {
+  /// `aprs_cloud_forward_targets{type,status,reason}`: every type's active and unconfirmed targets, and the
+  /// failing and disabled ones by the class of their reason.
+  @Test func forwardTargetsAreCountedByStatusAndReason() throws {
+    let fixture = try MetricsFixture()
+    _ = fixture.api.post("/v1/register", registerBody(["wantHistory": false]))
+    let database = fixture.database
+    let now = fixture.api.clock.now
+    let stored = try #require(
+      try database.replaceForwardTargets(
+        of: "N0CALL-7",
+        with: [
+          ForwardDraft(kind: .ntfy, address: "https://ntfy.example.org/a", secret: "tk_1234567890"),
+          ForwardDraft(kind: .ntfy, address: "https://ntfy.example.org/b"),
+          ForwardDraft(kind: .email, address: "me@example.org"),
+          ForwardDraft(kind: .webhook, address: "https://hooks.example.org/x", secret: "0123456789abcdef0"),
+        ], now: now))
+    try database.disableForwardTargets(
+      [ForwardDisable(station: "N0CALL-7", id: stored[0].id, reason: "401", problem: .authRefused)], now: now)
+    try database.recordForwardHealth(
+      [ForwardHealth(station: "N0CALL-7", id: stored[3].id, failure: ("308 redirect", .redirect))], now: now)
+    let document = try fixture.scrape()
+    func count(_ type: String, _ status: String, _ reason: String) -> Double? {
+      document.value("aprs_cloud_forward_targets", ["type": type, "status": status, "reason": reason])
+    }
+    #expect(count("ntfy", "disabled", "auth_refused") == 1)
+    #expect(count("ntfy", "active", "") == 1)
+    #expect(count("email", "unconfirmed", "") == 1)
+    #expect(count("webhook", "failing", "redirect") == 1)
+    #expect(count("webhook", "active", "") == 0)
+    #expect(document.families["aprs_cloud_forward_targets"]?.type == "gauge")
+  }
+
   @Test func metricsIsStrictPrometheusTextWithHelpAndTypeForEveryFamily() throws {
     let fixture = try MetricsFixture()
     fixture.serve("POST", "/v1/register", n0call)

@@ -4,7 +4,7 @@ import JSON
 import Store
 import Testing
 
-/// `POST /v1/send` (PROTOCOL.md "Sending messages") through the handler.
+/// `POST /v1/send` (docs/protocol.md "Sending messages") through the handler.
 @Suite struct SendEndpointTests {
   /// OH7LZB-9 registered (sync-only) and a listener that published a verified login.
   static func fixture(config: APIConfig = APIConfig(), verified: Bool = true) throws -> APIFixture {

@@ -20,7 +20,7 @@ import Testing
     api.claimedKeys[call] = claim["stationKey"]?.stringValue
   }
 
-  /// The APRS-IS passcode of `call` (PROTOCOL.md "Passcode").
+  /// The APRS-IS passcode of `call` (docs/protocol.md "Passcode").
   static func passcode(_ call: String) -> String {
     var hash: UInt32 = 0x73E2
     let bytes = Array(call.uppercased().utf8)

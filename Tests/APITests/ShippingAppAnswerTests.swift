@@ -8,7 +8,7 @@ import Testing
 /// (retention `untilPulled`, every SSID, subscriptions, read markers): the app sends none of `want`, the key
 /// or the new endpoints, so nothing new may reach it. The answers of a scripted session on a fixed clock are
 /// recorded in `Tests/fixtures/shipping-app-answers.txt` (one `name<TAB>body` line each, made from the shapes
-/// PROTOCOL.md's "Must" parts give); any change to them fails here.
+/// docs/protocol.md's "Must" parts give); any change to them fails here.
 @Suite struct ShippingAppAnswerTests {
   static let fixturePath =
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

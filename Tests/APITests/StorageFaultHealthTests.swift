@@ -5,7 +5,7 @@ import Platform
 import Store
 import Testing
 
-/// `/health`, `/metrics` and the API's answers when the storage fails (DESIGN.md "Faults"): what the listener's
+/// `/health`, `/metrics` and the API's answers when the storage fails (docs/design.md "Faults"): what the listener's
 /// beacon says comes first, and a write that cannot happen is 503 with `Retry-After`, never 500.
 @Suite struct StorageFaultHealthTests {
   private func health(_ api: APIFixture) -> Reply {

@@ -48,6 +48,23 @@ import Testing
     #expect(reply.status == 200 && subscriptions(reply).isEmpty)
   }
 
+  /// BOM areas in the form WXSVR-AU sends them, and the NWS codes in the forms the weather servers used, are
+  /// stored canonical (a BOM zone was a 400).
+  @Test func bomAreasAndEveryNWSFormAreAccepted() throws {
+    let fixture = try APIFixture.withClaimedStation()
+    let reply = fixture.settings([
+      "subscriptions": [["kind": "nws", "zones": ["NSW_FW001", "tas_mw002", "SA_MW5", "OH_C081", "pac125"]]]
+    ])
+    #expect(reply.status == 200, "\(reply.text)")
+    #expect(
+      subscriptions(reply).first?["zones"] as? [String] == [
+        "NSW_FW001", "OHC081", "PAC125", "SA_MW005", "TAS_MW002",
+      ])
+    #expect(
+      subscriptions(fixture.settings()).first?["zones"] as? [String] == subscriptions(reply).first?["zones"]
+        as? [String])
+  }
+
   static let badSubscriptions: [(String, String)] = [
     (#"{"kind":"bulletin"}"#, "subscriptions[0].match is required"),
     (#"{"kind":"bulletin","match":"NWS*"}"#, "subscriptions[0].match must be a bulletin addressee pattern"),
@@ -57,6 +74,9 @@ import Testing
     (#"{"kind":"group","call":"not a call"}"#, "subscriptions[0].call must be a call"),
     (#"{"kind":"nws","zones":[]}"#, "subscriptions[0].zones must be an array of 1 to 50"),
     (#"{"kind":"nws","zones":["OHX081"]}"#, "subscriptions[0].zones[0] must be a county or zone code"),
+    (#"{"kind":"nws","zones":["OHC081>083"]}"#, "subscriptions[0].zones[0] must be a county or zone code"),
+    (#"{"kind":"nws","zones":["XX_FW001"]}"#, "or a BOM area"),
+    (#"{"kind":"nws","zones":["NSW_FW0001"]}"#, "or a BOM area"),
     (#"{"kind":"nws","zones":"OHC081"}"#, "subscriptions[0].zones must be an array"),
     (#"{"kind":"watch","call":"K1ABC"}"#, "subscriptions[0] watches nothing"),
     (

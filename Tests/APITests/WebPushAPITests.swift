@@ -113,8 +113,11 @@ import Testing
         api.handler.handle(
           APIRequest(method: method, path: "/v1/info", contentType: "", body: Array("anything".utf8))))
       #expect(reply.status == 200, "\(method)")
-      #expect(reply.object?.keys == ["server", "version", "features", "maxWait"], "\(method)")
+      #expect(
+        reply.object?.keys == ["server", "version", "protocolVersion", "features", "maxWait"], "\(method)")
       #expect(reply["server"]?.stringValue == "aprs-cloud")
+      // The version of the /v1 contract docs/protocol.md states ("Versions").
+      #expect(reply["protocolVersion"]?.stringValue == "1.5")
       // Every build has station settings; nothing else is on in a bare configuration.
       #expect(reply["features"] == .array([.string("settings"), .string("claim")]))
       #expect(reply["maxWait"]?.intValue == 300)
@@ -139,7 +142,8 @@ import Testing
     key.value.withLock { $0 = Self.vapidKey }
     let after = Reply(
       api.handler.handle(APIRequest(method: "GET", path: "/v1/info", contentType: "", body: [])))
-    #expect(after.object?.keys == ["server", "version", "features", "maxWait", "vapidPublicKey"])
+    #expect(
+      after.object?.keys == ["server", "version", "protocolVersion", "features", "maxWait", "vapidPublicKey"])
     #expect(
       after["features"]
         == .array([

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct PasscodeTests {
   @Test(
-    "PROTOCOL.md and APRS-IS.md vectors",
+    "docs/protocol.md vectors",
     arguments: [
       ("N0CALL", 13023), ("n0call", 13023), ("N0CALL-10", 13023), ("TESTCALL", 31742),
       ("SUCHCALL", 27890), ("MUCHSIGN", 27128), ("WOW", 29613), ("W5AGO", 10896), ("SRC", 25520),

@@ -95,8 +95,20 @@ import Testing
     #expect(WatchEvent.duration(ms: 125 * 60_000) == "2 h 5 min")
     #expect(WatchEvent.duration(ms: (3 * 1440 + 4 * 60 + 7) * 60_000) == "3 d 4 h")
     let status = StationReport(
-      source: "K1ABC", kind: .status, emergency: true, status: "EMERGENCY car off road")
-    #expect(WatchEvent.emergency(status).text == "EMERGENCY: EMERGENCY car off road")
+      source: "K1ABC", kind: .status, emergencyIn: .status, status: "EMERGENCY car off road")
+    #expect(WatchEvent.emergency(status).text == "EMERGENCY (status): EMERGENCY car off road")
+    let comment = StationReport(
+      source: "K1ABC", kind: .position, latitude: 41.5, longitude: -81.25, emergencyIn: .positionComment,
+      emergencyText: "EMERGENCY car off road")
+    #expect(
+      WatchEvent.emergency(comment).text
+        == "EMERGENCY (position comment) at 41.50000, -81.25000: EMERGENCY car off road")
+    let object = StationReport(
+      source: "K1ABC", kind: .other, emergencyIn: .object("FIRE1"), emergencyText: "EMERGENCY brush fire")
+    #expect(WatchEvent.emergency(object).text == "EMERGENCY (object FIRE1): EMERGENCY brush fire")
+    let micE = StationReport(
+      source: "K1ABC", kind: .micE, latitude: 1, longitude: 2, emergencyIn: .micE, emergencyText: "")
+    #expect(WatchEvent.emergency(micE).text == "EMERGENCY (Mic-E) at 1.00000, 2.00000")
     let south = StationReport(source: "K1ABC", kind: .position, latitude: -33.5, longitude: 151.000004)
     #expect(WatchEvent.heard(south, silenceMs: 7_200_000).text == "heard after 2 h at -33.50000, 151.00000")
     #expect(WatchEvent.silent(silenceMs: 7_200_000).text == "silent for 2 h")

@@ -4,11 +4,13 @@ import Testing
 
 @testable import Store
 
-/// One fenced `sh` block of README.md and the marker above it.
+/// One fenced `sh` block of the guides and the marker above it.
 struct DocumentedBlock {
   /// `run by test: NAME` gives the name; nil for `not run by tests: …`.
   var testName: String?
   var text: String
+  /// The guide it is in, relative to the package root (`docs/operating.md`).
+  var file: String
   var line: Int
 }
 
@@ -20,16 +22,28 @@ enum OperatingGuide {
     return url.path
   }()
 
-  static let path = packageRoot + "/README.md"
+  /// The operator's guide, where the blocks tests run live.
+  static let path = packageRoot + "/docs/operating.md"
+  /// Every guide whose shell blocks must say which test runs them (relative to the package root).
+  static let guides = [
+    "README.md", "docs/operating.md", "docs/api.md", "docs/web-client.md", "docs/architecture.md",
+    "docs/configuration.md",
+  ]
 
   /// Every block name some test runs: these (CLITests.DocsOpsTests) and
   /// IntegrationTests.OpsDocsTests (health, metrics, logs).
   static let testedHere: Set<String> = ["inspect", "backup", "restore", "upgrade", "import-config", "ban"]
   static let testedByIntegrationTests: Set<String> = ["health", "metrics", "logs"]
 
-  /// The blocks, or a failure naming an untagged one.
+  /// The blocks of every guide, or a failure naming an untagged one.
   static func blocks() throws -> [DocumentedBlock] {
-    let lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
+    try guides.flatMap { try blocks(in: $0) }
+  }
+
+  /// The blocks of one guide (`file` relative to the package root), or a failure naming an untagged one.
+  static func blocks(in file: String) throws -> [DocumentedBlock] {
+    let lines = try String(contentsOfFile: packageRoot + "/" + file, encoding: .utf8).components(
+      separatedBy: "\n")
     var blocks: [DocumentedBlock] = []
     var index = 0
     while index < lines.count {
@@ -42,7 +56,7 @@ enum OperatingGuide {
           testName = rest.split(separator: " ").first.map(String.init)
         } else if !marker.hasPrefix("<!-- not run by tests: ") {
           throw TestFailure(
-            "README.md line \(index + 1): a shell block without a `run by test` marker")
+            "\(file) line \(index + 1): a shell block without a `run by test` marker")
         }
         var text = ""
         index += 1
@@ -50,7 +64,7 @@ enum OperatingGuide {
           text += lines[index] + "\n"
           index += 1
         }
-        blocks.append(DocumentedBlock(testName: testName, text: text, line: index + 1))
+        blocks.append(DocumentedBlock(testName: testName, text: text, file: file, line: index + 1))
       }
       index += 1
     }
@@ -60,7 +74,7 @@ enum OperatingGuide {
   /// The block named `name`.
   static func block(_ name: String) throws -> String {
     let found = try blocks().filter { $0.testName == name }
-    try #require(found.count == 1, "README.md has \(found.count) blocks named \(name)")
+    try #require(found.count == 1, "the guides have \(found.count) blocks named \(name)")
     return found[0].text
   }
 }
@@ -191,7 +205,7 @@ final class GuideSandbox {
   }
 }
 
-/// The shell blocks of README.md, run as written (paths moved into a temporary folder).
+/// The shell blocks of the guides (docs/operating.md), run as written (paths moved into a temporary folder).
 @Suite struct DocsOpsTests {
   @Test func everyShellBlockSaysWhichTestRunsIt() throws {
     let blocks = try OperatingGuide.blocks()

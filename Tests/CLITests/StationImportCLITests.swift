@@ -2,7 +2,7 @@ import Foundation
 import Store
 import Testing
 
-/// `aprs-cloud import FILE` and what a document may bring (README "Moving a station to another server"): its claim
+/// `aprs-cloud import FILE` and what a document may bring (docs/operating.md "Moving a station to another server"): its claim
 /// only when the operator says so (`--with-claim`), and then unproven; its entries no more than the station's
 /// retention keeps on this server.
 @Suite struct StationImportCLITests {

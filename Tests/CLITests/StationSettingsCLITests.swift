@@ -165,6 +165,12 @@ import Testing
     try fixture.database.disableForwardTargets(
       [ForwardDisable(station: "N0CALL-7", id: stored[2].id, reason: "410 the endpoint is gone")],
       now: fixture.now)
+    try fixture.database.recordForwardHealth(
+      [
+        ForwardHealth(
+          station: "N0CALL-7", id: stored[0].id,
+          failure: ("308 redirect to https://new.example/aprs, not followed", .redirect))
+      ], now: fixture.now)
     let result = try runCLI(["stations", "N0CALL-7", "--db", fixture.path])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(
@@ -178,6 +184,9 @@ import Testing
     #expect(result.stdout.contains("unconfirmed"), "\(result.stdout)")
     #expect(result.stdout.contains("token …abcd"), "\(result.stdout)")
     #expect(result.stdout.contains("disabled: 410 the endpoint is gone"), "\(result.stdout)")
+    #expect(
+      result.stdout.contains("failing: 308 redirect to https://new.example/aprs, not followed"),
+      "\(result.stdout)")
   }
 
   @Test func statusCountsTheForwards() throws {

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 // Helpers for APIThroughNginxTests: many requests through one curl process, a listener fed by the
-// APRS-IS fake, and checks of the wire contract (PROTOCOL.md) on raw answers.
+// APRS-IS fake, and checks of the wire contract (docs/protocol.md) on raw answers.
 
 // MARK: Many requests, one curl process
 
@@ -248,7 +248,7 @@ func nginxAPIRawValues(of key: String, in text: String) -> [String] {
   return results
 }
 
-/// One message of a `messages` array, checked against PROTOCOL.md ("Messages (Must)").
+/// One message of a `messages` array, checked against docs/protocol.md ("Messages").
 struct NginxAPIMessage: Equatable {
   var direction: String
   var peer: String

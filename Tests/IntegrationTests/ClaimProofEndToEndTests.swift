@@ -109,6 +109,56 @@ import Testing
     #expect(!dump.contains("\"\(first)\"") && !dump.contains("'\(first)'") && !dump.contains("'\(second)'"))
   }
 
+  /// A claim governs only the devices it brought or adopted: a claim the operator approved mutes the station,
+  /// blocks a caller and turns ACKs off, and the phone the station had before the claim still gets the blocked
+  /// caller's message pushed and ACKed on air, as its own register asked.
+  @Test func aGoverningClaimsSettingsNeverReachThePhoneFromBeforeIt() throws {
+    let stack = try TestStack(.real())
+    defer { stack.stop() }
+    let push = try PushProviderFake()
+    defer { push.stop() }
+    let aprsis = try FakeAPRSIS()
+    defer { aprsis.stop() }
+    let app = try stack.post(
+      "/v1/register",
+      json:
+        #"{\#(Self.identity),"platform":"android","pushToken":"\#(Self.phone)","ackMessages":true,"wantHistory":false,"since":0}"#
+    )
+    #expect(app.status == 200, "\(app.text)")
+    let database = SQLiteFile(path: stack.databasePath)
+    _ = try database.run(
+      """
+      UPDATE stations SET created_at = created_at - 3600000, registered_at = registered_at - 3600000;
+      UPDATE devices SET registered_at = registered_at - 3600000;
+      """)
+    let claim = try stack.post("/v1/claim", json: "{\(Self.identity)}")
+    #expect(claim.status == 200 && claim.jsonObject?.string("claim") == "provisional", "\(claim.text)")
+    let key = try #require(claim.jsonObject?.string("stationKey"))
+    let approved = try runCLI(["stations", "N0CALL-7", "--approve-claim", "--db", stack.databasePath])
+    #expect(approved.status == 0, "\(approved.stderrText)")
+    let settings = try stack.post(
+      "/v1/settings",
+      json: #"{\#(Self.identity),"mutedUntil":9007199254740991,"blocked":["KJ7ABC"],"ackPolicy":"never"}"#,
+      headers: ["Authorization: Bearer \(key)"])
+    #expect(settings.status == 200, "\(settings.text)")
+    let listener = try ListenerProcess(database: stack.databasePath, config: SettingsRig.config(aprsis, push))
+    defer { listener.stop() }
+    #expect(try aprsis.wait("login", count: 1), "no login:\n\(listener.log)")
+
+    #expect(try aprsis.inject(["KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :are you there{9"]) == 1)
+    #expect(try aprsis.wait("transmitted", count: 1), "no ACK:\n\(listener.log)")
+    #expect(try aprsis.ackLines() == ["N0CALL-7>APZACL,TCPIP*::KJ7ABC-7 :ack9"])
+    #expect(
+      waitUntil(timeout: 15, interval: 0.1) {
+        ((try? push.endToEndRequests("fcm")) ?? []).contains {
+          endToEndObject($0, "body", "message")?.string("token") == Self.phone
+            && endToEndObject($0, "body", "message", "data")?.string("fromCall") == "KJ7ABC-7"
+        }
+      }, "no push to the earlier phone:\n\(listener.log)")
+    let sync = try stack.post("/v1/sync", json: #"{\#(Self.identity),"since":0}"#)
+    #expect(sync.status == 200 && sync.text.contains("are you there"), "\(sync.text)")
+  }
+
   @Test func aStationNobodyUsesIsClaimedFirstComeThroughNginx() throws {
     let stack = try TestStack(.real())
     defer { stack.stop() }

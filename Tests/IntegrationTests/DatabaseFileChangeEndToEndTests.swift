@@ -7,7 +7,7 @@ import Testing
   import Glibc
 #endif
 
-/// The database file deleted, and replaced, under the running daemons of `aprs-cloud up` (DESIGN.md "Faults"):
+/// The database file deleted, and replaced, under the running daemons of `aprs-cloud up` (docs/design.md "Faults"):
 /// both notice within a second or two, ACK nothing more, and exit; `up` starts them again on the file the path
 /// names. A deleted file is put back by the listener (a copy of what it held), so nothing ACKed is lost; a
 /// replaced one is left as the operator put it, never mixed with the old file's write-ahead log, and the old

@@ -139,6 +139,99 @@ import Testing
     #expect(listener.terminate() == 0)
   }
 
+  /// The answers of the services, end to end: a revoked ntfy token disables its target after one refusal (the
+  /// settings answer, `/metrics` and the logs say why), a webhook's 308 is never followed and shows `failing` with
+  /// the Location, and another station's good token at the same ntfy server keeps working, though the fake ntfy
+  /// refuses this address's tokens after 2 failed logins as ntfy does after 30.
+  @Test func refusedTokensAndRedirectsEndInTheirStatusAndNeverAffectAnotherStation() throws {
+    let fake = try ForwardFakeProcess()
+    defer { fake.stop() }
+    let aprsis = try FakeAPRSIS()
+    defer { aprsis.stop() }
+    let directory = try makeTemporaryDirectory("forward-answers")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let config =
+      ListenerProcess.config(fake: aprsis, login: "TESTING", passcode: 31421)
+        + """
+
+        [messaging]
+        coalesceWindow = 0
+
+        [forward]
+        caFile = \(fake.directory)/ca.pem
+        allowPrivateEndpoints = true
+
+        """
+    let path = directory + "/aprs-cloud.ini"
+    try config.write(toFile: path, atomically: true, encoding: .utf8)
+    let stack = try TestStack(.real(arguments: ["--config", path]))
+    defer { stack.stop() }
+    try fake.control(
+      "POST", "/control/ntfy", #"{"path":"/ntfy/a","token":"tk_new_a_12345","authFailureLimit":2}"#)
+    try fake.control("POST", "/control/ntfy", #"{"path":"/ntfy/b","token":"tk_good_b_6789"}"#)
+    let location = fake.url("/hook/new")
+    try fake.control(
+      "POST", "/control/script",
+      #"{"path":"/hook/moved","status":308,"times":100,"headers":{"Location":"\#(location)"}}"#)
+    let a = try Self.claimed(stack, ssid: 7)
+    let b = try Self.claimed(stack, ssid: 8)
+    let savedA = try stack.post(
+      "/v1/settings",
+      json: #"""
+        {\#(a.identity),"forward":[{"type":"ntfy","url":"\#(fake.url("/ntfy/a"))","token":"tk_old_a_00000"},
+        {"type":"webhook","url":"\#(fake.url("/hook/moved"))","secret":"\#(Self.secret)"}]}
+        """#, headers: a.bearer)
+    #expect(savedA.status == 200, "\(savedA.text)")
+    let savedB = try stack.post(
+      "/v1/settings",
+      json:
+        #"{\#(b.identity),"forward":[{"type":"ntfy","url":"\#(fake.url("/ntfy/b"))","token":"tk_good_b_6789"}]}"#,
+      headers: b.bearer)
+    #expect(savedB.status == 200, "\(savedB.text)")
+
+    let listener = try ListenerProcess(database: stack.databasePath, config: config)
+    defer { listener.stop() }
+    #expect(try aprsis.wait("login", count: 1), "no login:\n\(listener.log)")
+    #expect(
+      try aprsis.inject([
+        "KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :One{1", "KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :Two{2",
+        "KJ7ABC-7>APRS,TCPIP*::N0CALL-7 :Three{3", "KJ7ABC-7>APRS,TCPIP*::N0CALL-8 :For B{4",
+      ]) == 4)
+    #expect(try fake.wait(path: "/ntfy/b", count: 1), "\(listener.log)")
+    #expect(try fake.wait(path: "/hook/moved", count: 1), "\(listener.log)")
+    #expect(try aprsis.inject(["KJ7ABC-7>APRS,TCPIP*::N0CALL-8 :Again B{5"]) == 1)
+    #expect(try fake.wait(path: "/ntfy/b", count: 2), "\(listener.log)")
+    #expect(try fake.requests("/ntfy/b").allSatisfy { $0.int("status") == 200 })
+    #expect(try fake.requests("/ntfy/a").count == 1, "the refused token went once")
+    #expect(try fake.requests("/hook/new").isEmpty, "a redirect is never followed")
+
+    // The listener writes the statuses with its round's bookkeeping: a bounded wait for them.
+    var list: [JSONValue] = []
+    var settled = false
+    for _ in 0..<50 where !settled {
+      let answer = try stack.post("/v1/settings", json: "{\(a.identity)}", headers: a.bearer)
+      if case .array(let targets)? = answer.jsonObject?["forward"] { list = targets }
+      settled = answer.text.contains(#""status":"disabled""#) && answer.text.contains(#""status":"failing""#)
+      if !settled { usleep(100_000) }
+    }
+    #expect(settled, "\(list)\n\(listener.log)")
+    guard case .object(let ntfy)? = list.first, case .object(let hook)? = list.last else {
+      throw TestFailure("\(list)")
+    }
+    #expect(ntfy.string("reasonCode") == "auth_refused", "\(ntfy)")
+    #expect(ntfy.string("reason")?.contains("401 ntfy refused the access token (40101") == true, "\(ntfy)")
+    #expect(hook.string("reasonCode") == "redirect" && hook.string("reason")?.contains(location) == true)
+    let metrics = try stack.metrics().text
+    #expect(
+      metrics.contains(#"aprs_cloud_forward_targets{type="ntfy",status="disabled",reason="auth_refused"} 1"#),
+      "\(metrics)")
+    #expect(
+      metrics.contains(#"aprs_cloud_forward_targets{type="webhook",status="failing",reason="redirect"} 1"#))
+    #expect(metrics.contains(#"aprs_cloud_forward_targets{type="ntfy",status="active",reason=""} 1"#))
+    #expect(listener.log.contains("forward target disabled"), "\(listener.log)")
+    #expect(listener.terminate() == 0)
+  }
+
   /// Registers CALL-`ssid` (N0CALL) through the stack and claims it: identity fields and the bearer header.
   static func claimed(_ stack: TestStack, ssid: Int) throws -> (identity: String, bearer: [String]) {
     let identity = #""callsign":"N0CALL","ssid":\#(ssid),"auth":"13023""#

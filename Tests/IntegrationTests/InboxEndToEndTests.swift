@@ -50,7 +50,8 @@ import Testing
   }
 
   @Test func untilPulledKeepsAHundredAndTwentyAcrossAListenerRestartAndTheOwnerPagesThroughThem() throws {
-    let rig = try SettingsRig()
+    // The rig's phone is the app's, from before the claim: only the owner's keyed phone holds the inbox.
+    let rig = try SettingsRig(phoneBeforeTheClaim: true)
     defer { rig.stop() }
     _ = try rig.settings(#""retention":{"mode":"untilPulled","max":500}"#)
     try Self.registerOwnersPhone(rig)

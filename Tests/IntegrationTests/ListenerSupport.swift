@@ -349,7 +349,7 @@ func makeListenerDatabase(_ label: String = "listener-db") throws -> (directory:
   return (directory, SQLiteFile(path: path))
 }
 
-/// The APRS-IS passcode (PROTOCOL.md), for `auth` in API calls.
+/// The APRS-IS passcode (docs/protocol.md), for `auth` in API calls.
 func aprsPasscode(_ callsign: String) -> Int {
   let base = Array(callsign.uppercased().split(separator: "-").first.map(String.init)?.utf8 ?? "".utf8)
   var hash = 0x73E2

@@ -2,16 +2,16 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The blocks of README.md that need the real web stack (`health`, `metrics`, `logs`), run as
+/// The blocks of docs/operating.md that need the real web stack (`health`, `metrics`, `logs`), run as
 /// written with the host name pointed at a test port; and the backup units it installs. The other
 /// blocks are run by Tests/CLITests/DocsOpsTests.swift.
 @Suite struct OpsDocsTests {
   /// The `sh` block after `<!-- run by test: NAME … -->` in the guide.
   static func block(_ name: String) throws -> String {
-    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/README.md", encoding: .utf8)
+    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/docs/operating.md", encoding: .utf8)
     let lines = guide.components(separatedBy: "\n")
     let markers = lines.indices.filter { lines[$0].hasPrefix("<!-- run by test: \(name) ") }
-    try #require(markers.count == 1, "README.md has \(markers.count) blocks named \(name)")
+    try #require(markers.count == 1, "docs/operating.md has \(markers.count) blocks named \(name)")
     var index = markers[0] + 1
     try #require(lines[index] == "```sh")
     var text = ""
@@ -105,7 +105,7 @@ import Testing
 
   /// A configuration error is exit status 2 for both services, and their units do not restart on it (no
   /// restart can fix it; anything else still restarts). Every `Documentation=` of the units is a file the
-  /// README's deploy steps install.
+  /// operating guide's deploy steps (docs/operating.md) install.
   @Test func theServicesStayDownOnAConfigurationErrorAndTheirDocumentationIsInstalled() throws {
     let directory = try makeTemporaryDirectory("config-error")
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -128,7 +128,7 @@ import Testing
       #expect(service.contains("\nRestartPreventExitStatus=2\n"), "\(unit)")
     }
 
-    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/README.md", encoding: .utf8)
+    let guide = try String(contentsOfFile: TestPaths.packageRoot + "/docs/operating.md", encoding: .utf8)
     let units = try FileManager.default.contentsOfDirectory(atPath: TestPaths.nginxDirectory + "/systemd")
     var documented = 0
     for unit in units {
@@ -137,7 +137,14 @@ import Testing
         for link in line.dropFirst("Documentation=".count).split(separator: " ")
         where link.hasPrefix("file://") {
           let path = link.dropFirst("file://".count)
-          #expect(guide.contains("install -D -m 644 README.md \(path)\n"), "\(unit): \(path)")
+          // The deploy steps install README.md and docs/*.md into one folder; the units name one of them.
+          let url = URL(fileURLWithPath: String(path))
+          let folder = url.deletingLastPathComponent().path
+          #expect(
+            guide.contains("install -D -m 644 -t \(folder) README.md docs/*.md\n"), "\(unit): \(path)")
+          #expect(
+            FileManager.default.fileExists(atPath: TestPaths.packageRoot + "/docs/" + url.lastPathComponent),
+            "\(unit): \(path)")
           documented += 1
         }
       }
@@ -145,7 +152,7 @@ import Testing
     #expect(documented >= 4, "the services and the backup name their documentation")
   }
 
-  /// The backup units the README installs: `systemd-analyze verify`, and the command they run.
+  /// The backup units docs/operating.md installs: `systemd-analyze verify`, and the command they run.
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
   func theBackupUnitsVerify() throws {
     let directory = try makeTemporaryDirectory("units")

@@ -3,7 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
-/// Owned stations through real nginx and the real responder (PROTOCOL.md "Owned stations"): the claim and the
+/// Owned stations through real nginx and the real responder (docs/protocol.md "Owned stations"): the claim and the
 /// key travel through nginx (the `Authorization` header and the `stationKey` field), and keyless long polls of
 /// a claimed station, however many, never answer the owner's held one early.
 @Suite(.serialized) struct OwnedStationThroughNginxTests {

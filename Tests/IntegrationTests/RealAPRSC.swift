@@ -7,11 +7,16 @@ import Testing
   import Glibc
 #endif
 
-/// The real APRS-IS server, aprsc 2.1.21, run on loopback for one test (`../shared/aprsc/README.md`).
+/// The real APRS-IS server, aprsc (2.1.21 in CI), run on loopback for one test.
 ///
-/// - The binary is built once from the shared source with `../shared/aprsc/build.sh` (the shared folder beside
-///   the package root) into `.build/aprsc/aprsc`; the script skips the build when that file is up to date, and
-///   `make test` runs it ahead of the Swift tests.
+/// - The binary comes from the environment, the same variables `make test` takes (nothing of aprsc is kept in
+///   this repository): `APRSC`, a built aprsc; else `APRSC_SRC`, aprsc's public source (a tarball, a checkout of
+///   https://github.com/hessu/aprsc, or a folder that holds one tarball), built once per test process with
+///   `.ci/build-aprsc SOURCE .build/aprsc` (skipped while `.build/aprsc/aprsc` is newer than the source); else
+///   `../shared/aprsc`, that folder beside the package root, where it exists. With none of them ``isAvailable``
+///   is false and the suites that need aprsc are skipped with ``skipNote`` (`.enabled(if:)`); `make test` then
+///   leaves out the suites whose names match `RealAPRSC|ThroughAPRSC` and says so in one line, so a suite that
+///   starts a `RealAPRSC` takes a name that matches.
 /// - aprsc refuses to run as root: as root the test makes the system user `aprsc` when it is missing and starts
 ///   the server with `-u aprsc`.
 /// - It gets a config file (`-c`), a pid file (`-p`) and a log folder (`-o file -r DIR`) in a temporary folder,
@@ -163,27 +168,62 @@ final class RealAPRSC: @unchecked Sendable {
 
   // Building and the service user --------------------------------------------------------------------------
 
-  /// The built binary: `../shared/aprsc/build.sh .build/aprsc`, once per test process.
+  /// Where the binary comes from: a built one, or a source to build.
+  enum Origin: Equatable {
+    case binary(String)
+    case source(String)
+  }
+
+  /// The origin the environment gives (`APRSC`, then `APRSC_SRC`, then `../shared/aprsc` beside the package
+  /// root when it exists); nil when there is none, and the tests that need aprsc are skipped.
+  static func origin(
+    environment: [String: String], packageRoot: String, exists: (String) -> Bool
+  ) -> Origin? {
+    if let binary = environment["APRSC"], !binary.isEmpty { return .binary(binary) }
+    if let source = environment["APRSC_SRC"], !source.isEmpty { return .source(source) }
+    let shared = URL(fileURLWithPath: packageRoot).deletingLastPathComponent()
+      .appendingPathComponent("shared/aprsc").path
+    return exists(shared) ? .source(shared) : nil
+  }
+
+  /// This process's origin.
+  static let currentOrigin = origin(
+    environment: ProcessInfo.processInfo.environment, packageRoot: TestPaths.packageRoot,
+    exists: { FileManager.default.fileExists(atPath: $0) })
+
+  /// True when a binary or a source of aprsc is given: the suites that need it run.
+  static let isAvailable = currentOrigin != nil
+
+  /// The one line a skipped suite gives: how to run it.
+  static let skipNote: Comment =
+    "needs the real aprsc: set APRSC=PATH (a built aprsc) or APRSC_SRC=PATH (its source, a tarball or a checkout of https://github.com/hessu/aprsc)"
+
+  /// The binary: ``currentOrigin``'s, built once per test process when it is a source.
   static func binary() throws -> String { try built.get() }
 
   private static let built: Result<String, TestFailure> = {
-    let root = URL(fileURLWithPath: TestPaths.packageRoot)
-    let script = root.deletingLastPathComponent().appendingPathComponent("shared/aprsc/build.sh").path
-    guard FileManager.default.isExecutableFile(atPath: script) else {
-      return .failure(
-        TestFailure("\(script) is missing: the tests need the shared aprsc source beside the package"))
-    }
-    do {
-      let output = try runProcess(script, [TestPaths.packageRoot + "/.build/aprsc"], timeout: 600)
-      let path = output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
-      guard output.status == 0, FileManager.default.isExecutableFile(atPath: path) else {
-        return .failure(TestFailure("building aprsc failed:\n\(output.stderrText)"))
+    switch currentOrigin {
+    case nil:
+      return .failure(TestFailure("no aprsc: \(skipNote.rawValue)"))
+    case .binary(let path):
+      guard FileManager.default.isExecutableFile(atPath: path) else {
+        return .failure(TestFailure("APRSC=\(path) is not an executable file"))
       }
       return .success(path)
-    } catch let failure as TestFailure {
-      return .failure(failure)
-    } catch {
-      return .failure(TestFailure("building aprsc: \(error)"))
+    case .source(let source):
+      let script = TestPaths.packageRoot + "/.ci/build-aprsc"
+      do {
+        let output = try runProcess(script, [source, TestPaths.packageRoot + "/.build/aprsc"], timeout: 600)
+        let path = output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard output.status == 0, FileManager.default.isExecutableFile(atPath: path) else {
+          return .failure(TestFailure("building aprsc from \(source) failed:\n\(output.stderrText)"))
+        }
+        return .success(path)
+      } catch let failure as TestFailure {
+        return .failure(failure)
+      } catch {
+        return .failure(TestFailure("building aprsc: \(error)"))
+      }
     }
   }()
 

@@ -8,8 +8,8 @@ import Testing
 #endif
 
 /// The real `aprs-listener` against the real aprsc 2.1.21 (``RealAPRSC``), not the fake: what the fake might get
-/// wrong about the server shows up here (DESIGN.md "Real APRS-IS in the tests").
-@Suite(.serialized) struct RealAPRSCListenerTests {
+/// wrong about the server shows up here (docs/design.md "Real APRS-IS in the tests").
+@Suite(.serialized, .enabled(if: RealAPRSC.isAvailable, RealAPRSC.skipNote)) struct RealAPRSCListenerTests {
   /// The listener's APRS-IS login: a call of its own (aprsc drops packets from `N0CALL`), verified.
   static let login = "W7LSTN-10"
   /// Another station's app on the same server: sends messages, receives the listener's ACKs.

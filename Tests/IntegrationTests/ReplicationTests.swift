@@ -147,7 +147,7 @@ import Testing
     #expect(off.stderrText.contains("replication is off"), "\(off.stderrText)")
   }
 
-  /// The replication unit the README installs: `systemd-analyze verify`, and the command it runs.
+  /// The replication unit docs/operating.md installs: `systemd-analyze verify`, and the command it runs.
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
   func theReplicationUnitVerifies() throws {
     let directory = try makeTemporaryDirectory("units")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The cross-site check through the shell (README "Owned stations"): the responder takes its own origin from the
+/// The cross-site check through the shell (docs/api.md "Owned stations"): the responder takes its own origin from the
 /// scheme and port the web server saw (`REQUEST_SCHEME` or `HTTPS`, and `SERVER_PORT`, as nginx's FastCGI
 /// parameters and CGI give them) and the `Host` the request was sent to, so a page of the same host on another
 /// scheme or port is another site.

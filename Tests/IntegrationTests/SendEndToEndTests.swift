@@ -6,7 +6,7 @@ import Testing
   import Glibc
 #endif
 
-/// Sending messages end to end (PROTOCOL.md "Sending messages"): a phone's `/v1/send` through nginx and the
+/// Sending messages end to end (docs/protocol.md "Sending messages"): a phone's `/v1/send` through nginx and the
 /// responder, the real `aprs-listener` transmitting it on the APRS-IS fake (which passes a verified client's
 /// packets for other source calls with `qAS`, as aprsc does) and stopping on the answers the fake carries back.
 /// The 31 s spacing of the schedule is tested with an injected clock (`SendSchedulerTests`,

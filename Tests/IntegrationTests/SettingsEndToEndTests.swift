@@ -50,7 +50,7 @@ import Testing
   /// owner's phone, registered with the station key, nor the app's phone that was there before the claim: the
   /// next message still reaches both.
   @Test func keylessHeartbeatsLeaveTheOwnersPhoneAndTheAppsEarlierPhoneTheirPush() throws {
-    let rig = try SettingsRig()
+    let rig = try SettingsRig(phoneBeforeTheClaim: true)
     defer { rig.stop() }
     let owner = "settings-fcm:APA91bOwner_phone-0123456789"
     let registered = try rig.stack.post(
@@ -137,8 +137,11 @@ import Testing
 
 // MARK: The rig
 
-/// nginx + responder, the push fake, the APRS-IS fake, N0CALL-7 registered (Android, `ackMessages:true`) and a
-/// listener logged in (verified) with its filter.
+/// nginx + responder, the push fake, the APRS-IS fake, N0CALL-7 claimed and its owner's phone registered (Android,
+/// `ackMessages:true`), and a listener logged in (verified) with its filter. By default the phone registers after
+/// the claim with the station key, so the claim's settings govern it; `phoneBeforeTheClaim` registers it keyless
+/// first, as the shipping app does, and the claim's settings then leave it alone (docs/design.md, "Which settings
+/// act station-wide").
 final class SettingsRig {
   let stack: TestStack
   let push: PushProviderFake
@@ -148,7 +151,7 @@ final class SettingsRig {
   /// The key of N0CALL-7's claim: `/v1/settings` needs it.
   let stationKey: String
 
-  init() throws {
+  init(phoneBeforeTheClaim: Bool = false) throws {
     var started: [() -> Void] = []
     do {
       let stack = try TestStack(.real())
@@ -157,14 +160,19 @@ final class SettingsRig {
       started.append { push.stop() }
       let aprsis = try FakeAPRSIS()
       started.append { aprsis.stop() }
-      let response = try stack.post(
-        "/v1/register",
-        json:
-          #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(SettingsEndToEndTests.fcmToken)","ackMessages":true,"wantHistory":false,"since":0,"auth":"13023"}"#
-      )
-      guard response.status == 200 else { throw TestFailure("register: \(response.text)") }
+      let phone =
+        #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(SettingsEndToEndTests.fcmToken)","ackMessages":true,"wantHistory":false,"since":0,"auth":"13023"}"#
+      if phoneBeforeTheClaim {
+        let response = try stack.post("/v1/register", json: phone)
+        guard response.status == 200 else { throw TestFailure("register: \(response.text)") }
+      }
       let claim = try stack.post("/v1/claim", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023"}"#)
-      stationKey = try #require(claim.jsonObject?.string("stationKey"), "claim: \(claim.text)")
+      let key = try #require(claim.jsonObject?.string("stationKey"), "claim: \(claim.text)")
+      stationKey = key
+      if !phoneBeforeTheClaim {
+        let response = try stack.post("/v1/register", json: phone, headers: ["Authorization: Bearer \(key)"])
+        guard response.status == 200 else { throw TestFailure("register: \(response.text)") }
+      }
       let listener = try ListenerProcess(database: stack.databasePath, config: Self.config(aprsis, push))
       started.append { listener.stop() }
       try #require(try aprsis.wait("login", count: 1), "no login:\n\(listener.log)")

@@ -7,7 +7,7 @@ import Testing
   import Glibc
 #endif
 
-/// Faults injected as an operator's machine has them (DESIGN.md "Faults"), on the real stack (nginx, the
+/// Faults injected as an operator's machine has them (docs/design.md "Faults"), on the real stack (nginx, the
 /// responder, the listener, the APRS-IS fake) with senders that retransmit until ACKed: a full disk, an outside
 /// write lock held for 30 s and for 5 minutes, the database deleted and replaced under running daemons. Each
 /// prints what was sent, stored, ACKed and lost, and what `/health` said meanwhile; none may lose what was

@@ -11,7 +11,9 @@ import Testing
 /// push fake: a bulletin repeated three times is one entry and one low-priority push to the device registered
 /// with `want:["subscriptions"]` (none to the shipping app's device), never ACKed; an NWS alert naming the
 /// subscribed zone likewise; inside quiet hours a watched station's Mic-E emergency is pushed at once at high
-/// priority while a new bulletin is held.
+/// priority while a new bulletin is held. A tracker without Mic-E typing `EMERGENCY` into its position comment is
+/// the watch's emergency, once however often it repeats; an Australian (BOM) area is subscribed in WXSVR-AU's form
+/// and its alert, with the line continuing it, reaches the subscriber.
 @Suite(.serialized) struct SubscriptionsEndToEndTests {
   static let optedIn = "subs-fcm:APA91bOpted_in-0123456789"
 
@@ -96,6 +98,62 @@ import Testing
         "bulletin", "nws", "bulletin", "watch",
       ],
       "\(opted.text)")
+    #expect(rig.listener.terminate() == 0)
+  }
+
+  @Test func anEmergencyInAPositionCommentAndABOMAreaReachTheSubscriber() throws {
+    let rig = try SettingsRig()
+    defer { rig.stop() }
+    let answer = try rig.settings(
+      #""subscriptions":[{"kind":"nws","zones":["tas_mw006"]},{"kind":"watch","call":"K1ABC","emergency":true}]"#
+    )
+    #expect(answer.objects("subscriptions").first?.strings("zones") == ["TAS_MW006"], "\(answer)")
+    let registered = try rig.stack.post(
+      "/v1/register",
+      json:
+        #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(Self.optedIn)","wantHistory":false,"since":0,"auth":"13023","want":["subscriptions"]}"#,
+      headers: ["Authorization: Bearer \(rig.stationKey)"])
+    #expect(registered.status == 200, "\(registered.text)")
+    let widened = waitUntil(timeout: 10, interval: 0.05) {
+      let filter = ((try? rig.aprsis.currentFilter()) ?? nil) ?? ""
+      return filter.contains("BOM*") && filter.contains("SKY*") && filter.contains("b/K1ABC")
+    }
+    #expect(widened, "filter: \(String(describing: try? rig.aprsis.currentFilter()))\n\(rig.listener.log)")
+
+    // The tracker beacons its comment every 10 minutes on the fake's clock (past aprsc's duplicate filter).
+    for copy in 0..<3 {
+      if copy > 0 { try rig.aprsis.advance(600) }
+      #expect(
+        try rig.aprsis.inject(["K1ABC>APRS,TCPIP*:!4903.50N/07201.75W-EMERGENCY car in the ditch"]) == 1)
+    }
+    #expect(
+      try rig.aprsis.inject([
+        "NECMWW>APRS,TCPIP*::BOM_WARN :141300z,WIND,TAS_MW002>003-005>007-009 {D55AA",
+        "NECMWW>APRS,TCPIP*::SKYNEC   :GALES EXPECTED ON THE EAST COAST {D55AB",
+      ]) == 2)
+    #expect(
+      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM messages WHERE kind IS NOT NULL") == 3 },
+      "\(rig.listener.log)")
+    #expect(
+      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM outbox") == 0 }, "\(rig.listener.log)")
+    let urgent = waitUntil(timeout: 10, interval: 0.05) {
+      ((try? rig.push.endToEndRequests("fcm")) ?? []).contains {
+        endToEndObject($0, "body", "message", "android")?.string("priority") == "high"
+      }
+    }
+    #expect(urgent, "the emergency was pushed at high priority:\n\(rig.listener.log)")
+
+    let opted = try rig.stack.post(
+      "/v1/sync", json: #"{"callsign":"N0CALL","ssid":7,"auth":"13023","since":0,"want":["subscriptions"]}"#,
+      headers: ["Authorization: Bearer \(rig.stationKey)"])
+    let entries = opted.jsonObject?.objects("messages") ?? []
+    #expect(entries.map { $0.string("type") } == ["watch", "nws", "nws"], "\(opted.text)")
+    #expect(entries.first?.string("event") == "emergency")
+    #expect(
+      entries.first?.string("text")
+        == "EMERGENCY (position comment) at 49.05833, -72.02917: EMERGENCY car in the ditch")
+    #expect(entries.dropFirst().map { $0.string("to") } == ["BOM_WARN", "SKYNEC"])
+    #expect(entries.last?.string("text") == "GALES EXPECTED ON THE EAST COAST")
     #expect(rig.listener.terminate() == 0)
   }
 }

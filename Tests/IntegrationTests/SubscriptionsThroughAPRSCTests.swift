@@ -13,7 +13,8 @@ import Testing
 /// alert and the watched station's emergency status, each is stored once as its own entry type, never ACKed,
 /// shown only to a sync with `want:["subscriptions"]`; removing the subscriptions takes the entries off the
 /// filter and out of the inbox.
-@Suite(.serialized) struct SubscriptionsThroughAPRSCTests {
+@Suite(.serialized, .enabled(if: RealAPRSC.isAvailable, RealAPRSC.skipNote))
+struct SubscriptionsThroughAPRSCTests {
   static let station = "W7ABC"
 
   @Test func subscribedTrafficPassesAprscsFilterAndIsStoredAsEntriesNeverAcked() throws {

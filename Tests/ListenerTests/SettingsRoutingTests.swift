@@ -70,6 +70,67 @@ import Testing
     #expect(gone.messages.count == 1 && gone.messages.first?.ack == nil && gone.blocked == 0)
   }
 
+  /// A claim governs only the devices it brought or adopted (docs/design.md "Who may do what"): while the station
+  /// has keyless devices from before its claim, a blocked sender's message is kept for them, and the server ACKs
+  /// as they asked (`ackMessages:true`) whatever the owner's policy; a subscription entry still follows the owner.
+  @Test func earlierKeylessDevicesGetWhatTheyWouldWithoutTheClaim() throws {
+    let blocked = try CallList(validating: ["KJ7ABC"], field: "blocked")
+    let settings = ["OH7LZB": StationSettings(blocked: blocked, ackPolicy: .never)]
+    let lines = planned("KJ7ABC-7>APRS::OH7LZB   :blocked{1") + planned("OH7AA-1>APRS::OH7LZB   :welcome{2")
+    func settle(_ reach: ClaimReach?) -> SettledBatch {
+      LineRouter.settle(
+        lines, settings: settings, reaches: reach.map { ["OH7LZB": $0] } ?? [:], canTransmit: true)
+    }
+    // No earlier device: the owner's settings hold.
+    let owned = settle(ClaimReach(claimedAt: Self.t0))
+    #expect(owned.blocked == 1 && owned.messages.map(\.incoming.msgno) == ["2"])
+    #expect(owned.messages.allSatisfy { $0.ack == nil })
+    #expect(settle(nil).blocked == 1)
+    // An earlier device that asked for no ACKs: the blocked sender's message is stored, nothing is ACKed.
+    let quiet = settle(ClaimReach(claimedAt: Self.t0, earlierDevices: 1))
+    #expect(quiet.blocked == 0 && quiet.messages.map(\.incoming.msgno) == ["1", "2"])
+    #expect(quiet.messages.allSatisfy { $0.ack == nil && $0.deviceAck == nil })
+    // One that asked for ACKs: both are ACKed, as its register would have set without the claim.
+    let acked = settle(ClaimReach(claimedAt: Self.t0, earlierDevices: 1, earlierWantAcks: true))
+    #expect(
+      acked.messages.map { $0.ack.map { text($0.line) } } == [
+        "OH7LZB>APZACL,TCPIP*::KJ7ABC-7 :ack1\r\n", "OH7LZB>APZACL,TCPIP*::OH7AA-1  :ack2\r\n",
+      ])
+  }
+
+  @Test func theWriterKeepsABlockedSendersMessageForTheEarlierKeylessPhoneAndAcksAsItAsked() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    let upsert = StationUpsert(
+      address: "OH7LZB", base: "OH7LZB", ssid: 0, platform: .android, pushToken: "earlier-phone",
+      ackMessages: true, isRegistration: true)
+    _ = try test.database.upsertStation(upsert, now: 1_000)
+    _ = try test.database.claimStation(
+      "OH7LZB", keyHash: String(repeating: "b", count: 64), client: "192.0.2.1", now: 2_000)
+    try test.database.updateStationSettings(
+      "OH7LZB",
+      StationSettingsUpdate(
+        blocked: try CallList(validating: ["KJ7ABC"], field: "blocked"), ackPolicy: .never),
+      now: 3_000)
+    #expect(
+      try test.database.claimReach("OH7LZB")
+        == ClaimReach(
+          claimedAt: 2_000, earlierDevices: 1, earlierWantAcks: true))
+    let writer = MessageWriter(database: test.database, router: LineRouter())
+    let result = try writer.process(
+      [bytes("KJ7ABC-7>APRS::OH7LZB   :blocked{1"), bytes("OH7AA-1>APRS::OH7LZB   :welcome{2")],
+      stations: try test.stations(), canTransmit: true, now: Self.t0)
+    #expect(result.blocked == 0 && result.stored == 2)
+    #expect(result.acks.count == 2)
+    // The earlier phone, keyed by a proof, is the owner's: the owner's settings hold again.
+    try test.database.execute("UPDATE devices SET keyed = 1 WHERE token = 'earlier-phone'")
+    #expect(try test.database.claimReach("OH7LZB")?.earlierDevices == 0)
+    let after = try writer.process(
+      [bytes("KJ7ABC-7>APRS::OH7LZB   :blocked again{3")], stations: try test.stations(), canTransmit: true,
+      now: Self.t0 + 1_000)
+    #expect(after.blocked == 1 && after.stored == 0 && after.acks.isEmpty)
+  }
+
   // MARK: The writer
 
   @Test func theWriterDropsBlockedSendersAndCountsThem() throws {

@@ -11,7 +11,7 @@ import Testing
   static let t0: Int64 = 1_800_000_000_000
   static let minute: Int64 = 60_000
 
-  private struct Rig {
+  struct Rig {
     let test: TestDatabase
     let writer: MessageWriter
 

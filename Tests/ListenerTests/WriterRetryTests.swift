@@ -4,7 +4,7 @@ import Testing
 @testable import Listener
 
 /// The writer's retry state, its held lines and the queue's bound on them: pure parts of "a batch that cannot be
-/// stored is kept and retried" (DESIGN.md "Faults").
+/// stored is kept and retried" (docs/design.md "Faults").
 @Suite struct WriterRetryTests {
   @Test func delaysStartAt100MsAndDoubleUpTo5Seconds() {
     #expect(WriterRetry.delayMs(afterFailures: 0) == 0)

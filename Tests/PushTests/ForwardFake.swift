@@ -51,11 +51,53 @@ final class ForwardFake: @unchecked Sendable {
     try fakeControl(port: controlPort, method, path, body, timeout: timeout)
   }
 
-  /// The next `times` requests to `path` are answered `status` (with `Retry-After` when given).
-  func script(_ path: String, status: Int, retryAfter: Int? = nil, times: Int = 1, delayMs: Int = 0) throws {
-    var body = #"{"path":"\#(path)","status":\#(status),"times":\#(times),"delayMs":\#(delayMs)"#
-    if let retryAfter { body += #","retryAfter":\#(retryAfter)"# }
-    try control("POST", "/control/script", body + "}")
+  /// The next `times` requests to `path` are answered `status` (with `Retry-After`, the `answer` body and the
+  /// `headers` when given).
+  func script(
+    _ path: String, status: Int, retryAfter: Int? = nil, times: Int = 1, delayMs: Int = 0,
+    answer: String? = nil,
+    headers: [(String, String)] = []
+  ) throws {
+    var body = JSONWriter()
+    body.beginObject()
+    body.key("path")
+    body.string(path)
+    body.key("status")
+    body.int(status)
+    body.key("times")
+    body.int(times)
+    body.key("delayMs")
+    body.int(delayMs)
+    if let retryAfter {
+      body.key("retryAfter")
+      body.int(retryAfter)
+    }
+    if let answer {
+      body.key("body")
+      body.string(answer)
+    }
+    body.key("headers")
+    body.beginObject()
+    for (name, value) in headers {
+      body.key(name)
+      body.string(value)
+    }
+    body.endObject()
+    body.endObject()
+    try control("POST", "/control/script", String(decoding: body.bytes, as: UTF8.self))
+  }
+
+  /// ntfy's error JSON (server/errors.go) for `code` (`42909`), as the fake and ntfy answer it.
+  static func ntfyError(_ code: Int, _ message: String) -> String {
+    #"{"code":\#(code),"http":\#(code / 100),"error":"\#(message)","link":"https://ntfy.sh/docs/publish/#limitations"}"#
+  }
+
+  /// `path` answers as an ntfy topic that takes `token`: 403 without one, 401 for another (counted per client
+  /// address), and 429 42909 for every authenticated request once an address had `authFailureLimit` failures.
+  func ntfy(_ path: String, token: String, authFailureLimit: Int = 30) throws {
+    try control(
+      "POST", "/control/ntfy",
+      #"{"path":"\#(path)","token":"\#(token)","authFailureLimit":\#(authFailureLimit)}"#)
   }
 
   /// `path` answers `status` (404 or 410) from now on.
@@ -63,9 +105,11 @@ final class ForwardFake: @unchecked Sendable {
     try control("POST", "/control/gone", #"{"path":"\#(path)","status":\#(status)}"#)
   }
 
-  /// `RCPT TO` of `address` is refused with `code`.
-  func refuse(_ address: String, code: Int = 550) throws {
-    try control("POST", "/control/refuse", #"{"address":"\#(address)","code":\#(code)}"#)
+  /// `RCPT TO` of `address` is refused with `code` and the `reply` text after it (by default
+  /// `<class>.1.1 <address>: mailbox unavailable`); code 0 takes the address again.
+  func refuse(_ address: String, code: Int = 550, reply: String? = nil) throws {
+    let text = reply.map { #","reply":"\#($0)""# } ?? ""
+    try control("POST", "/control/refuse", #"{"address":"\#(address)","code":\#(code)\#(text)}"#)
   }
 
   /// Waits (bounded, in the fake) until `count` requests (to `path`, answered `status`) arrived.

@@ -8,11 +8,13 @@ import Testing
   let now: Int64 = 1_000_000
 
   func http(_ response: ProviderResponse, attempts: Int = 0, throttles: Int = 0) -> PushDecision {
-    RetryPolicy.forward(response, mail: false, now: now, attempts: attempts, jitter: 0, throttles: throttles)
+    RetryPolicy.forward(
+      response, kind: .webhook, now: now, attempts: attempts, jitter: 0, throttles: throttles
+    ).decision
   }
 
   func mail(_ response: ProviderResponse, attempts: Int = 0) -> PushDecision {
-    RetryPolicy.forward(response, mail: true, now: now, attempts: attempts, jitter: 0)
+    RetryPolicy.forward(response, kind: .email, now: now, attempts: attempts, jitter: 0).decision
   }
 
   @Test func successIsDelivered() {
@@ -82,8 +84,42 @@ import Testing
         == .retry(at: now + 240_000, reason: "429 rate limited"))
   }
 
+  @Test func aRedirectIsRetriedWithTheBackoffAndClassed() {
+    let made = RetryPolicy.forward(
+      ProviderResponse(status: 308, location: "https://new.example/hook"), kind: .webhook, now: now,
+      attempts: 1, jitter: 0)
+    #expect(
+      made
+        == ForwardDecision(
+          decision: .retry(
+            at: now + 20_000,
+            reason: "308 redirect to https://new.example/hook, not followed: save the target's new URL"),
+          problem: .redirect))
+  }
+
+  @Test func ntfysAuthFailureLimitWaitsForTheWholeServiceWithoutRetryAfter() {
+    let body = Array(#"{"code":42909,"http":429,"error":"limit reached: too many auth failures"}"#.utf8)
+    let made = RetryPolicy.forward(
+      ProviderResponse(status: 429, body: body), kind: .ntfy, hasToken: true, now: now, attempts: 0,
+      jitter: 0,
+      throttles: 1)
+    #expect(made.wholeService && made.problem == .throttled)
+    #expect(
+      made.decision
+        == .retry(
+          at: now + 120_000,
+          reason: "429 ntfy rate limited this server (42909 limit reached: too many auth failures)"))
+    let revoked = RetryPolicy.forward(
+      ProviderResponse(status: 401), kind: .ntfy, hasToken: true, now: now, attempts: 0, jitter: 0)
+    #expect(revoked.problem == .authRefused)
+    guard case .deleteToken = revoked.decision else {
+      Issue.record("a refused token is not disabled: \(revoked)")
+      return
+    }
+  }
+
   @Test func otherRefusalsGiveThatMessageUp() {
-    for status in [301, 400, 401, 403, 413] {
+    for status in [400, 401, 403, 413] {
       guard case .giveUp = http(ProviderResponse(status: status)) else {
         Issue.record("\(status) is not given up")
         continue

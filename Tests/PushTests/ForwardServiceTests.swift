@@ -17,15 +17,22 @@ import Testing
 final class ForwardRig: PushServiceRig {
   let fake: ForwardFake
 
-  init(allowPrivate: Bool = true, messaging: String = "coalesceWindow = 0", forward: String = "") throws {
+  /// `webPush`: Web Push and UnifiedPush on (their endpoints may be the fake receiver's paths), for the notices.
+  init(
+    allowPrivate: Bool = true, messaging: String = "coalesceWindow = 0", forward: String = "",
+    webPush: Bool = false
+  ) throws {
     fake = try ForwardFake()
+    let webPushSection =
+      webPush
+      ? "subject = mailto:ops@example.org\ncaFile = ca.pem\nallowPrivateEndpoints = true" : "enabled = false"
     try super.init(
       directory: fake.directory,
       configText: """
         [messaging]
         \(messaging)
         [messaging.webpush]
-        enabled = false
+        \(webPushSection)
         [forward]
         caFile = ca.pem
         allowPrivateEndpoints = \(allowPrivate)
@@ -80,7 +87,31 @@ final class ForwardRig: PushServiceRig {
   }
 
   func status(_ station: String, _ id: String) throws -> ForwardStatus? {
-    try database.forwardTargets(of: station).first { $0.id == id }?.status
+    try target(station, id)?.status
+  }
+
+  func target(_ station: String, _ id: String) throws -> ForwardTarget? {
+    try database.forwardTargets(of: station).first { $0.id == id }
+  }
+
+  /// Registers a UnifiedPush device of `station` whose endpoint is the fake receiver's `path` (its body arrives
+  /// unencrypted), with the station key (`keyed`, the owner's) or without.
+  func registerDevice(_ station: String, path: String, keyed: Bool) throws {
+    let parts = station.split(separator: "-", maxSplits: 1)
+    _ = try database.upsertStation(
+      StationUpsert(
+        address: station, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1]) ?? 0 : 0,
+        platform: .unifiedpush, pushToken: fake.url(path), ackMessages: false, isRegistration: true,
+        keyed: keyed),
+      now: clock.now())
+  }
+
+  /// Confirms the email target `id` with the code of the confirmation mail to `to` (waits for the mail).
+  func confirm(_ station: String, _ id: String, to: String) throws {
+    guard try fake.waitMail(to: to, count: 1) else { throw TestFailure("no confirmation mail: \(log())") }
+    let code = try confirmationCode(to: to)
+    let confirmed = try database.confirmForwardTarget(station: station, id: id, code: code, now: clock.now())
+    guard case .confirmed = confirmed else { throw TestFailure("not confirmed: \(confirmed)") }
   }
 }
 

@@ -70,9 +70,12 @@ final class PushRig: PushServiceRig {
   }
 
   /// Registers `station` with devices `(platform, token)`.
-  func register(_ station: String, _ devices: [(DevicePlatform, String)], at time: Int64? = nil) throws {
+  func register(
+    _ station: String, _ devices: [(DevicePlatform, String)], at time: Int64? = nil, keyed: Bool = false
+  ) throws {
     for (platform, token) in devices {
-      try registerStation(database, station, platform: platform, token: token, now: time ?? clock.now())
+      try registerStation(
+        database, station, platform: platform, token: token, keyed: keyed, now: time ?? clock.now())
     }
   }
 

@@ -89,13 +89,13 @@ func openMigrated(_ path: String, ringSize: Int = 50) throws -> Database {
 @discardableResult
 func registerStation(
   _ database: Database, _ address: String, platform: DevicePlatform? = .android, token: String? = nil,
-  now: Int64
+  keyed: Bool = false, now: Int64
 ) throws -> StationRecord {
   let parts = address.split(separator: "-", maxSplits: 1)
   return try database.upsertStation(
     StationUpsert(
       address: address, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1]) ?? 0 : 0,
-      platform: platform, pushToken: token, ackMessages: false, isRegistration: true),
+      platform: platform, pushToken: token, ackMessages: false, isRegistration: true, keyed: keyed),
     now: now)
 }
 

@@ -31,6 +31,32 @@ import Testing
     #expect(muted.held.map(\.id) == [1, 2, 3] && muted.batch == nil && muted.reason == .muted)
     let free = QuietSplit.split(batch, settings: .defaults, now: 60_000)
     #expect(free.held.isEmpty && free.batch == batch && free.reason == nil)
+    // The claim governs its keyed devices only: keyless ones get every message as without it.
+    #expect(quiet.guestEntries == batch.entries && muted.guestEntries == batch.entries)
+  }
+
+  /// A claim governs only the devices it brought or adopted (docs/design.md "Who may do what"): the owner's mute
+  /// holds the owner's keyed phone and a keyless phone registered after the claim, while the keyless phone the
+  /// station had before the claim is pushed as it was.
+  @Test func aMuteHoldsTheDevicesTheClaimBroughtAndTheEarlierKeylessOneIsPushedAsBefore() throws {
+    let rig = try PushRig(ios: false)
+    defer { rig.close() }
+    let start = rig.clock.now()
+    try rig.register("N0CALL-7", [(.android, "fcm-earlier")], at: start - 60_000)
+    _ = try rig.database.claimStation(
+      "N0CALL-7", keyHash: String(repeating: "a", count: 64), client: "192.0.2.1", now: start)
+    try rig.register("N0CALL-7", [(.android, "fcm-owner")], at: start + 1, keyed: true)
+    try rig.register("N0CALL-7", [(.android, "fcm-after")], at: start + 2)
+    try rig.database.updateStationSettings(
+      "N0CALL-7", StationSettingsUpdate(mutedUntil: start + 3_600_000), now: start)
+    try rig.start()
+    try rig.store("N0CALL-7", ["while muted"], from: "OH7AA-1")
+    #expect(try rig.fake.wait("fcm", count: 1, status: 200), "\(rig.log())")
+    #expect(try rig.eventuallyEmpty())
+    #expect(try !rig.fake.wait("fcm", count: 2, timeoutMs: 1_000), "a device the claim governs got a push")
+    let request = try #require(try rig.fake.requests("fcm").last)
+    #expect(request.string(at: ["body", "message", "token"]) == "fcm-earlier")
+    #expect(request.string(at: ["body", "message", "data", "fromCall"]) == "OH7AA-1")
   }
 
   /// Moves the rig's clock forward to the next time the local clock at `offset` minutes from UTC shows
@@ -48,7 +74,7 @@ import Testing
   @Test func quietHoursAcrossMidnightWithAnOffsetHoldPushesButABypassSendersAndCountWhatWasHeld() throws {
     let rig = try PushRig(ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")], keyed: true)
     // The sender's clock runs up to a day ahead of the fake's: its OAuth assertions' iat must still pass.
     try rig.fake.set(#"{"skewMs":172800000}"#)
     // 22:00-06:00 local time at UTC+3, KJ7ABC (every SSID) let through.
@@ -87,7 +113,7 @@ import Testing
   @Test func muteHoldsEveryPushUntilItEndsOrIsTurnedOff() throws {
     let rig = try PushRig(messaging: "coalesceWindow = 2s", ios: false)
     defer { rig.close() }
-    try rig.register("N0CALL-7", [(.android, "fcm-token-1")])
+    try rig.register("N0CALL-7", [(.android, "fcm-token-1")], keyed: true)
     try rig.start()
     // A burst that is still coalescing when the mute starts is held too: the decision is made at send time.
     try rig.store("N0CALL-7", ["coalescing"], from: "OH7AA-1")

@@ -5,7 +5,7 @@ import Testing
 @testable import Push
 @testable import Store
 
-/// The `sendFailed` push (PROTOCOL.md "Sending messages"): a message the station sent ended rejected or expired.
+/// The `sendFailed` push (docs/protocol.md "Sending messages"): a message the station sent ended rejected or expired.
 @Suite struct SendFailedPushTests {
   static let rejected = PushContent.sendFailed(
     station: "OH7LZB-9", to: "KJ7ABC-7", seqId: "12", text: "Are you there?", state: .rejected)

@@ -2,7 +2,7 @@ import Push
 import Store
 import Testing
 
-/// The sizes README.md states for a Web Push body's plaintext (before `aes128gcm`): one record holds at most
+/// The sizes docs/api.md states for a Web Push body's plaintext (before `aes128gcm`): one record holds at most
 /// 3993 bytes (RFC 8291 §4: 4096 − 86 header − 16 tag − 1 delimiter), and the builder never goes past it.
 @Suite struct WebPushPayloadSizeTests {
   static let icon = String(repeating: "a", count: 32)
@@ -21,7 +21,7 @@ import Testing
     return try WebPushPayload.body(content, preview: true, encrypted: true).get().bytes.count
   }
 
-  @Test func theBodiesREADMEStates() throws {
+  @Test func theBodiesTheGuideStates() throws {
     #expect(WebPushPayload.maxBytes(encrypted: true) == 3993)
     let aprs101 = String(repeating: "x", count: 67)
     // One 67-character message (APRS101's limit) from a station with a built-in icon.

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Store
 
-/// The confirmation mails' budgets (README "Forwarding"): one person cannot take many of them with variants of one
+/// The confirmation mails' budgets (docs/api.md "Forwarding"): one person cannot take many of them with variants of one
 /// mailbox (dots where the provider ignores them, `+tags`) or with the addresses of a catch-all domain.
 @Suite struct ConfirmationBudgetTests {
   /// A database with `stations` registered stations (`N0CALL-1` …), each able to mail.

@@ -148,7 +148,7 @@ import Testing
 
     let check = try openStore(path, options: options)
     defer { check.close() }
-    let everything = try check.sync(station: "N0CALL", since: 0, now: 0)
+    let everything = try syncEverything(check, station: "N0CALL")
     #expect(everything.messages.count == total)
     #expect(everything.serverTime == (try check.lastMessageTimestamp()))
     let stamps = everything.messages.map(\.timestamp)
@@ -194,7 +194,7 @@ import Testing
     #expect(problems.all == [])
     let check = try openStore(path, options: options)
     defer { check.close() }
-    let stamps = try check.sync(station: "N0CALL", since: 0, now: 0).messages.map(\.timestamp)
+    let stamps = try syncEverything(check, station: "N0CALL").messages.map(\.timestamp)
     #expect(stamps.count == 3 * perWriter)
     #expect(stamps == Array(5_000..<Int64(5_000 + 3 * perWriter)))
   }

@@ -123,6 +123,32 @@ import Testing
     #expect(try database.avatars(for: ["KJ7ABC"])["KJ7ABC"]?.hash == "icon:radio")
   }
 
+  /// 022: a watch in an emergency (the old flags) keeps it from when the call was last heard, so the upgrade
+  /// reports none twice; the alerts' index exists.
+  @Test func upgradeKeepsAWatchsEmergency() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let old = try Database(path: dir.database)
+    #expect(try old.migrate(upTo: 21) == 21)
+    try old.execute(
+      """
+      INSERT INTO stations (address, base, ssid, platform, ack_messages, registered_at, heartbeat_at,
+                            last_sync_cursor, last_sync_at)
+        VALUES ('N0CALL-7', 'N0CALL', 7, NULL, 0, 100, 200, 0, NULL);
+      INSERT INTO subscriptions (station, id, position, kind, target, emergency, created_at)
+        VALUES ('N0CALL-7', 's1', 0, 'watch', 'K1ABC', 1, 100), ('N0CALL-7', 's2', 1, 'watch', 'K2ABC', 1, 100);
+      INSERT INTO watch_states (station, subscription, last_heard_at, mic_e_emergency)
+        VALUES ('N0CALL-7', 's1', 5000, 1), ('N0CALL-7', 's2', 6000, 0);
+      """)
+    old.close()
+    let database = try Database(path: dir.database)
+    defer { database.close() }
+    #expect(try database.migrate() == Database.latestSchemaVersion)
+    #expect(try database.watches(of: "K1ABC", heardSince: 0, now: 9000).first?.state.emergencyAt == 5000)
+    #expect(try database.watches(of: "K2ABC", heardSince: 0, now: 9000).first?.state.emergencyAt == nil)
+    #expect(try count(database, "sqlite_schema", where: "name = 'messages_alerts'") == 1)
+  }
+
   @Test func newerDatabaseIsRefused() throws {
     let dir = try TempDirectory()
     defer { dir.remove() }

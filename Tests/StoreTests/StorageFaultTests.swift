@@ -8,7 +8,7 @@ import Testing
   import Glibc
 #endif
 
-/// Storage faults (DESIGN.md "Faults"): how SQLite's codes are classified, the check that the database file is
+/// Storage faults (docs/design.md "Faults"): how SQLite's codes are classified, the check that the database file is
 /// still the one the path names, the beacon record and the database's users file.
 @Suite struct StorageFaultTests {
   @Test func sqliteCodesAreClassifiedIntoStorageFaults() {

@@ -125,3 +125,19 @@ func runOnThreads(_ bodies: [@Sendable () -> Void]) {
   }
   group.wait()
 }
+
+/// Every message of `station` newer than `since`, read a page at a time as a client following its cursor does
+/// (an answer carries at most a page: ``Store/Database/pageSize(for:)``), and the last `serverTime`. At most
+/// 100,000 pages.
+func syncEverything(_ database: Database, station: String, since: Int64 = 0) throws -> SyncResult {
+  var all = try database.sync(station: station, since: since, now: 0)
+  var pages = 1
+  while all.more && pages < 100_000 {
+    let next = try database.sync(station: station, since: all.serverTime, now: 0)
+    all.messages += next.messages
+    all.serverTime = next.serverTime
+    all.more = next.more
+    pages += 1
+  }
+  return all
+}

@@ -10,21 +10,28 @@ DIR holds server.pem and server-key.pem (a certificate for IP 127.0.0.1 and loca
 CA, from make_push_credentials.sh). Once bound it writes {"https_port","smtp_port","control_port"} to --ready-file
 (tmp + rename) and stdout. Exits on SIGTERM/SIGINT, when its parent goes away and after --max-seconds.
 
-HTTPS (HTTP/1.1, keep-alive): any POST path is a target. It answers the next scripted answer for the path, if any;
-a path marked gone answers 404 or 410; else 200. Every request is recorded: path, headers (lower-case names),
+HTTPS (HTTP/1.1, keep-alive): any POST path is a target. It answers the next scripted answer for the path, if any
+(its status, body and headers: an ntfy error JSON, a Location); a path marked gone answers 404 or 410; a path made an
+ntfy topic with a token answers as ntfy's server does (server.go maybeAuthenticate, errors.go): a request without
+`Authorization` 403 {"code":40301}, a wrong Bearer token 401 {"code":40101} counted against the client's IP address,
+and once an address had `authFailureLimit` (30, ntfy's visitor-auth-failure-limit-burst) failures, every request with
+`Authorization` from it, right token or not, 429 {"code":42909}; else 200. Every request is recorded: path, headers (lower-case names),
 body (text), bodyBase64 (the raw bytes, for a signature check), status, time, and concurrent (how many requests
 to its path were being answered when it arrived, itself included; a script's delayMs holds the answer that long).
 
 SMTP over TLS from the start (SMTPS, as on port 465): EHLO, AUTH PLAIN/LOGIN (user `aprs`, password
 `test-password`; anything else is 535), MAIL FROM, RCPT TO (an address marked refused answers its code, 550 by
-default), DATA. Every mail taken is recorded: from, to (list), data (text), authenticated, time.
+default, with its reply text: by default `<code> <class>.1.1 <address>: mailbox unavailable`), DATA. Every mail taken is recorded: from, to (list), data (text), authenticated, time.
 
 Control API:
   GET  /control/requests[?path=P]              {"requests":[...]} oldest first
   GET  /control/mails                          {"mails":[...]} oldest first
-  POST /control/script {"path","status","retryAfter"?,"times"?:1,"delayMs"?:0}   the next answers of that path
+  POST /control/script {"path","status","retryAfter"?,"times"?:1,"delayMs"?:0,"body"?:str,"headers"?:{name:value}}
+       the next answers of that path
   POST /control/gone {"path","status"?:410}    the path answers 404 or 410 from now on
-  POST /control/refuse {"address","code"?:550} RCPT TO of that address is refused with the code
+  POST /control/ntfy {"path","token","authFailureLimit"?:30}   the path is an ntfy topic that takes that token
+  POST /control/refuse {"address","code"?:550,"reply"?:str} RCPT TO of that address is refused with the code (and
+       the reply text after it, e.g. "5.2.2 Mailbox full"); code 0 takes it again
   POST /control/wait {"kind":"http"|"mail","count","path"?,"to"?,"status"?,"timeoutMs"?}
        {"ok":bool,"count":n} once that many requests (answered with status) or mails arrived
 """
@@ -55,6 +62,9 @@ class State:
         self.active = {}
         self.gone = {}
         self.refused = {}
+        self.ntfy = {}
+        self.auth_failures = {}
+        self.auth_failure_limit = 30
 
 
 STATE = State()
@@ -67,7 +77,8 @@ class ReceiverHandler(TLSPostHandler):
         body = self.read_body()
         path = urllib.parse.urlsplit(self.path).path
         headers = {name.lower(): value for name, value in self.headers.items()}
-        status, extra, delay = 200, [], 0
+        status, extra, delay, answer = 200, [], 0, None
+        client = self.client_address[0]
         with STATE.lock:
             STATE.active[path] = STATE.active.get(path, 0) + 1
             concurrent = STATE.active[path]
@@ -81,8 +92,13 @@ class ReceiverHandler(TLSPostHandler):
                 delay = script.get("delayMs") or 0
                 if script.get("retryAfter") is not None:
                     extra.append(("Retry-After", str(script["retryAfter"])))
+                extra.extend((script.get("headers") or {}).items())
+                if script.get("body") is not None:
+                    answer = script["body"].encode()
             elif path in STATE.gone:
                 status = STATE.gone[path]
+            elif path in STATE.ntfy:
+                status, answer = ntfy_answer(STATE.ntfy[path], headers.get("authorization"), client)
             STATE.requests.append({
                 "path": path, "headers": headers, "body": body.decode("utf-8", "replace"),
                 "bodyBase64": base64.b64encode(body).decode(), "status": status, "time": time.time(),
@@ -91,18 +107,40 @@ class ReceiverHandler(TLSPostHandler):
         try:
             if delay:
                 time.sleep(delay / 1000.0)
-            self.answer(status, b'{"ok":true}' if status < 300 else b'{"error":"scripted"}', extra)
+            if answer is None:
+                answer = b'{"ok":true}' if status < 300 else b'{"error":"scripted"}'
+            self.answer(status, answer, extra)
         finally:
             with STATE.lock:
                 STATE.active[path] -= 1
 
 
+def ntfy_error(code, http, message):
+    return http, ('{"code":%d,"http":%d,"error":"%s","link":"https://ntfy.sh/docs/publish/#authentication"}'
+                  % (code, http, message)).encode()
+
+
+def ntfy_answer(token, authorization, client):
+    """ntfy's answer to a publish on a topic that takes `token` (call with STATE.lock held)."""
+    if authorization is None:
+        return ntfy_error(40301, 403, "forbidden")
+    if STATE.auth_failures.get(client, 0) >= STATE.auth_failure_limit:
+        return ntfy_error(42909, 429, "limit reached: too many auth failures")
+    if authorization != "Bearer " + token:
+        STATE.auth_failures[client] = STATE.auth_failures.get(client, 0) + 1
+        return ntfy_error(40101, 401, "unauthorized")
+    return 200, b'{"id":"fake","event":"message"}'
+
+
 class MailHandler:
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         with STATE.lock:
-            code = STATE.refused.get(address.lower())
-        if code is not None:
-            return "%d 5.1.1 <%s>: mailbox unavailable" % (code, address)
+            refusal = STATE.refused.get(address.lower())
+        if refusal is not None:
+            code, reply = refusal
+            if reply is None:
+                reply = "%d.1.1 <%s>: mailbox unavailable" % (code // 100, address)
+            return "%d %s" % (code, reply)
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
@@ -170,7 +208,8 @@ class ControlHandler(JSONControlHandler):
             return self.reply({"error": "not JSON"}, 400)
         if path == "/control/script":
             entry = {"status": int(request["status"]), "retryAfter": request.get("retryAfter"),
-                     "times": int(request.get("times", 1)), "delayMs": int(request.get("delayMs", 0))}
+                     "times": int(request.get("times", 1)), "delayMs": int(request.get("delayMs", 0)),
+                     "body": request.get("body"), "headers": request.get("headers")}
             with STATE.lock:
                 STATE.scripts.setdefault(request["path"], []).append(entry)
             return self.reply({"ok": True})
@@ -178,13 +217,18 @@ class ControlHandler(JSONControlHandler):
             with STATE.lock:
                 STATE.gone[request["path"]] = int(request.get("status", 410))
             return self.reply({"ok": True})
+        if path == "/control/ntfy":
+            with STATE.lock:
+                STATE.ntfy[request["path"]] = request["token"]
+                STATE.auth_failure_limit = int(request.get("authFailureLimit", STATE.auth_failure_limit))
+            return self.reply({"ok": True})
         if path == "/control/refuse":
             code = int(request.get("code", 550))
             with STATE.lock:
                 if code == 0:
                     STATE.refused.pop(request["address"].lower(), None)
                 else:
-                    STATE.refused[request["address"].lower()] = code
+                    STATE.refused[request["address"].lower()] = (code, request.get("reply"))
             return self.reply({"ok": True})
         if path == "/control/wait":
             def matching():

@@ -35,11 +35,15 @@ class ForwardFake(unittest.TestCase):
         return json.loads(connection.getresponse().read())
 
     def post(self, path, body, headers=None):
+        return self.exchange(path, body, headers)[:2]
+
+    def exchange(self, path, body, headers=None):
+        """(status, Retry-After, body, Location) of one POST."""
         connection = http.client.HTTPSConnection("127.0.0.1", self.https_port, context=self.tls, timeout=20)
         connection.request("POST", path, body, headers or {})
         response = connection.getresponse()
-        response.read()
-        return response.status, response.getheader("Retry-After")
+        answer = response.read()
+        return response.status, response.getheader("Retry-After"), answer, response.getheader("Location")
 
     def smtp(self):
         return smtplib.SMTP_SSL("127.0.0.1", self.smtp_port, context=self.tls, timeout=20)
@@ -70,6 +74,44 @@ class ForwardFake(unittest.TestCase):
             with self.assertRaises(smtplib.SMTPRecipientsRefused) as caught:
                 client.sendmail("aprs@example.org", ["nobody@example.org"], "Subject: x\r\n\r\nx\r\n")
         self.assertEqual(caught.exception.recipients["nobody@example.org"][0], 550)
+        self.assertIn(b"5.1.1", caught.exception.recipients["nobody@example.org"][1])
+
+    def test_a_refusal_carries_its_code_and_reply_and_can_be_lifted(self):
+        for code, reply in ((552, "5.2.2 Mailbox full"), (452, "4.2.2 Mailbox full, try later")):
+            self.control("POST", "/control/refuse", {"address": "full@example.org", "code": code, "reply": reply})
+            with self.smtp() as client:
+                client.login("aprs", "test-password")
+                with self.assertRaises(smtplib.SMTPRecipientsRefused) as caught:
+                    client.sendmail("aprs@example.org", ["full@example.org"], "Subject: x\r\n\r\nx\r\n")
+            self.assertEqual(caught.exception.recipients["full@example.org"], (code, reply.encode()))
+        self.control("POST", "/control/refuse", {"address": "full@example.org", "code": 0})
+        with self.smtp() as client:
+            client.login("aprs", "test-password")
+            self.assertEqual(client.sendmail("aprs@example.org", ["full@example.org"], "Subject: x\r\n\r\nx\r\n"), {})
+
+    def test_scripts_answer_their_body_and_headers(self):
+        body = '{"code":42901,"http":429,"error":"limit reached: too many requests"}'
+        self.control("POST", "/control/script", {"path": "/n", "status": 429, "body": body})
+        self.control("POST", "/control/script",
+                     {"path": "/n", "status": 308, "headers": {"Location": "https://elsewhere.example/n"}})
+        status, _, answer, _ = self.exchange("/n", b"x")
+        self.assertEqual((status, json.loads(answer)["code"]), (429, 42901))
+        status, _, _, location = self.exchange("/n", b"x")
+        self.assertEqual((status, location), (308, "https://elsewhere.example/n"))
+
+    def test_an_ntfy_topic_refuses_wrong_tokens_and_then_this_address(self):
+        self.control("POST", "/control/ntfy", {"path": "/topic-good", "token": "tk_good", "authFailureLimit": 3})
+        self.control("POST", "/control/ntfy", {"path": "/topic-revoked", "token": "tk_new"})
+        good = {"Authorization": "Bearer tk_good"}
+        self.assertEqual(self.exchange("/topic-good", b"hi", good)[0], 200)
+        status, _, answer, _ = self.exchange("/topic-good", b"hi")
+        self.assertEqual((status, json.loads(answer)["code"]), (403, 40301))
+        for _ in range(3):
+            status, _, answer, _ = self.exchange("/topic-revoked", b"hi", {"Authorization": "Bearer tk_old"})
+            self.assertEqual((status, json.loads(answer)["code"]), (401, 40101))
+        # ntfy counts the failures per client address: now even the good token is refused.
+        status, _, answer, _ = self.exchange("/topic-good", b"hi", good)
+        self.assertEqual((status, json.loads(answer)["code"]), (429, 42909))
 
     def test_the_receiver_answers_scripts_and_gone_paths_and_records_raw_bodies(self):
         self.control("POST", "/control/script", {"path": "/s", "status": 503, "retryAfter": 7})

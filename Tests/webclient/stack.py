@@ -28,7 +28,7 @@ LISTENER_LOGIN = "WEBTST-10"
 
 
 def passcode(call: str) -> int:
-    """The APRS-IS passcode of a call's base (PROTOCOL.md, "Passcode")."""
+    """The APRS-IS passcode of a call's base (docs/protocol.md, "Passcode")."""
     base = call.strip().upper().split("-")[0].encode()
     value = 0x73E2
     for index in range(0, len(base), 2):

@@ -272,7 +272,7 @@ test("api: the server's error text, non-JSON as a network failure, success witho
   await assert.rejects(api.call("sync", {}), (error) => error.network && error.status === 502);
   assert.deepEqual(await api.call("sync", {}), { messages: [], serverTime: 5 });
   await assert.rejects(api.call("sync", {}), (error) => error.network && /cannot reach/.test(error.message));
-  // A 4xx without `error` is a success (PROTOCOL.md, "Errors").
+  // A 4xx without `error` is a success (docs/protocol.md, "Errors").
   assert.deepEqual(await api.call("sync", {}), { messages: [] });
 });
 
@@ -775,6 +775,9 @@ test("settings: subscriptions and forwarding targets from the form", () => {
   assert.deepEqual(subscriptionDraft({ kind: "nws", zones: "ohc081, PAZ125 ohc081" }).subscription,
     { kind: "nws", zones: ["OHC081", "PAZ125"] });
   assert.match(subscriptionDraft({ kind: "nws", zones: "OHIO" }).error, /OHIO/);
+  assert.deepEqual(subscriptionDraft({ kind: "nws", zones: "nsw_fw001 TAS_MW002" }).subscription,
+    { kind: "nws", zones: ["NSW_FW001", "TAS_MW002"] });
+  assert.match(subscriptionDraft({ kind: "nws", zones: "XX_FW001" }).error, /XX_FW001/);
   assert.deepEqual(subscriptionDraft({ kind: "watch", call: "k1abc", heardHours: "1", silentHours: "", emergency: true }).subscription,
     { kind: "watch", call: "K1ABC", heardAfter: 3600, emergency: true });
   assert.match(subscriptionDraft({ kind: "watch", call: "K1ABC", heardHours: "0.01" }).error, /Hours/);

@@ -1,4 +1,4 @@
-// The service worker: shows Web Push notifications (PROTOCOL.md, "Web Push and UnifiedPush"), opens the
+// The service worker: shows Web Push notifications (docs/protocol.md, "Web Push and UnifiedPush"), opens the
 // conversation when one is tapped, and keeps a copy of the app shell (the page's own files, listed below) so
 // that an installed app still opens without a network. Only those files: nothing else is answered from or
 // put into its cache, never an API answer, so no message is ever kept in the browser's storage by it.

@@ -1,5 +1,5 @@
 // The /v1 API as the page calls it: POST with a JSON object, an answer that is a JSON object, and a
-// failure whenever the answer carries a non-null `error` (PROTOCOL.md, "Errors"): the user then sees
+// failure whenever the answer carries a non-null `error` (docs/protocol.md, "Errors"): the user then sees
 // the server's own `error` text. A body that is not JSON counts as a network failure, as in the app.
 
 /** A failed call. `message` is the server's `error` text when the server sent one. */
@@ -18,7 +18,7 @@ export class APIError extends Error {
   }
 }
 
-/** Milliseconds the app waits for an answer (PROTOCOL.md, "Transport"). */
+/** Milliseconds the app waits for an answer (docs/protocol.md, "Transport"). */
 export const DEFAULT_TIMEOUT_MS = 20000;
 
 export class API {
@@ -30,7 +30,7 @@ export class API {
   constructor(base, fetcher = (...args) => globalThis.fetch(...args)) {
     this.base = new URL(base);
     this.fetcher = fetcher;
-    /** The station key of the signed-in station's claim (PROTOCOL.md "Owned stations"), sent on every call
+    /** The station key of the signed-in station's claim (docs/protocol.md "Owned stations"), sent on every call
      * while set, as `Authorization: Bearer` and as the `stationKey` field (web servers that drop the header,
      * such as Apache's CGI without `CGIPassAuth`, still pass the body); null: none. */
     this.stationKey = null;

@@ -1,5 +1,5 @@
 // The page: sign in, the inbox, a conversation, sending, notifications, and (screens.mjs) the station's
-// subscriptions and settings. It talks only to this server's /v1 API (PROTOCOL.md) and degrades where the
+// subscriptions and settings. It talks only to this server's /v1 API (docs/protocol.md) and degrades where the
 // server lacks a feature: no /v1/info → no notifications and short polls; no `longpoll` → a sync every second;
 // no /v1/send → the form says so. Every word comes from the string tables (i18n.mjs).
 
@@ -20,7 +20,7 @@ const api = new API(new URL("v1/", document.baseURI));
 const STORE_SESSION = "aprs-cloud.session";
 /** The language picked in the settings; not about the station, so it outlives a sign-out. */
 const STORE_LANGUAGE = "aprs-cloud-language";
-/** The opt-in answers the page takes (PROTOCOL.md "Opt-in answers"): paging, drops and read markers, other
+/** The opt-in answers the page takes (docs/protocol.md "Opt-in answers"): paging, drops and read markers, other
  * SSIDs' entries, subscription entries. */
 const WANT = ["inbox", "ssids", "subscriptions"];
 
@@ -131,7 +131,7 @@ function showSignIn(message = "") {
 
 /**
  * Signs in with the passcode (`auth`) or the station key of a claimed station (`stationKey`), or both. An
- * unclaimed station is claimed here (PROTOCOL.md "Owned stations"): this browser then holds its key, which
+ * unclaimed station is claimed here (docs/protocol.md "Owned stations"): this browser then holds its key, which
  * "remember" keeps instead of the passcode. A station claimed by another device still signs in with the
  * passcode, to read; sending and settings need its key.
  */

@@ -1,4 +1,4 @@
-// Peers' avatars (PROTOCOL.md, "Avatars"): a sync names each peer's avatar hash; `icon:<name>` is a
+// Peers' avatars (docs/protocol.md, "Avatars"): a sync names each peer's avatar hash; `icon:<name>` is a
 // built-in icon and needs no request, any other hash is an image fetched once through /v1/avatars (at
 // most 50 stations a call) and kept while the hash stays the same. Without one: the call's initials
 // on a colour of its own.
@@ -28,7 +28,7 @@ const ICONS = new Map(Object.entries({
 /** The icon names drawn here. */
 export const ICON_NAMES = [...ICONS.keys()];
 
-/** What the server stores as an icon name (PROTOCOL.md "Avatars"); anything else is not an icon. */
+/** What the server stores as an icon name (docs/protocol.md "Avatars"); anything else is not an icon. */
 const ICON_NAME = /^[a-z0-9_-]{1,32}$/;
 /** A hash as the server writes it: "", "icon:<name>" or 64 hex digits. */
 const HASH = /^(?:|icon:[a-z0-9_-]{1,32}|[0-9a-f]{64})$/;

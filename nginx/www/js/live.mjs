@@ -40,7 +40,7 @@ export class LiveSync {
    * @param {() => number} options.cursor the cursor to send as `since`
    * @param {(answer: object) => void} options.onAnswer a sync's answer (the caller merges it)
    * @param {(error: unknown) => void} [options.onError] an `onAnswer` that threw (logged; the loop goes on)
-   * @param {string[]|null} [options.want] the sync's `want` (PROTOCOL.md "Opt-in answers"), or null
+   * @param {string[]|null} [options.want] the sync's `want` (docs/protocol.md "Opt-in answers"), or null
    * @param {(status: {mode: string, error?: Error, retryMs?: number}) => void} options.onStatus
    *   `mode`: "live" (long poll), "polling" (short polls), "offline" (retrying in `retryMs`),
    *   "stopped" (a 401: the passcode no longer matches)

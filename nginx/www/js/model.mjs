@@ -2,7 +2,7 @@
 // unread counts, read markers and the sync cursor. Pure (no DOM, no storage, no clock): kept in memory only
 // (never in the browser's storage; a reload fetches the history again), and the Node tests drive it directly.
 //
-// Keys (PROTOCOL.md, "Messages" and "Sending messages"):
+// Keys (docs/protocol.md, "Messages" and "Sending messages"):
 // - a received message is one `timestamp` (identical on every sync; unique across the database);
 // - a sent message is its `clientId` when it has one, else `peer` + `seqId` (its message number), else
 //   its timestamp; a state change comes back with a new timestamp and replaces the state of the same

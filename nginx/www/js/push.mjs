@@ -1,4 +1,4 @@
-// Web Push for the page (PROTOCOL.md, "Web Push and UnifiedPush"): whether this browser and this server
+// Web Push for the page (docs/protocol.md, "Web Push and UnifiedPush"): whether this browser and this server
 // can do it, subscribing with the server's VAPID key, and the fields that register the subscription
 // (`platform:"webpush"`, the endpoint as `pushToken`, its keys as `pushKeys`). The service worker
 // (sw.js) shows what arrives. No UI here.

@@ -1,10 +1,10 @@
-// Pure rules of the wire contract (PROTOCOL.md) that the page checks before it asks the server: what a
+// Pure rules of the wire contract (docs/protocol.md) that the page checks before it asks the server: what a
 // callsign, a station address and a message text may be, and the words it shows for a sent message's
 // state. No DOM, no I/O: the Node tests import this module as it is. Sentences come from the string tables.
 
 import { t, tn } from "./i18n.mjs";
 
-/** Most characters in one APRS message text (PROTOCOL.md, "Sending messages"). */
+/** Most characters in one APRS message text (docs/protocol.md, "Sending messages"). */
 export const MAX_TEXT = 67;
 
 /** Characters APRS reserves in a message text: `{` starts the message number, `|` and `~` are taken. */
@@ -99,14 +99,14 @@ function isControl(character) {
 }
 
 /**
- * Whether `value` can be a station key (PROTOCOL.md "Owned stations": base64url of at least 256 random bits).
+ * Whether `value` can be a station key (docs/protocol.md "Owned stations": base64url of at least 256 random bits).
  * Checked before it goes into a header: a value with a control character would make every call fail.
  */
 export function isStationKey(value) {
   return typeof value === "string" && /^[A-Za-z0-9_-]{43,128}$/.test(value);
 }
 
-/** The word shown for a sent message's `state` (PROTOCOL.md), or null for one without a state. */
+/** The word shown for a sent message's `state` (docs/protocol.md), or null for one without a state. */
 export function stateWord(state) {
   return ["pending", "acked", "rejected", "expired", "cancelled"].includes(state) ? t(`state.${state}`) : null;
 }

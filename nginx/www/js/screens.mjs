@@ -1,6 +1,6 @@
 // The station's own screens: subscriptions (#/subs) and settings (#/settings) with mute presets, quiet hours
 // kept in the browser's zone, the key link for another device, export and forwarding targets. Everything here
-// needs the station key (PROTOCOL.md "Owned stations"): a page without it says why and shows only what it
+// needs the station key (docs/protocol.md "Owned stations"): a page without it says why and shows only what it
 // may (the language, what subscriptions caught). The rules and checks are in settings.mjs; this is the DOM.
 
 import { formatDate, t, tn } from "./i18n.mjs";

@@ -1,4 +1,4 @@
-// Station settings as the page edits them (PROTOCOL.md "Station settings", README "Station settings"): the
+// Station settings as the page edits them (docs/protocol.md "Station settings", docs/api.md "Station settings"): the
 // `/v1/settings` answer read defensively into plain values, what the user typed checked and turned into the
 // request's fields, mute presets, quiet hours in the browser's zone, subscriptions, forwarding targets, and the
 // link that carries a station key to another device. No DOM, no I/O: the Node tests import it as it is.
@@ -15,7 +15,8 @@ export const MAX_SUBSCRIPTIONS = 20;
 export const MAX_FORWARD = 5;
 
 const CALL = /^[A-Z0-9]{1,9}(?:-(?:[0-9]|1[0-5]))?$/;
-const ZONE = /^[A-Z]{2}[CZ][0-9]{3}$/;
+// An NWS county or zone (OHC081), or a BOM area as WXSVR-AU names it (NSW_FW001): the server's canonical forms.
+const ZONE = /^(?:[A-Z]{2}[CZ][0-9]{3}|(?:NSW|VIC|QLD|TAS|NT|WA|SA)_(?:CW|MW|PW|FW|ME)[0-9]{3})$/;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const isInt = (value) => Number.isSafeInteger(value);
@@ -73,7 +74,7 @@ export function readSubscription(raw) {
       subscription.call = raw.call.slice(0, 16);
       break;
     case "nws":
-      subscription.zones = list(raw.zones).filter((zone) => typeof zone === "string").map((zone) => zone.slice(0, 8));
+      subscription.zones = list(raw.zones).filter((zone) => typeof zone === "string").map((zone) => zone.slice(0, 9));
       break;
     case "watch":
       if (typeof raw.call !== "string") return null;
