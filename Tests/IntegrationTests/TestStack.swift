@@ -88,16 +88,20 @@ final class TestStack: @unchecked Sendable {
   func post(_ path: String, json: String, headers: [String] = [], arguments: [String] = []) throws
     -> HTTPResponse
   {
-    try Curl.request(
-      "POST", baseURL + path, body: Data(json.utf8), headers: ["content-type: application/json"] + headers,
-      arguments: arguments)
+    logged(
+      "POST", path,
+      try Curl.request(
+        "POST", baseURL + path, body: Data(json.utf8), headers: ["content-type: application/json"] + headers,
+        arguments: arguments))
   }
 
   /// `POST path` with raw bytes.
   func post(_ path: String, body: Data, headers: [String] = [], arguments: [String] = []) throws
     -> HTTPResponse
   {
-    try Curl.request("POST", baseURL + path, body: body, headers: headers, arguments: arguments)
+    logged(
+      "POST", path,
+      try Curl.request("POST", baseURL + path, body: body, headers: headers, arguments: arguments))
   }
 
   /// `GET /metrics` (or another method) from the private metrics listener.
@@ -111,7 +115,14 @@ final class TestStack: @unchecked Sendable {
   func get(_ path: String, method: String = "GET", headers: [String] = [], arguments: [String] = []) throws
     -> HTTPResponse
   {
-    try Curl.request(method, baseURL + path, headers: headers, arguments: arguments)
+    logged(method, path, try Curl.request(method, baseURL + path, headers: headers, arguments: arguments))
+  }
+
+  /// `response`, written down for the check against docs/openapi.yaml (AnswerLog) unless a fake responder
+  /// gave it.
+  private func logged(_ method: String, _ path: String, _ response: HTTPResponse) -> HTTPResponse {
+    if fake == nil { AnswerLog.record(method, baseURL + path, response) }
+    return response
   }
 
   // MARK: Lifecycle
