@@ -5,8 +5,8 @@ import Foundation
 #endif
 
 /// Every answer the integration tests get from the real stack (nginx and the real responder, never a fake
-/// responder), written down for the check against docs/openapi.yaml (Tests/openapi/check_answers.py, run by
-/// `make test` after the integration tests).
+/// responder; the responder's own answers over FastCGI too), written down for the check against
+/// docs/openapi.yaml (Tests/openapi/check_answers.py, run by `make test` after the integration tests).
 ///
 /// On only when `APRS_CLOUD_ANSWER_LOG` names a folder: each test process appends one JSON line per answer to
 /// `answers-<pid>.jsonl` there: `{"method", "path", "status", "headers": {lower-case name: value},
@@ -18,13 +18,25 @@ enum AnswerLog {
 
   /// Writes down `response`, the answer to `method url`, when the log is on.
   static func record(_ method: String, _ url: String, _ response: HTTPResponse) {
-    guard let path = URLComponents(string: url)?.path, path.hasPrefix("/v1/") || path == "/health"
-    else { return }
-    var headers: [String: String] = [:]
-    for (name, value) in response.headers { headers[name] = value }
+    guard let path = URLComponents(string: url)?.path else { return }
+    record(method, path: path, status: response.status, headers: response.headers, body: response.body)
+  }
+
+  /// Writes down the responder's own answer (over FastCGI, without nginx) to `method path`.
+  static func record(_ method: String, path: String, _ reply: ResponderReply) {
+    record(method, path: path, status: reply.status, headers: reply.headers, body: Data(reply.body))
+  }
+
+  private static func record(
+    _ method: String, path: String, status: Int, headers: [(name: String, value: String)], body: Data
+  ) {
+    let path = path.components(separatedBy: "?")[0]
+    guard path.hasPrefix("/v1/") || path == "/health" else { return }
+    var names: [String: String] = [:]
+    for (name, value) in headers { names[name.lowercased()] = value }
     let record: [String: Any] = [
-      "method": method, "path": path, "status": response.status, "headers": headers,
-      "body64": response.body.base64EncodedString(),
+      "method": method, "path": path, "status": status, "headers": names,
+      "body64": body.base64EncodedString(),
     ]
     guard let line = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else {
       return

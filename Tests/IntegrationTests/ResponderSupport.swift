@@ -357,7 +357,9 @@ final class ResponderFastCGIConnection {
     try connection.begin(params(method, path, body: body, contentLength: contentLength))
     try connection.send(body)
     try connection.endBody()
-    return connection.readReply()
+    let outcome = connection.readReply()
+    if case .complete(let reply) = outcome { AnswerLog.record(method, path: path, reply) }
+    return outcome
   }
 }
 
