@@ -40,6 +40,45 @@ import Testing
     #expect(note.contains("APRSC=") && note.contains("APRSC_SRC="))
   }
 
+  /// What `make test` would run (`make -n`), with the given variables on its command line.
+  static func makeTestPlan(_ variables: [String]) throws -> String {
+    let plan = try runProcess(
+      "/usr/bin/make", ["-n", "-C", TestPaths.packageRoot, "test"] + variables, timeout: 120)
+    try #require(plan.status == 0, "\(plan.stderrText)")
+    return plan.stdoutText
+  }
+
+  @Test func makeTestWithoutAnAprscLeavesOutItsSuitesAndSaysSoInOneLine() throws {
+    let plan = try Self.makeTestPlan(["APRSC=", "APRSC_SRC="])
+    let lines = plan.components(separatedBy: "\n")
+    #expect(lines.contains { $0.hasPrefix("echo \"aprsc tests skipped: set APRSC=PATH") })
+    #expect(plan.contains("--filter IntegrationTests --skip 'RealAPRSC|ThroughAPRSC'"))
+    #expect(!plan.contains(".ci/build-aprsc"))
+    // The pattern names every suite that needs the real aprsc, and only those.
+    let suites = try FileManager.default.contentsOfDirectory(
+      atPath: TestPaths.packageRoot + "/Tests/IntegrationTests")
+    for file in suites where file.hasSuffix(".swift") {
+      let text = try String(
+        contentsOfFile: TestPaths.packageRoot + "/Tests/IntegrationTests/" + file, encoding: .utf8)
+      let needsAPRSC = text.components(separatedBy: "\n").contains {
+        $0.hasPrefix("@Suite") && $0.contains("RealAPRSC.isAvailable")
+      }
+      let skipped = file.hasPrefix("RealAPRSC") || file.contains("ThroughAPRSC")
+      #expect(needsAPRSC == (skipped && file != "RealAPRSC.swift"), "\(file)")
+    }
+  }
+
+  @Test func makeTestBuildsTheGivenSourceOrUsesTheGivenBinary() throws {
+    let fromSource = try Self.makeTestPlan(["APRSC=", "APRSC_SRC=/tmp/aprsc.tar.gz"])
+    #expect(fromSource.contains(".ci/build-aprsc \"/tmp/aprsc.tar.gz\" .build/aprsc"))
+    #expect(fromSource.contains("APRSC=\"\(TestPaths.packageRoot)/.build/aprsc/aprsc\""))
+    #expect(!fromSource.contains("--skip 'RealAPRSC|ThroughAPRSC'"))
+    let fromBinary = try Self.makeTestPlan(["APRSC=/opt/aprsc/sbin/aprsc"])
+    #expect(!fromBinary.contains(".ci/build-aprsc"))
+    #expect(fromBinary.contains("APRSC=\"/opt/aprsc/sbin/aprsc\""))
+    #expect(!fromBinary.contains("aprsc tests skipped"))
+  }
+
   /// A stand-in aprsc source: `configure` writes a Makefile whose `aprsc` target copies `aprsc.c`, a shell
   /// script that prints `label`.
   static func writeSource(in folder: String, label: String) throws {
