@@ -49,7 +49,8 @@ let package = Package(
     .target(name: "Store", dependencies: ["CSQLite", "APRS", "Platform"], plugins: ["EmbedSQLPlugin"]),
 
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
-    .target(name: "API", dependencies: ["APRS", "JSON", "Store", "Platform", "Logging", "COpenSSL"]),
+    .target(
+      name: "API", dependencies: ["APRS", "JSON", "Store", "Config", "Platform", "Logging", "COpenSSL"]),
 
     // MARK: The FastCGI/CGI transport: listening socket, worker threads, request and answer values.
     .target(name: "FastCGI", dependencies: ["CFastCGI", "Logging", "Platform"]),
@@ -82,18 +83,19 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "APRSTests", dependencies: ["APRS", "TestSupport"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
-    .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite"]),
+    .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite", "Platform"]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Logging"]),
     .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "Logging", "Platform", "TestSupport"]),
-    .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "TestSupport"]),
+    .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "Platform", "TestSupport"]),
     .testTarget(
       name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config", "Logging", "Platform"]),
     .testTarget(
       name: "PushTests",
       dependencies: ["Push", "APRS", "JSON", "Store", "Config", "Logging", "Platform", "TestSupport"]),
-    .testTarget(name: "CLITests", dependencies: ["APRS", "JSON", "aprs-cloud", "TestSupport"]),
+    .testTarget(
+      name: "CLITests", dependencies: ["APRS", "JSON", "Store", "Config", "aprs-cloud", "TestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["JSON", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]

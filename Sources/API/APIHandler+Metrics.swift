@@ -264,12 +264,12 @@ extension APIHandler {
     case .maxStations: Int64(config.maxStations)
     case .devicesPerStation: Int64(config.devicesPerStation)
     case .avatarBytesTotal: config.avatarBytesTotal
-    case .sendsPerAddressPerMinute: Int64(config.sendsPerAddressPerMinute)
-    case .sendsPerMinuteGlobal: Int64(config.sendsPerMinuteGlobal)
+    case .sendsPerAddressPerMinute: Int64(config.send.sendsPerAddressPerMinute)
+    case .sendsPerMinuteGlobal: Int64(config.send.sendsPerMinuteGlobal)
     case .sendsPerNetworkPerMinute:
-      Int64(SendLimits(globalPerMinute: config.sendsPerMinuteGlobal).share(SendLimits.networkShare))
-    case .sendsPerStationPerMinute: Int64(config.sendsPerMinute)
-    case .sendsInFlight: Int64(config.sendsInFlight)
+      Int64(SendLimits(globalPerMinute: config.send.sendsPerMinuteGlobal).share(SendLimits.networkShare))
+    case .sendsPerStationPerMinute: Int64(config.send.perMinute)
+    case .sendsInFlight: Int64(config.send.inFlight)
     case .keylessDevicesPerStation: Int64(config.keylessDevicesPerStation)
     case .claimsPerAddressPerHour: Int64(config.claimsPerAddressPerHour)
     case .claimsPerNetworkPerHour: Int64(config.claimsPerNetworkPerHour)

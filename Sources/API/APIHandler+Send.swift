@@ -27,7 +27,7 @@ extension APIHandler {
     let address = station.description
     let request = try Self.sendRequest(
       body, station: station, logins: [config.listenerLogin].compactMap { $0 })
-    guard config.send else { throw .notOffered("sending messages is turned off on this server") }
+    guard config.send.enabled else { throw .notOffered("sending messages is turned off on this server") }
     let listener = try store { () throws(StoreError) in try database.listenerStatus() }
     // The login the running listener published (a responder whose config lacks [aprsis] still knows it).
     if let login = listener.login,
@@ -41,8 +41,9 @@ extension APIHandler {
           + " received")
     }
     let limits = SendLimits(
-      perMinute: config.sendsPerMinute, inFlight: config.sendsInFlight, address: client.key,
-      perAddressPerMinute: config.sendsPerAddressPerMinute, globalPerMinute: config.sendsPerMinuteGlobal,
+      perMinute: config.send.perMinute, inFlight: config.send.inFlight, address: client.key,
+      perAddressPerMinute: config.send.sendsPerAddressPerMinute,
+      globalPerMinute: config.send.sendsPerMinuteGlobal,
       network: client.network?.description, wideNetwork: client.wideNetwork?.description)
     let creation = try store { () throws(StoreError) in
       try database.createSend(request, limits: limits, now: now)
@@ -59,11 +60,11 @@ extension APIHandler {
       throw .rateLimited(what: "messages sent this minute", retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyInFlight:
       throw .rateLimited(
-        what: "messages waiting for an answer (at most \(config.sendsInFlight))",
+        what: "messages waiting for an answer (at most \(config.send.inFlight))",
         retryAfterSeconds: Self.inFlightRetryAfterSeconds)
     case .tooManyFromAddress(let retryAfterMs):
       throw .rateLimited(
-        what: "messages sent from this address this minute (at most \(config.sendsPerAddressPerMinute))",
+        what: "messages sent from this address this minute (at most \(config.send.sendsPerAddressPerMinute))",
         retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyFromNetwork(let retryAfterMs, let network, let limit):
       throw .rateLimited(
@@ -72,7 +73,8 @@ extension APIHandler {
         retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyGlobal(let retryAfterMs):
       throw .rateLimited(
-        what: "messages sent through this server this minute (at most \(config.sendsPerMinuteGlobal) from"
+        what:
+          "messages sent through this server this minute (at most \(config.send.sendsPerMinuteGlobal) from"
           + " everyone)", retryAfterSeconds: Self.seconds(retryAfterMs))
     }
     return sendAnswer(message, serverTime: serverTime, station: address)

@@ -137,8 +137,8 @@ public final class APIHandler {
     ) {
       return .response(.error(.forbidden(refusal)))
     }
-    guard request.body.count <= config.maxBodyBytes else {
-      return .response(.error(.payloadTooLarge(limit: config.maxBodyBytes)))
+    guard request.body.count <= config.maxBody else {
+      return .response(.error(.payloadTooLarge(limit: config.maxBody)))
     }
     var station: StationAddress?
     do throws(APIError) {

@@ -6,7 +6,7 @@ public struct APIRequest: Sendable {
   public var path: String
   /// The `Content-Type` header, if any.
   public var contentType: String?
-  /// The body, already limited to `APIConfig.maxBodyBytes` by the shell.
+  /// The body, already limited to `APIConfig.maxBody` by the shell.
   public var body: [UInt8]
   /// The client's address as the web server saw it (`REMOTE_ADDR`): for logs, and the key of the
   /// per-address limits (`ClientAddress`); empty when unknown.

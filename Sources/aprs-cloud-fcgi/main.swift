@@ -97,20 +97,8 @@ if runsAsCGI {
 
 let apiConfig: APIConfig = {
   var config = APIConfig()
-  config.maxBodyBytes = settings.maxBody
-  config.stationExpiryMs = settings.stationExpiryMs
-  config.registrationsPerHour = settings.registrationsPerHour
-  config.heartbeatsPerHour = settings.heartbeatsPerHour
-  config.avatarUploadsPerHour = settings.avatarUploadsPerHour
-  config.newStationsPerAddressPerHour = settings.newStationsPerAddressPerHour
-  config.newStationsPerNetworkPerHour = settings.newStationsPerNetworkPerHour
-  config.claimsPerAddressPerHour = settings.claimsPerAddressPerHour
-  config.claimsPerNetworkPerHour = settings.claimsPerNetworkPerHour
-  config.newStationsPerWideNetworkPerHour = settings.newStationsPerWideNetworkPerHour
-  config.avatarUploadsPerAddressPerHour = settings.avatarUploadsPerAddressPerHour
-  config.maxStations = settings.maxStations
-  config.devicesPerStation = settings.devicesPerStation
-  config.keylessDevicesPerStation = settings.keylessDevicesPerStation
+  // The limits and the sending rules as the file gives them: declared once, in Config.
+  config.limits = settings.limits
   for origin in settings.allowedOrigins {
     guard let normalised = APIConfig.normalisedOrigin(origin) else {
       failStartup(
@@ -119,21 +107,13 @@ let apiConfig: APIConfig = {
     }
     config.allowedOrigins.insert(normalised)
   }
-  config.avatarBytesTotal = Int64(settings.avatarBytesTotal)
-  config.send = settings.send.enabled
-  config.sendsPerMinute = settings.send.perMinute
-  config.sendsInFlight = settings.send.inFlight
-  config.sendsPerAddressPerMinute = settings.send.sendsPerAddressPerMinute
-  config.sendsPerMinuteGlobal = settings.send.sendsPerMinuteGlobal
+  config.send = settings.send
   // The listener's login, refused as an addressee (the same file configures both programs).
   config.listenerLogin = (try? configFile.string("aprsis", "login")).flatMap { $0.isEmpty ? nil : $0 }
   // Advertised (/v1/info) only where a held sync costs no thread; CGI still honours `wait`.
   config.longPoll = !runsAsCGI && settings.maxParked > 0
-  config.maxParked = settings.maxParked
-  config.maxParkedPerStation = settings.maxParkedPerStation
-  config.maxParkedPerAddress = settings.maxParkedPerAddress
   config.info.longPoll = config.longPoll
-  config.info.send = config.send
+  config.info.send = config.send.enabled
   // Web Push: on as the listener's [messaging.webpush] says; the VAPID public key from the file the listener
   // writes beside its private key (this process never reads the private key).
   do throws(ConfigError) {

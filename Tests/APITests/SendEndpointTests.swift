@@ -177,7 +177,7 @@ import Testing
     try none.database.publishListenerStatus(ListenerStatus(state: "backingOff", receiveOnly: false))
     #expect(none.post("/v1/send", Self.body()).status == 200)
     var off = APIConfig()
-    off.send = false
+    off.send.enabled = false
     let disabled = try Self.fixture(config: off)
     let turnedOff = disabled.post("/v1/send", Self.body())
     #expect(turnedOff.status == 503 && turnedOff.error == "sending messages is turned off on this server")
@@ -201,7 +201,7 @@ import Testing
       ListenerStatus(state: "online", connected: true, verified: true, receiveOnly: false))
     #expect(features() == .array([.string("send"), .string("settings"), .string("claim")]))
     var off = APIConfig()
-    off.send = false
+    off.send.enabled = false
     off.info.send = false
     let disabled = try APIFixture(config: off)
     try disabled.database.publishListenerStatus(
@@ -213,8 +213,8 @@ import Testing
 
   @Test func tooManySendsAMinuteOrInFlightAre429() throws {
     var config = APIConfig()
-    config.sendsPerMinute = 3
-    config.sendsInFlight = 2
+    config.send.perMinute = 3
+    config.send.inFlight = 2
     let api = try Self.fixture(config: config)
     #expect(api.post("/v1/send", Self.body(["text": "1"])).status == 200)
     #expect(api.post("/v1/send", Self.body(["text": "2"])).status == 200)

@@ -10,10 +10,10 @@ import Testing
   /// Everyone's budget 30 a minute, the station's and the address's own limits out of the way, three stations.
   static func fixture() throws -> APIFixture {
     var config = APIConfig()
-    config.sendsPerMinute = 30
-    config.sendsPerAddressPerMinute = 30
-    config.sendsInFlight = 30
-    config.sendsPerMinuteGlobal = 30
+    config.send.perMinute = 30
+    config.send.sendsPerAddressPerMinute = 30
+    config.send.inFlight = 30
+    config.send.sendsPerMinuteGlobal = 30
     let api = try SendMannersTests.fixture(config)
     for call in ["KJ7ABC", "W5AGO", "OH7LZB"] { SendMannersTests.register(api, call, ssid: 0) }
     return api

@@ -68,7 +68,7 @@ import Testing
 
   @Test func oneAddressIsHeldAcrossItsStationsAndAnotherAddressIsNot() throws {
     var config = APIConfig()
-    config.sendsPerAddressPerMinute = 3
+    config.send.sendsPerAddressPerMinute = 3
     let api = try Self.fixture(config)
     let calls = ["W1AW", "K1ABC", "N1XYZ", "W2XYZ"]
     for call in calls { Self.register(api, call, ssid: 0) }
@@ -94,7 +94,7 @@ import Testing
 
   @Test func theGlobalLimitHoldsEveryoneTogether() throws {
     var config = APIConfig()
-    config.sendsPerMinuteGlobal = 2
+    config.send.sendsPerMinuteGlobal = 2
     let api = try Self.fixture(config)
     for call in ["W1AW", "K1ABC", "N1XYZ", "W2XYZ", "K2ABC"] { Self.register(api, call, ssid: 0) }
     // From five networks: one network may send only its share of everyone's (docs/design.md).
