@@ -34,55 +34,11 @@ public final class APIHandler {
 
   /// What a successful request of `endpoint` wakes in the listener, nil for none (a sync wakes it only when it
   /// marked pulls: ``noteSync(_:)``).
-  static func listenerWake(after endpoint: Endpoint) -> ListenerWake? {
-    switch endpoint {
-    case .register, .heartbeat, .unregister, .settings, .claim: .registrations
-    case .send: .sends
-    case .sync, .read, .export, .audit, .avatars, .health, .metrics, .status, .info, .forwardConfirm: nil
-    }
-  }
+  static func listenerWake(after endpoint: Endpoint) -> ListenerWake? { endpoint.route.wakes }
 
   /// Wakes the listener's device ACK worker when `result` marked kept ACKs pulled.
   func noteSync(_ result: SyncResult) {
     if result.pulledDeviceAcks > 0 { wakeListener(.deviceAcks) }
-  }
-
-  /// The endpoints, by path.
-  enum Endpoint: String, CaseIterable {
-    case register = "/v1/register"
-    case heartbeat = "/v1/heartbeat"
-    case sync = "/v1/sync"
-    case unregister = "/v1/unregister"
-    case avatars = "/v1/avatars"
-    case send = "/v1/send"
-    case settings = "/v1/settings"
-    case claim = "/v1/claim"
-    case read = "/v1/read"
-    case export = "/v1/export"
-    case audit = "/v1/audit"
-    case forwardConfirm = "/v1/forward/confirm"
-    case health = "/health"
-    case metrics = "/metrics"
-    case status = "/status"
-    case info = "/v1/info"
-
-    /// The methods it takes, as the `Allow` header lists them.
-    var method: String {
-      switch self {
-      case .health, .metrics, .status: "GET"
-      case .info: "GET, HEAD, POST"
-      default: "POST"
-      }
-    }
-
-    /// Whether it takes `method` (`HEAD` wherever `GET` is, but on /metrics).
-    func allows(_ method: String) -> Bool {
-      switch self {
-      case .health, .status: method == "GET" || method == "HEAD"
-      case .info: method == "GET" || method == "HEAD" || method == "POST"
-      default: method == self.method
-      }
-    }
   }
 
   /// Answers one request. Never throws: every failure is an error response. A `/v1/sync` with
@@ -118,17 +74,25 @@ public final class APIHandler {
     if let change = database.fileChange() {
       return .response(.error(.cannotStore("\(change); the server is restarting", retryAfterSeconds: 5)))
     }
-    // /metrics and /status exist only on the private listener: the public server and CGI never show them.
-    if (endpoint == .metrics || endpoint == .status) && !request.viaMetricsListener {
-      return .response(.error(.notFound(path: request.path)))
+    let route = endpoint.route
+    switch route.access {
+    case .privateListener(let answer):
+      // /metrics and /status exist only on the private listener: the public server and CGI never show them.
+      guard request.viaMetricsListener else { return .response(.error(.notFound(path: request.path))) }
+      guard route.methods.contains(request.method) else {
+        return .response(.error(.methodNotAllowed(allowed: route.allow)))
+      }
+      return .response(answer(self))
+    case .open(let answer):
+      guard route.methods.contains(request.method) else {
+        return .response(.error(.methodNotAllowed(allowed: route.allow)))
+      }
+      return .response(answer(self))
+    case .claimant, .caller:
+      guard route.methods.contains(request.method) else {
+        return .response(.error(.methodNotAllowed(allowed: route.allow)))
+      }
     }
-    guard endpoint.allows(request.method) else {
-      return .response(.error(.methodNotAllowed(allowed: endpoint.method)))
-    }
-    if endpoint == .health { return .response(health()) }
-    if endpoint == .metrics { return .response(metrics()) }
-    if endpoint == .status { return .response(statusPage()) }
-    if endpoint == .info { return .response(info()) }
     if let refusal = CrossSiteCheck.refusal(
       origin: request.origin, fetchSite: request.fetchSite,
       own: CrossSiteCheck.ownOrigin(
@@ -142,69 +106,73 @@ public final class APIHandler {
     }
     var station: StationAddress?
     do throws(APIError) {
-      let body = try RequestBody(request.body)
-      let key = try body.presentedStationKey(authorization: request.authorization)
-      station = try body.authenticatedStation(keyStandsIn: key != nil)
-      let client = ClientAddress(request.remoteAddress)
-      let now = clock()
-      try refuseBanned(station: station!, client: client, now: now)
-      if endpoint == .claim {
-        return .response(try claim(body, station: station!, key: key, client: client, now: now))
-      }
-      let (claimState, access) = try stationAccess(station!.description, key: key)
-      // A key whose claim is not proven acts as no key for the station's devices (docs/design.md "Who may do
-      // what"): its devices are keyless ones, its pulls and ACK choice count as a keyless caller's.
-      let devices: StationAccess =
-        if case .provisional = access {
-          try StationAccess.decide(claimState, key: nil, station: station!.description)
-        } else { access }
-      // A claim in use does not lapse: any request with the key refreshes it (at most one write an hour).
-      if case .owner(let claim) = access, claim.refreshedAt < now - Self.claimRefreshIntervalMs {
-        try? database.refreshClaim(station!.description, now: now)
-      }
-      switch endpoint {
-      case .register:
-        return .response(try register(body, station: station!, access: devices, client: client, now: now))
-      case .heartbeat:
-        return .response(try heartbeat(body, station: station!, access: devices, client: client, now: now))
-      case .sync:
-        return try sync(body, station: station!, access: devices, client: client, now: now)
-      case .unregister:
-        return .response(try unregister(body, station: station!, access: devices, client: client, now: now))
-      case .avatars: return .response(try avatars(body, station: station!))
-      case .send:
-        if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        try access.requireOwner(station!.description, for: "sending messages")
-        return .response(try send(body, station: station!, client: client, now: now))
-      case .settings:
-        if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        try access.requireOwner(station!.description, for: "reading or changing settings")
-        return .response(try settings(body, station: station!, client: client, now: now))
-      case .read:
-        if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        if devices == .guest { try access.requireOwner(station!.description, for: "marking messages read") }
-        return .response(try read(body, station: station!, now: now))
-      case .export:
-        if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        try access.requireOwner(station!.description, for: "exporting the station")
-        return .response(try export(station: station!, now: now))
-      case .audit:
-        if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        try access.requireOwner(station!.description, for: "reading the audit trail")
-        return .response(try audit(station: station!))
-      case .forwardConfirm:
-        if claimState == .unregistered { throw .stationNotFound(station!.description) }
-        try access.requireOwner(station!.description, for: "confirming forward targets")
-        return .response(try forwardConfirm(body, station: station!, client: client, now: now))
-      case .claim: throw .internalError("a claim is answered before the claim state is read")
-      case .health: return .response(health())
-      case .metrics: return .response(metrics())
-      case .status: return .response(statusPage())
-      case .info: return .response(info())
+      let identity = try identify(request)
+      station = identity.station
+      switch route.access {
+      case .claimant:
+        return .response(
+          try claim(
+            identity.body, station: identity.station, key: identity.key, client: identity.client,
+            now: identity.now))
+      case .caller(let rule, let answer):
+        return try answer(self, try authorize(identity, rule))
+      case .open, .privateListener:
+        throw .internalError("an open endpoint is answered before its body is read")
       }
     } catch {
       return .response(.error(error, station: station?.description))
     }
+  }
+
+  /// A station's request, its body read: the station named with its passcode (or its key), not banned.
+  struct Identity {
+    let body: RequestBody
+    let station: StationAddress
+    let key: StationKey?
+    let client: ClientAddress
+    let now: Int64
+  }
+
+  /// The first step of every station request: reads the body, checks the passcode or key, refuses a ban.
+  private func identify(_ request: APIRequest) throws(APIError) -> Identity {
+    let body = try RequestBody(request.body)
+    let key = try body.presentedStationKey(authorization: request.authorization)
+    let station = try body.authenticatedStation(keyStandsIn: key != nil)
+    let client = ClientAddress(request.remoteAddress)
+    let now = clock()
+    try refuseBanned(station: station, client: client, now: now)
+    return Identity(body: body, station: station, key: key, client: client, now: now)
+  }
+
+  /// The one authorization step of a station's request (docs/design.md "Who may do what"): reads the claim, decides
+  /// who the caller is to the station, and holds them to the endpoint's `rule` (404 for an owner's or devices'
+  /// endpoint of a station not registered; 403, saying what needs what, for a caller who may not).
+  func authorize(_ identity: Identity, _ rule: CallerRule) throws(APIError) -> Caller {
+    let address = identity.station.description
+    let (claimState, access) = try stationAccess(address, key: identity.key)
+    // A key whose claim is not proven acts as no key for the station's devices: its devices are keyless ones, its
+    // pulls and ACK choice count as a keyless caller's.
+    let devices: StationAccess =
+      if case .provisional = access {
+        try StationAccess.decide(claimState, key: nil, station: address)
+      } else { access }
+    // A claim in use does not lapse: any request with the key refreshes it (at most one write an hour).
+    if case .owner(let claim) = access, claim.refreshedAt < identity.now - Self.claimRefreshIntervalMs {
+      try? database.refreshClaim(address, now: identity.now)
+    }
+    switch rule {
+    case .station: break
+    case .devices(let what):
+      if claimState == .unregistered { throw .stationNotFound(address) }
+      if devices == .guest { try access.requireOwner(address, for: what) }
+    case .owner(let what):
+      if claimState == .unregistered { throw .stationNotFound(address) }
+      try access.requireOwner(address, for: what)
+    }
+    return Caller(
+      body: identity.body, station: identity.station, key: identity.key, client: identity.client,
+      now: identity.now,
+      claimState: claimState, access: access, devices: devices)
   }
 
   /// The station's claim and who the caller is to it (``StationAccess/decide(_:key:station:pending:)``); a key that
