@@ -1,0 +1,27 @@
+import Platform
+import Push
+
+/// The real ``ConformanceTransport``: libcurl (``PlainHTTP``) to `base` + the request's path, plain `http://`
+/// or `https://` (the system's CA bundle), no redirect followed. A long poll's time comes from the
+/// monotonic clock.
+struct ConformanceHTTP: ConformanceTransport {
+  /// `http://host:port` or `https://host/prefix`, without a trailing `/`.
+  var base: String
+  /// One exchange's limit, ms: the app's 20 s (docs/protocol.md "Transport").
+  var timeoutMs = 20_000
+
+  func exchange(_ request: ConformanceRequest) throws(ConformanceTransportError) -> ConformanceAnswer {
+    let start = monotonicMilliseconds()
+    do throws(PushError) {
+      let answer = try PlainHTTP.perform(
+        PlainHTTPRequest(
+          method: request.method, url: base + request.path, headers: request.headers, body: request.body,
+          timeoutMs: timeoutMs))
+      return ConformanceAnswer(
+        status: answer.status, headers: answer.headers, body: answer.body,
+        elapsedMs: Int(monotonicMilliseconds() - start))
+    } catch {
+      throw ConformanceTransportError(description: error.description)
+    }
+  }
+}
