@@ -22,6 +22,10 @@ extension ConformanceRun {
       throw .fail("register: messages is not an array")
     }
     try require(messages.count <= 50, "register: \(messages.count) entries without want inbox, at most 50")
+    if existedBefore[station] != false && !messages.isEmpty {
+      notes.append(
+        "\(station) holds stored entries (\(messages.count) in its first page): none is changed or deleted")
+    }
     guard let serverTime = history["serverTime"]?.integer else {
       throw .fail("register: serverTime is not an integer")
     }

@@ -145,20 +145,42 @@ class ConformanceTests(unittest.TestCase):
 
     def test_the_lines_name_each_check_with_its_section_and_a_station_that_existed_is_kept(self):
         auth = str(stack.passcode("KEEPME"))
-        kept = self.stack.api("register", {"callsign": "KEEPME", "ssid": 5, "auth": auth, "wantHistory": True})
+        identity = {"callsign": "KEEPME", "ssid": 5, "auth": auth}
+        kept = self.stack.api(
+            "register", {**identity, "platform": "android", "pushToken": "their-phone-0123456789", "wantHistory": True}
+        )
         self.assertEqual(kept.status, 200, kept.body)
+        self.assertTrue(self.stack.wait_for_filter("KEEPME-5"), "KEEPME-5 never reached the listener's filter")
+        self.stack.inject(stack.message_line("KJ7ABC-7", "KEEPME-5", "kept through the run", "7"))
+
+        def stored():
+            return self.stack.api("sync", identity).json()["messages"]
+
+        before = stack.wait_until(stored, 15)
+        self.assertTrue(before, "the message to KEEPME-5 was never stored")
         status, stdout, stderr = run_conformance(self.stack.url, "--callsign", "keepme-5")
         self.assertEqual(status, 0, stdout + stderr)
         lines = stdout.splitlines()
         self.assertTrue(any(line.startswith("PASS sync-cursor") and "docs/protocol.md#the-cursor" in line for line in lines), stdout)
         self.assertTrue(any(line.startswith("SKIP avatars") and "existed before the run" in line for line in lines), stdout)
         self.assertIn("note: KEEPME-5 was registered before the run", stdout)
+        self.assertIn("note: KEEPME-5 holds stored entries", stdout)
+        self.assertEqual(stored(), before, "the entries of a station that existed stay")
+        # Its one device too, without the run's (the operator's view of the database).
+        view = subprocess.run(
+            [EXECUTABLE, "stations", "KEEPME-5", "--db", os.path.join(self.stack.directory, "var", "aprs-cloud.sqlite")],
+            capture_output=True, text=True, timeout=30,
+        )
+        self.assertRegex(view.stdout, r"\ndevices +1\n", view.stdout + view.stderr)
+        self.assertRegex(view.stdout, r"\nmessages +1\n", view.stdout)
         # The station that was there before the run is still there; the spare SSID the run made is gone.
         still = self.stack.api("settings", {"callsign": "KEEPME", "ssid": 5, "auth": auth})
         self.assertEqual(still.status, 403, still.body)
         spare = self.stack.api("settings", {"callsign": "KEEPME", "ssid": 4, "auth": auth})
         self.assertEqual(spare.status, 404, spare.body)
-        self.stack.api("unregister", {"callsign": "KEEPME", "ssid": 5, "auth": auth})
+        devices = self.stack.api("unregister", {**identity, "pushToken": "their-phone-0123456789"})
+        self.assertEqual(devices.status, 200, devices.body)
+        self.stack.api("unregister", identity)
 
     def check_stand_in(self, change, broken: str):
         stand_in = StandIn(self.stack.url, change)
