@@ -13,15 +13,19 @@ public struct PlainHTTPRequest: Sendable {
   public var body: [UInt8]?
   /// The whole exchange's limit, ms.
   public var timeoutMs: Int
+  /// A CA bundle (PEM) to trust instead of the system's, for `https://`.
+  public var caFile: String?
 
   public init(
-    method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, timeoutMs: Int = 20_000
+    method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, timeoutMs: Int = 20_000,
+    caFile: String? = nil
   ) {
     self.method = method
     self.url = url
     self.headers = headers
     self.body = body
     self.timeoutMs = timeoutMs
+    self.caFile = caFile
   }
 }
 
@@ -77,6 +81,7 @@ public enum PlainHTTP {
     check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headers))
     check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, "aprs-cloud-conformance/1"))
     check(ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
+    if let caFile = request.caFile { check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile)) }
     switch request.method {
     case "GET": check(ccurl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
     case "HEAD": check(ccurl_easy_setopt_long(easy, CURLOPT_NOBODY, 1))

@@ -2,13 +2,13 @@ import APRS
 import Config
 import Push
 
-/// `aprs-cloud conformance URL [--callsign CALL-SSID] [--json]`: the `/v1` protocol checked black-box against
+/// `aprs-cloud conformance URL [--callsign CALL-SSID] [--ca-file FILE] [--json]`: the `/v1` protocol checked black-box against
 /// any server, as a public client.
 enum ConformanceCommand: Command {
   static let name = "conformance"
   static let summary = "check a server's /v1 against docs/protocol.md, as a public client"
   static let usage = """
-    usage: aprs-cloud conformance URL [--callsign CALL-SSID] [--json]
+    usage: aprs-cloud conformance URL [--callsign CALL-SSID] [--ca-file FILE] [--json]
 
     Runs the /v1 protocol (docs/protocol.md) against the server at URL
     (http:// or https://, with any path prefix the API sits under) as a public
@@ -39,6 +39,8 @@ enum ConformanceCommand: Command {
       --callsign CALL-SSID   the station to register (default CONFRM-15: a call
                              without a digit, which no licensed amateur has);
                              the passcode is computed from its base call
+      --ca-file FILE         trust this CA bundle (PEM) for https:// instead of
+                             the system's (a test site, a private CA)
       --json                 print one JSON document instead of lines:
                              {"server","station","checks":[{"name","section",
                              "status","reason"}],"notes","passed","failed",
@@ -53,7 +55,7 @@ enum ConformanceCommand: Command {
     let station: StationAddress
     let base: String
     do {
-      parsed = try Arguments(arguments, options: ["callsign"], flags: ["json"])
+      parsed = try Arguments(arguments, options: ["callsign", "ca-file"], flags: ["json"])
       guard parsed.positionals.count == 1 else {
         throw UsageError(parsed.positionals.isEmpty ? "URL is missing" : "only one URL, please")
       }
@@ -68,7 +70,9 @@ enum ConformanceCommand: Command {
       return .usage
     }
     PushService.globalInit()
-    let run = ConformanceRun(transport: ConformanceHTTP(base: base), station: station, runID: randomRunID())
+    let run = ConformanceRun(
+      transport: ConformanceHTTP(base: base, caFile: parsed.options["ca-file"]), station: station,
+      runID: randomRunID())
     let results: [CheckResult]
     do throws(ConformanceTransportError) {
       results = try run.run()

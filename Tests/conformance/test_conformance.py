@@ -16,7 +16,10 @@ import http.server
 import importlib.util
 import json
 import os
+import shutil
+import ssl
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -50,7 +53,7 @@ class StandIn:
     """A loopback HTTP proxy in front of `upstream` that passes every exchange through, but for what
     `change(method, path, status, headers, body)` rewrites (it returns the new headers and body)."""
 
-    def __init__(self, upstream: str, change):
+    def __init__(self, upstream: str, change, tls: tuple[str, str] | None = None):
         target = urllib.parse.urlsplit(upstream)
         host, port = target.hostname, target.port
 
@@ -87,7 +90,13 @@ class StandIn:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -95,6 +104,10 @@ class StandIn:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=10)
+
+
+def unchanged(method, path, status, fields, body):
+    return fields, body
 
 
 def drop_retry_after(method, path, status, fields, body):
@@ -202,6 +215,31 @@ class ConformanceTests(unittest.TestCase):
     def test_a_stand_in_whose_sync_says_the_wall_clock_fails_sync_cursor(self):
         reason = self.check_stand_in(wall_clock_sync, "sync-cursor")
         self.assertIn("never the wall clock", reason)
+
+    def test_https_with_the_sites_ca_passes_and_an_untrusted_certificate_is_no_answer(self):
+        directory = tempfile.mkdtemp(prefix="aprs-conformance-tls-")
+        key, certificate = os.path.join(directory, "key.pem"), os.path.join(directory, "cert.pem")
+        made = subprocess.run(
+            [
+                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1",
+            ],
+            capture_output=True, text=True, timeout=30,
+        )
+        self.assertEqual(made.returncode, 0, made.stderr)
+        stand_in = StandIn(self.stack.url, unchanged, tls=(certificate, key))
+        try:
+            status, stdout, stderr = run_conformance(stand_in.url, "--ca-file", certificate, "--json")
+            refused, _, refusal = run_conformance(stand_in.url)
+        finally:
+            stand_in.stop()
+            shutil.rmtree(directory, ignore_errors=True)
+        failed = {name: check["reason"] for name, check in self.results(stdout).items() if check["status"] != "PASS"}
+        self.assertEqual(failed, {}, stdout + stderr)
+        self.assertEqual(status, 0, stderr)
+        self.assertEqual(refused, 2, refusal)
+        self.assertIn("does not answer", refusal)
 
     def test_a_server_that_does_not_answer_is_exit_2_and_bad_usage_too(self):
         probe = stack.free_port()
