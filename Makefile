@@ -102,7 +102,8 @@ test-deb: deps-test release-static
 # Lint first (the tree stays clean), then the fakes' own tests (they prove the fakes behave like the
 # real services), docs/openapi.yaml checked as OpenAPI 3.1 with its examples (Tests/openapi), and the web
 # client's pure modules, then the web client in headless Chromium against
-# `aprs-cloud up` (screenshots in .build/screenshots/), then every Swift test: unit, store, API, and
+# `aprs-cloud up` (screenshots in .build/screenshots/), `aprs-cloud conformance` against the same stack and against
+# stand-ins that change one behaviour (Tests/conformance), then every Swift test: unit, store, API, and
 # the integration tests through real nginx, responder, listener, and the real aprsc, every answer they get checked
 # against docs/openapi.yaml (ANSWERS). The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
@@ -118,6 +119,7 @@ test: deps-test lint
 	$(SWIFT) build --build-tests
 	$(if $(APRSC),,$(if $(APRSC_SRC),.ci/build-aprsc "$(APRSC_SRC)" .build/aprsc))
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/conformance -p 'test_*.py'
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	@$(if $(APRSC_BIN),,echo "$(APRSC_SKIPPED)")
 	rm -rf $(ANSWERS)

@@ -73,7 +73,8 @@ struct CurlWakeHandle: @unchecked Sendable {
 /// HTTP/2 over TLS with multiplexing: transfers to one host share one connection
 /// (`CURLMOPT_PIPELINING` = `CURLPIPE_MULTIPLEX`, `CURLOPT_PIPEWAIT`, at most one connection per
 /// host), which stays open between pushes. Easy handles are pooled and reused. This file and
-/// `SigningKey.swift` are the only places in the module that touch C pointers.
+/// `SigningKey.swift` (and `CurlEasy.swift`, the operator tools' blocking client) are the only places in the
+/// module that touch C pointers.
 final class CurlMulti {
   /// Transfer results that mean the connection went away under the request.
   static let connectionLostCodes: Set<CURLcode> = [

@@ -15,6 +15,7 @@ let commands: [any Command.Type] = [
   StatusCommand.self, StationsCommand.self, MessagesCommand.self, BackupCommand.self,
   ImportConfigCommand.self, RestoreCommand.self, ReplicateCommand.self, MaintenanceCommand.self,
   PushWorkerCommand.self, BanCommand.self, UnbanCommand.self, CheckConfigCommand.self, ImportCommand.self,
+  ConformanceCommand.self,
 ]
 
 func mainUsage(_ commands: [any Command.Type]) -> String {
