@@ -23,12 +23,13 @@ extension APIHandler {
     let release = try body.bool("release") ?? false
     let resend = try body.bool("resend") ?? false
     let code = try body.string("code", maxLength: 32)
-    let actions = [rotate, release, resend, code != nil].filter { $0 }.count
-    guard actions <= 1 else { throw .badRequest("rotate, release, resend and code cannot go together") }
+    let sameKey = try body.bool("sameKey") ?? false
+    let actions = [rotate, release, resend, code != nil, sameKey].filter { $0 }.count
+    guard actions <= 1 else { throw .badRequest("rotate, release, resend, code and sameKey cannot go together") }
     if release { return try releaseOwnClaim(station: station, key: key, client: client, now: now) }
     if let code { return try proveClaim(code, station: station, key: key, client: client, now: now) }
     if resend { return try resendClaimCodes(station: station, key: key, client: client, now: now) }
-    let newKey = StationKey.generate()
+    let newKey = try sameKey ? siblingKey(key, station: station) : StationKey.generate()
     if rotate {
       let (_, access) = try stationAccess(address, key: key)
       try access.requireOwner(address, for: "rotating the station key")
@@ -45,6 +46,8 @@ extension APIHandler {
     guard body.contains("auth") else { throw .unauthorized }
     let state = try store { () throws(StoreError) in try database.stationClaim(address) }
     if let claim = state.claim {
+      // A key of the owner's is no proof against a claim already here: sameKey claims only an unclaimed SSID.
+      if sameKey { throw Self.alreadyClaimed(address, since: claim.claimedAt) }
       return try requestTakeBack(claim, station: address, key: newKey, client: client, now: now)
     }
     let inUse = try store { () throws(StoreError) in
@@ -73,6 +76,24 @@ extension APIHandler {
     case .unregistered: throw .conflict("\(address) was unregistered meanwhile; claim it again")
     case .codesLimited(let retryAfterMs): throw Self.codesLimited(address, retryAfterMs: retryAfterMs)
     }
+  }
+
+  /// The key a claim with `sameKey` keeps: the presented `key`, which must be the key of a governing claim of
+  /// another SSID of the same call here (the owner's; docs/design.md "ACKs in the name of another SSID"), else
+  /// 400 (no key) or 403.
+  private func siblingKey(_ key: StationKey?, station: StationAddress) throws(APIError) -> StationKey {
+    guard let key else {
+      throw .badRequest(
+        "sameKey needs the station key of another SSID of \(station.base) (Authorization: Bearer <stationKey> or a"
+          + " stationKey field)")
+    }
+    let owns = try store { () throws(StoreError) in try database.ownsSSID(base: station.base, keyHash: key.hash) }
+    guard owns else {
+      throw .forbidden(
+        "sameKey: this key claims no other SSID of \(station.base) here (or that claim is provisional); claim"
+          + " \(station.description) without sameKey for a key of its own")
+    }
+    return key
   }
 
   /// A claim of the claimed station `address`: a request to take it back when some device older than `claim`'s

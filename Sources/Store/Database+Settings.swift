@@ -167,6 +167,12 @@ extension Database {
     }
   }
 
+  /// Whether some SSID of `base` is claimed here with the key of `keyHash` by a claim that governs (proven or
+  /// unproven): the test of a claim of another SSID with that same key (`POST /v1/claim` with `sameKey`).
+  public func ownsSSID(base: String, keyHash: String) throws(StoreError) -> Bool {
+    try !ownedSSIDs(base: base, keyHash: keyHash).isEmpty
+  }
+
   /// The SSIDs of `base` registered here and claimed with the key of `keyHash` by a claim that governs (proven or
   /// unproven); none for a station without a claim.
   private func ownedSSIDs(base: String, keyHash: String?) throws(StoreError) -> Set<Int> {
