@@ -25,7 +25,9 @@ extension APIHandler {
     let code = try body.string("code", maxLength: 32)
     let sameKey = try body.bool("sameKey") ?? false
     let actions = [rotate, release, resend, code != nil, sameKey].filter { $0 }.count
-    guard actions <= 1 else { throw .badRequest("rotate, release, resend, code and sameKey cannot go together") }
+    guard actions <= 1 else {
+      throw .badRequest("rotate, release, resend, code and sameKey cannot go together")
+    }
     if release { return try releaseOwnClaim(station: station, key: key, client: client, now: now) }
     if let code { return try proveClaim(code, station: station, key: key, client: client, now: now) }
     if resend { return try resendClaimCodes(station: station, key: key, client: client, now: now) }
@@ -87,7 +89,9 @@ extension APIHandler {
         "sameKey needs the station key of another SSID of \(station.base) (Authorization: Bearer <stationKey> or a"
           + " stationKey field)")
     }
-    let owns = try store { () throws(StoreError) in try database.ownsSSID(base: station.base, keyHash: key.hash) }
+    let owns = try store { () throws(StoreError) in
+      try database.ownsSSID(base: station.base, keyHash: key.hash)
+    }
     guard owns else {
       throw .forbidden(
         "sameKey: this key claims no other SSID of \(station.base) here (or that claim is provisional); claim"
