@@ -28,35 +28,24 @@ extension APIHandler {
       case .register:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
-            try .response(
-              handler.register(
-                caller.body, station: caller.station, access: caller.devices, client: caller.client,
-                now: caller.now))
+            try .response(handler.register(caller))
           },
           wakes: .registrations)
       case .heartbeat:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
-            try .response(
-              handler.heartbeat(
-                caller.body, station: caller.station, access: caller.devices, client: caller.client,
-                now: caller.now))
+            try .response(handler.heartbeat(caller))
           },
           wakes: .registrations)
       case .sync:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
-            try handler.sync(
-              caller.body, station: caller.station, access: caller.devices, client: caller.client,
-              now: caller.now)
+            try handler.sync(caller)
           })
       case .unregister:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
-            try .response(
-              handler.unregister(
-                caller.body, station: caller.station, access: caller.devices, client: caller.client,
-                now: caller.now))
+            try .response(handler.unregister(caller))
           },
           wakes: .registrations)
       case .avatars:

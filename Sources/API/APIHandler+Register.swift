@@ -9,9 +9,10 @@ extension APIHandler {
   ///
   /// On a claimed station without the key (`access` `.guest`) the device joins the keyless pool and `ackMessages`
   /// is ignored; the answer is the same.
-  func register(
-    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
-  ) throws(APIError) -> APIResponse {
+  func register(_ caller: Caller) throws(APIError) -> APIResponse {
+    let (body, station, access, client, now) = (
+      caller.body, caller.station, caller.devices, caller.client, caller.now
+    )
     let device = try DeviceFields(body, allowPrivateEndpoints: config.allowPrivatePushEndpoints)
     // Sets the ACK policy (`server` or `never`); left out, the stored policy stays (a new station: `never`).
     let ackMessages = try body.bool("ackMessages")
@@ -44,9 +45,10 @@ extension APIHandler {
   }
 
   /// `POST /v1/heartbeat`: refresh (or re-create) the station and its device; apply an avatar update.
-  func heartbeat(
-    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
-  ) throws(APIError) -> APIResponse {
+  func heartbeat(_ caller: Caller) throws(APIError) -> APIResponse {
+    let (body, station, access, client, now) = (
+      caller.body, caller.station, caller.devices, caller.client, caller.now
+    )
     let device = try DeviceFields(body, allowPrivateEndpoints: config.allowPrivatePushEndpoints)
     let avatar = try AvatarUpdate(body)
     let avatarResult = try refresh(

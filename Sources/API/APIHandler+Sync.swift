@@ -18,9 +18,10 @@ extension APIHandler {
   /// marks nothing pulled (so earns no `device`-policy ACK) and leaves the cursor pushes count from. With
   /// `want:["ssids"]` the answer also holds the entries for other SSIDs of the call, each with `to`; without it
   /// the answer is exactly what it was before they existed.
-  func sync(
-    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
-  ) throws(APIError) -> APIAnswer {
+  func sync(_ caller: Caller) throws(APIError) -> APIAnswer {
+    let (body, station, access, client, now) = (
+      caller.body, caller.station, caller.devices, caller.client, caller.now
+    )
     let since = try body.int("since", in: 0...Int64.max) ?? 0
     let wait = try body.int("wait", in: 0...Self.maxWaitSeconds) ?? 0
     let wants = try body.wants()
@@ -217,9 +218,10 @@ extension APIHandler {
   /// `POST /v1/unregister`: drop the station (devices, avatar, messages, settings), or with `pushToken` only
   /// that device. Answers `{}`. Dropping a claimed station needs its key (else 403, nothing changes) and is
   /// recorded in its audit trail; one's own token needs only the passcode, as the shipping app sends it.
-  func unregister(
-    _ body: RequestBody, station: StationAddress, access: StationAccess, client: ClientAddress, now: Int64
-  ) throws(APIError) -> APIResponse {
+  func unregister(_ caller: Caller) throws(APIError) -> APIResponse {
+    let (body, station, access, client, now) = (
+      caller.body, caller.station, caller.devices, caller.client, caller.now
+    )
     let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
     if token == nil, access == .guest {
       try access.requireOwner(station.description, for: "unregistering the whole station")

@@ -124,15 +124,6 @@ public final class APIHandler {
     }
   }
 
-  /// A station's request, its body read: the station named with its passcode (or its key), not banned.
-  struct Identity {
-    let body: RequestBody
-    let station: StationAddress
-    let key: StationKey?
-    let client: ClientAddress
-    let now: Int64
-  }
-
   /// The first step of every station request: reads the body, checks the passcode or key, refuses a ban.
   private func identify(_ request: APIRequest) throws(APIError) -> Identity {
     let body = try RequestBody(request.body)
@@ -169,10 +160,7 @@ public final class APIHandler {
       if claimState == .unregistered { throw .stationNotFound(address) }
       try access.requireOwner(address, for: what)
     }
-    return Caller(
-      body: identity.body, station: identity.station, key: identity.key, client: identity.client,
-      now: identity.now,
-      claimState: claimState, access: access, devices: devices)
+    return Caller(identity: identity, claimState: claimState, access: access, devices: devices)
   }
 
   /// The station's claim and who the caller is to it (``StationAccess/decide(_:key:station:pending:)``); a key that
