@@ -35,33 +35,29 @@ extension ListenerRuntime {
     }
     let box = UncheckedBox(file)
     let watch = PathWatch(path: path)
-    let watchDone = try startThread(
-      name: "file-watch",
-      { [self] in
-        guard let opened else { return }
-        repeat {
-          if let change = DatabaseFileChange.classify(
-            opened: opened, current: DatabaseFileChange.Identity.of(path: path), sqliteSaysMoved: false)
-          {
-            if health.databaseFile(change) { databaseFileChanged(change) }
-            return
-          }
-        } while watch.wait(timeoutMs: Self.fileWatchFallbackMs) != .cancelled
-      })
-    return try startThread(
-      name: "beacon",
-      { [self] in
-        while !stopped.value {
-          box.value?.write(beacon())
-          health.wait(untilMs: monotonicMilliseconds() + Self.beaconIntervalMs)
+    let watchDone = try ListenerThread.fileWatch.start({ [self] in
+      guard let opened else { return }
+      repeat {
+        if let change = DatabaseFileChange.classify(
+          opened: opened, current: DatabaseFileChange.Identity.of(path: path), sqliteSaysMoved: false)
+        {
+          if health.databaseFile(change) { databaseFileChanged(change) }
+          return
         }
-        watch.cancel()
-        watchDone.wait(timeoutMs: 5_000)
-        var last = beacon()
-        last.monotonicMs = 0
-        box.value?.write(last)
-        box.value?.close()
-      })
+      } while watch.wait(timeoutMs: Self.fileWatchFallbackMs) != .cancelled
+    })
+    return try ListenerThread.beacon.start({ [self] in
+      while !stopped.value {
+        box.value?.write(beacon())
+        health.wait(untilMs: monotonicMilliseconds() + Self.beaconIntervalMs)
+      }
+      watch.cancel()
+      watchDone.wait(timeoutMs: 5_000)
+      var last = beacon()
+      last.monotonicMs = 0
+      box.value?.write(last)
+      box.value?.close()
+    })
   }
 
   /// The beacon as of now.

@@ -15,16 +15,14 @@ extension ListenerRuntime {
       counters: counters, logger: logger, ackClock: steadyEpochMilliseconds)
     let box = UncheckedBox(worker)
     let health = health
-    return try startThread(
-      name: "device-acks",
-      {
-        box.value.run(
-          wake: wake, canTransmit: { connection.acceptsAcks && !health.databaseFileChanged },
-          deliver: { acks in
-            // Nothing is ACKed once the database file was deleted or replaced.
-            if !health.databaseFileChanged { connection.submit(acks: acks) }
-          })
-        box.value.database.close()
-      })
+    return try ListenerThread.deviceAcks.start({
+      box.value.run(
+        wake: wake, canTransmit: { connection.acceptsAcks && !health.databaseFileChanged },
+        deliver: { acks in
+          // Nothing is ACKed once the database file was deleted or replaced.
+          if !health.databaseFileChanged { connection.submit(acks: acks) }
+        })
+      box.value.database.close()
+    })
   }
 }

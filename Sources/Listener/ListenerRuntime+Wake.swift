@@ -19,10 +19,8 @@ extension ListenerRuntime {
   /// Starts the thread that receives the responder's wakes on `socket` and signals the workers they name; it ends
   /// when the socket is closed.
   func startWakeReader(_ socket: ListenerWakeSocket, wakes: ListenerWakes) throws -> Latch {
-    try startThread(
-      name: "wake",
-      {
-        while let kinds = socket.receive() { wakes.signal(kinds) }
-      })
+    try ListenerThread.wake.start({
+      while let kinds = socket.receive() { wakes.signal(kinds) }
+    })
   }
 }

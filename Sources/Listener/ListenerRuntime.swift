@@ -198,6 +198,7 @@ public final class ListenerRuntime: Sendable {
         "servers": config.servers.map(\.description).joined(separator: ","),
         "stations": String(shared.stations.count), "filterBytes": String(machine.status.filterBytes),
         "trackOutgoing": String(config.trackOutgoing), "pid": String(getpid()),
+        "threads": ListenerThread.allCases.map(\.rawValue).joined(separator: ","),
       ])
     if config.isReceiveOnly {
       logger.warn(
@@ -211,39 +212,31 @@ public final class ListenerRuntime: Sendable {
     }
     let housekeeperBox = UncheckedBox(housekeeperDatabase)
     guard
-      let housekeeperDone = try? startThread(
-        name: "housekeeper",
-        { [self] in
-          housekeeper.run(leaseLost: { self.requestStop(status: 1) })
-          housekeeperBox.value.close()
-        })
+      let housekeeperDone = try? ListenerThread.housekeeper.start({ [self] in
+        housekeeper.run(leaseLost: { self.requestStop(status: 1) })
+        housekeeperBox.value.close()
+      })
     else { return failStart(database, "housekeeper") }
     let watcherBox = UncheckedBox(watcher)
     guard
-      let watcherDone = try? startThread(
-        name: "registrations",
-        { [connection, wakes] in
-          watcherBox.value.run(wake: wakes.registrations, deliver: { connection.submit(filter: $0) })
-        })
+      let watcherDone = try? ListenerThread.registrations.start({ [connection, wakes] in
+        watcherBox.value.run(wake: wakes.registrations, deliver: { connection.submit(filter: $0) })
+      })
     else { return failStart(database, "registration watcher") }
     guard
-      let writerDone = try? startThread(
-        name: "writer",
-        { [self] in
-          if !writer.run() { self.requestStop(status: 1) }
-        })
+      let writerDone = try? ListenerThread.writer.start({ [self] in
+        if !writer.run() { self.requestStop(status: 1) }
+      })
     else { return failStart(database, "writer") }
-    guard let connectionDone = try? startThread(name: "connection", { connection.run() }) else {
+    guard let connectionDone = try? ListenerThread.connection.start({ connection.run() }) else {
       return failStart(database, "connection")
     }
     guard
-      let senderDone = try? startThread(
-        name: "sender",
-        { [self, writerOptions] in
-          runSender(
-            storeOptions: writerOptions, connection: connection, shared: shared, housekeeper: housekeeper,
-            wakes: wakes)
-        })
+      let senderDone = try? ListenerThread.sender.start({ [self, writerOptions] in
+        runSender(
+          storeOptions: writerOptions, connection: connection, shared: shared, housekeeper: housekeeper,
+          wakes: wakes)
+      })
     else { return failStart(database, "sender") }
     guard
       let deviceAcksDone = try? startDeviceAcks(
