@@ -75,23 +75,16 @@ public final class APIHandler {
       return .response(.error(.cannotStore("\(change); the server is restarting", retryAfterSeconds: 5)))
     }
     let route = endpoint.route
+    // /metrics and /status exist only on the private listener: the public server and CGI never show them.
+    if case .privateListener = route.access, !request.viaMetricsListener {
+      return .response(.error(.notFound(path: request.path)))
+    }
+    guard route.methods.contains(request.method) else {
+      return .response(.error(.methodNotAllowed(allowed: route.allow)))
+    }
     switch route.access {
-    case .privateListener(let answer):
-      // /metrics and /status exist only on the private listener: the public server and CGI never show them.
-      guard request.viaMetricsListener else { return .response(.error(.notFound(path: request.path))) }
-      guard route.methods.contains(request.method) else {
-        return .response(.error(.methodNotAllowed(allowed: route.allow)))
-      }
-      return .response(answer(self))
-    case .open(let answer):
-      guard route.methods.contains(request.method) else {
-        return .response(.error(.methodNotAllowed(allowed: route.allow)))
-      }
-      return .response(answer(self))
-    case .claimant, .caller:
-      guard route.methods.contains(request.method) else {
-        return .response(.error(.methodNotAllowed(allowed: route.allow)))
-      }
+    case .open(let answer), .privateListener(let answer): return .response(answer(self))
+    case .claimant, .caller: break
     }
     if let refusal = CrossSiteCheck.refusal(
       origin: request.origin, fetchSite: request.fetchSite,
