@@ -19,7 +19,6 @@ const FILES = [
   "js/i18n.mjs",
   "js/lang/de.mjs",
   "js/lang/en.mjs",
-  "js/language.mjs",
   "js/live.mjs",
   "js/model.mjs",
   "js/notifications.mjs",

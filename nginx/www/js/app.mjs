@@ -5,13 +5,12 @@
 // One file per screen (screens/*.mjs, each the interface of screens/screen.mjs), each given the one `context`
 // made here: the state and the actions. What is not a screen has a module of its own: signing in and out
 // (session.mjs), the live loop and read markers (sync.mjs), sending (sending.mjs), notifications and the
-// service worker (notifications.mjs), the station's settings (station.mjs), the language (language.mjs).
+// service worker (notifications.mjs), the station's settings (station.mjs).
 
 import { API, APIError } from "./api.mjs";
 import { Avatars } from "./avatars.mjs";
 import { $, safely } from "./dom.mjs";
-import { t } from "./i18n.mjs";
-import { applyLanguage, keepLanguage } from "./language.mjs";
+import { applyLanguage, keepLanguage, t } from "./i18n.mjs";
 import { Catches, Inbox } from "./model.mjs";
 import { disableNotifications, enableNotifications, registerWorker } from "./notifications.mjs";
 import { parseStation } from "./rules.mjs";

@@ -1,33 +1,19 @@
-// What every screen of the page is (screens/*.mjs: sign-in, inbox, conversation, subscriptions, settings, and
-// the top bar shown above the signed-in ones). Each module exports one class that extends Screen and has
-// exactly this interface; app.mjs makes one of each at boot and drives them, nothing else calls them:
+// The interface of every screen (screens/*.mjs; the top bar over the signed-in ones too): one class that extends
+// Screen, made once at boot by app.mjs, which alone calls it.
 //
-//   constructor(context)  Finds its elements, binds their events, once. `context` is the page's one shared
-//                         object (app.mjs): `state` (everything the page knows), `api`, `call(name, fields,
-//                         options)` (an API call with the station's identity), `features()`, `owner()` (this
-//                         browser holds the station key) and `actions` (what a screen may ask of the page:
-//                         signIn, signOut, proveClaim, send, postRead, updateSettings, enableNotifications,
-//                         disableNotifications, changeLanguage, keyChanged, render). A screen keeps no state
-//                         of the page's; it changes it through `actions` (or the models' own methods) and
-//                         reads it back in update().
-//   show(params)          The route now shows this screen. `params`: the route (`{view, peer}`), `previous`
-//                         (the route before), `focus` (move the focus into the screen, as a route change by
-//                         the user does), and what a screen takes besides (the sign-in screen: `message`,
-//                         `keyLink`).
-//   hide()                Another screen shows instead (or, for the top bar and the signed-in screens, the
-//                         station signed out).
-//   update()              Draws what `context.state` holds now. Called on every change the page sees: for
-//                         the sign-in screen while signed out, for the others while signed in, shown or not
-//                         (the inbox and a conversation stand side by side on a wide screen). Cheap and
-//                         idempotent; it never moves the focus.
-//   retranslate()         The language changed: says again what update() does not redraw (text a screen
-//                         wrote once, the language pickers). update() follows at once.
-//
-// Which elements a screen owns: the ones inside its section of index.html (the top bar: the header and the
-// tabs). The words come from the string tables (i18n.mjs), as everywhere.
+// - constructor(context): finds its elements and binds their events. `context` (app.mjs): `state`, `api`,
+//   `call(name, fields, options)` (with the station's identity), `features()`, `owner()` (this browser holds the
+//   station key) and `actions` (signIn, signOut, proveClaim, send, postRead, updateSettings, enableNotifications,
+//   disableNotifications, changeLanguage, keyChanged, render). A screen changes the page's state only through
+//   them (or the models' own methods) and reads it back in update().
+// - show(params): the route shows it: `{view, peer}`, `previous` (the route before), `focus` (move the focus
+//   in, as a route the user chose does); the sign-in screen also takes `message` and `keyLink`.
+// - hide(): another screen shows, or the station signed out.
+// - update(): draws what `context.state` holds now, on every change (the sign-in screen while signed out, the
+//   others while signed in, shown or not: two panes stand side by side on a wide screen); never moves the focus.
+// - retranslate(): the language changed: says again what update() does not redraw; update() follows.
 
 export class Screen {
-  /** @param {object} context the page's shared state and actions (see above) */
   constructor(context) {
     this.context = context;
   }
@@ -40,8 +26,7 @@ export class Screen {
     return this.context.actions;
   }
 
-  // eslint-disable-next-line no-unused-vars
-  show(params) {}
+  show() {}
 
   hide() {}
 

@@ -5,8 +5,7 @@
 // changing the settings is station.mjs.
 
 import { $, announce, safeItem } from "../dom.mjs";
-import { formatDate, language, t, tn } from "../i18n.mjs";
-import { fillLanguageSelect } from "../language.mjs";
+import { fillLanguageSelect, formatDate, language, t, tn } from "../i18n.mjs";
 import { isStationKey } from "../rules.mjs";
 import {
   MAX_FORWARD,

@@ -3,8 +3,7 @@
 // itself (register, claim, what is kept) is session.mjs.
 
 import { $ } from "../dom.mjs";
-import { fillLanguageSelect } from "../language.mjs";
-import { t } from "../i18n.mjs";
+import { fillLanguageSelect, t } from "../i18n.mjs";
 import { isStationKey, parseIdentity, parsePasscode } from "../rules.mjs";
 import { remembered } from "../session.mjs";
 import { Screen } from "./screen.mjs";
