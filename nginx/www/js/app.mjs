@@ -68,7 +68,11 @@ async function loadInfo({ fresh = false } = {}) {
   return state.info;
 }
 
-/** What every screen and module is given: the state, the API, and the actions (screens/screen.mjs). */
+/**
+ * What every screen and module is given: the state, the API, and the actions (screens/screen.mjs). The modules
+ * that are not screens (session.mjs, sync.mjs …) also tell the page through it what happened: `showStatus`,
+ * `showSignIn`, `signedIn`.
+ */
 const context = {
   state,
   api,
