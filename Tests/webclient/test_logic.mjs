@@ -647,7 +647,8 @@ test("i18n: every key the page's files use is in the English table", async () =>
   const { readFile, readdir } = await import("node:fs/promises");
   const english = LANGUAGES.get("en").table;
   const root = new URL("../../nginx/www/", import.meta.url);
-  const files = ["index.html", ...(await readdir(new URL("js/", root))).filter((name) => name.endsWith(".mjs")).map((name) => `js/${name}`)];
+  const modules = (await readdir(new URL("js/", root), { recursive: true })).filter((name) => name.endsWith(".mjs"));
+  const files = ["index.html", ...modules.map((name) => `js/${name}`)];
   const used = new Set();
   for (const file of files) {
     const source = await readFile(new URL(file, root), "utf8");
@@ -849,12 +850,41 @@ test("service worker: only the app shell is cached and answered; API calls and o
 });
 
 test("service worker: its app shell lists every file the page loads", async () => {
-  const { readFile, readdir } = await import("node:fs/promises");
+  const { access, readFile, readdir } = await import("node:fs/promises");
   const source = await readFile(new URL("../../nginx/www/sw.js", import.meta.url), "utf8");
   const root = new URL("../../nginx/www/js/", import.meta.url);
-  const modules = (await readdir(root)).filter((name) => name.endsWith(".mjs")).map((name) => `js/${name}`);
-  const languages = (await readdir(new URL("lang/", root))).map((name) => `js/lang/${name}`);
-  for (const file of [...modules, ...languages, "index.html", "app.css"]) assert.ok(source.includes(`"${file}"`), file);
+  const modules = (await readdir(root, { recursive: true })).filter((name) => name.endsWith(".mjs")).map((name) => `js/${name}`);
+  assert.ok(modules.includes("js/lang/en.mjs") && modules.includes("js/screens/inbox.mjs"), "the scan is broken");
+  for (const file of [...modules, "index.html", "app.css"]) assert.ok(source.includes(`"${file}"`), file);
+  // And nothing it lists is gone.
+  const www = new URL("../", root);
+  for (const [, file] of source.matchAll(/^ {2}"([^"]+)",$/gm)) {
+    if (file !== "./") await access(new URL(file, www));
+  }
+});
+
+test("screens: one file per screen, each one class with the interface of screens/screen.mjs; app.mjs stays small", async () => {
+  const { readFile, readdir } = await import("node:fs/promises");
+  const { Screen, SCREEN_INTERFACE } = await import("../../nginx/www/js/screens/screen.mjs");
+  const root = new URL("../../nginx/www/js/", import.meta.url);
+  const names = (await readdir(new URL("screens/", root))).filter((name) => name.endsWith(".mjs") && name !== "screen.mjs");
+  assert.deepEqual(names.sort(), ["conversation.mjs", "inbox.mjs", "settings.mjs", "signin.mjs", "subscriptions.mjs", "topbar.mjs"]);
+  const app = await readFile(new URL("app.mjs", root), "utf8");
+  for (const name of names) {
+    const module = await import(new URL(`screens/${name}`, root).href);
+    const exported = Object.values(module);
+    assert.equal(exported.length, 1, `${name} exports one thing`);
+    const [screen] = exported;
+    assert.ok(screen.prototype instanceof Screen, `${name}: ${screen.name} extends Screen`);
+    assert.equal(screen.length, 1, `${name}: constructor(context)`);
+    for (const member of SCREEN_INTERFACE) assert.equal(typeof screen.prototype[member], "function", `${name}: ${member}`);
+    // A screen reaches the page only through its context, never back into app.mjs.
+    const source = await readFile(new URL(`screens/${name}`, root), "utf8");
+    assert.doesNotMatch(source, /from "\.\.\/app\.mjs"/, name);
+    assert.match(app, new RegExp(`from "\\./screens/${name.replace(".", "\\.")}"`), `app.mjs uses ${name}`);
+  }
+  const lines = app.split("\n").length;
+  assert.ok(lines < 350, `app.mjs has ${lines} lines: state, routing and boot only`);
 });
 
 test("audit trail: entries of the wrong shape or an unknown action are left out, text is cut", () => {

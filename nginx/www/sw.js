@@ -5,7 +5,7 @@
 
 "use strict";
 
-const CACHE = "aprs-cloud-www-v2";
+const CACHE = "aprs-cloud-www-v3";
 /** The app shell, relative to the worker's scope. */
 const FILES = [
   "./",
@@ -15,15 +15,27 @@ const FILES = [
   "js/app.mjs",
   "js/api.mjs",
   "js/avatars.mjs",
+  "js/dom.mjs",
   "js/i18n.mjs",
   "js/lang/de.mjs",
   "js/lang/en.mjs",
   "js/live.mjs",
   "js/model.mjs",
+  "js/notifications.mjs",
   "js/push.mjs",
   "js/rules.mjs",
-  "js/screens.mjs",
+  "js/sending.mjs",
+  "js/session.mjs",
   "js/settings.mjs",
+  "js/station.mjs",
+  "js/sync.mjs",
+  "js/screens/conversation.mjs",
+  "js/screens/inbox.mjs",
+  "js/screens/screen.mjs",
+  "js/screens/settings.mjs",
+  "js/screens/signin.mjs",
+  "js/screens/subscriptions.mjs",
+  "js/screens/topbar.mjs",
   "icons/icon.svg",
   "icons/icon-192.png",
 ];
