@@ -33,7 +33,8 @@ import Logging
 ///   the login line puts the filter in effect for sure.
 struct ConnectionStateMachine: Sendable {
   let settings: ConnectionSettings
-  private(set) var state: ConnectionState = .idle
+  /// Where the connection is, as logs, `/health` and tests name it (``phase`` holds its data).
+  var state: ConnectionState { phase.state }
   private(set) var filter: FilterManager
   /// Retry delays of the outage under way (if any).
   private(set) var outage: OutageBackoff
@@ -43,13 +44,82 @@ struct ConnectionStateMachine: Sendable {
   private(set) var status = ConnectionStatus()
 
   private let jitter: @Sendable () -> Double
+  /// Where the connection is, with what belongs to that state (the server, when it connected, its last line).
+  private var phase: Phase = .idle
+  /// The server the next connect goes to, round robin over ``ConnectionSettings/servers``.
   private var serverIndex = 0
+  /// The attempts that failed since a server last answered, across the states of one round of servers.
   private var failuresThisRound = 0
-  private var currentServer: APRSISServer?
-  private var connectedAt: Int64 = 0
-  private var onlineSince: Int64?
-  private var lastLineAt: Int64 = 0
   private var reported: ConnectionStatus?
+
+  /// The connection's states with their data: the times of a session live in the states that have one.
+  private enum Phase {
+    case idle
+    case backingOff(until: Int64)
+    case connecting(server: APRSISServer)
+    case awaitingBanner(Session)
+    case awaitingLogresp(Session)
+    /// `since`: when the logresp came (monotonic ms).
+    case online(Session, verified: Bool, since: Int64)
+    case stopped
+
+    var state: ConnectionState {
+      switch self {
+      case .idle: .idle
+      case .backingOff(let until): .backingOff(until: until)
+      case .connecting(let server): .connecting(server: server)
+      case .awaitingBanner: .awaitingBanner
+      case .awaitingLogresp: .awaitingLogresp
+      case .online(_, let verified, _): .online(verified: verified)
+      case .stopped: .stopped
+      }
+    }
+
+    /// The open connection's session, nil when none is open.
+    var session: Session? {
+      switch self {
+      case .awaitingBanner(let session), .awaitingLogresp(let session), .online(let session, _, _): session
+      default: nil
+      }
+    }
+
+    /// When the session logged in, nil before its logresp or without a session.
+    var onlineSince: Int64? {
+      if case .online(_, _, let since) = self { return since }
+      return nil
+    }
+
+    /// The server of the connect under way or of the open session.
+    var server: APRSISServer? {
+      if case .connecting(let server) = self { return server }
+      return session?.server
+    }
+
+    /// The same phase with the session's last line at `now`.
+    func heard(at now: Int64) -> Phase {
+      switch self {
+      case .awaitingBanner(var session):
+        session.lastLineAt = now
+        return .awaitingBanner(session)
+      case .awaitingLogresp(var session):
+        session.lastLineAt = now
+        return .awaitingLogresp(session)
+      case .online(var session, let verified, let since):
+        session.lastLineAt = now
+        return .online(session, verified: verified, since: since)
+      default: return self
+      }
+    }
+  }
+
+  /// One open connection to a server (monotonic ms).
+  private struct Session {
+    let server: APRSISServer
+    /// When the TCP connection came up.
+    let connectedAt: Int64
+    /// When its last line (of any kind) arrived.
+    var lastLineAt: Int64
+  }
 
   /// A machine in state idle. `jitter` returns a random number in `[0, 1)` for each backoff delay.
   init(settings: ConnectionSettings, jitter: @escaping @Sendable () -> Double) {
@@ -64,17 +134,17 @@ struct ConnectionStateMachine: Sendable {
 
   /// The earliest time the machine wants a ``ConnectionEvent/tick(now:)`` (nil: only events matter).
   var nextDeadline: Int64? {
-    switch state {
+    switch phase {
     case .idle, .stopped, .connecting: return nil
     case .backingOff(let until): return until
-    case .awaitingBanner where settings.servers.count > 1:
+    case .awaitingBanner(let session) where settings.servers.count > 1:
       return min(
-        lastLineAt + settings.watchdogMs, connectedAt + settings.loginTimeoutMs,
-        connectedAt + settings.bannerTimeoutMs)
-    case .awaitingBanner, .awaitingLogresp:
-      return min(lastLineAt + settings.watchdogMs, connectedAt + settings.loginTimeoutMs)
-    case .online:
-      var deadline = lastLineAt + settings.watchdogMs
+        session.lastLineAt + settings.watchdogMs, session.connectedAt + settings.loginTimeoutMs,
+        session.connectedAt + settings.bannerTimeoutMs)
+    case .awaitingBanner(let session), .awaitingLogresp(let session):
+      return min(session.lastLineAt + settings.watchdogMs, session.connectedAt + settings.loginTimeoutMs)
+    case .online(let session, _, _):
+      var deadline = session.lastLineAt + settings.watchdogMs
       if let answer = filter.answerDeadline(timeoutMs: settings.filterAnswerTimeoutMs) {
         deadline = min(deadline, answer)
       }
@@ -87,40 +157,36 @@ struct ConnectionStateMachine: Sendable {
     var actions: [ConnectionAction] = []
     switch event {
     case .start(let now):
-      if state == .idle { connect(now: now, &actions) }
+      if case .idle = phase { connect(now: now, &actions) }
     case .connected(let now, let address):
-      guard case .connecting = state else { break }
-      state = .awaitingBanner
-      connectedAt = now
-      lastLineAt = now
+      guard case .connecting(let server) = phase else { break }
+      phase = .awaitingBanner(Session(server: server, connectedAt: now, lastLineAt: now))
       status.address = address
-      log(&actions, .info, "connected", ("server", currentServer?.description ?? "?"), ("address", address))
+      log(&actions, .info, "connected", ("server", server.description), ("address", address))
     case .connectFailed(let now, let reason):
-      guard case .connecting = state else { break }
-      status.lastError = "cannot connect to \(currentServer?.description ?? "?"): \(reason)"
-      log(
-        &actions, .warn, "cannot connect to APRS-IS", ("server", currentServer?.description ?? "?"),
-        ("error", reason))
+      guard case .connecting(let server) = phase else { break }
+      status.lastError = "cannot connect to \(server.description): \(reason)"
+      log(&actions, .warn, "cannot connect to APRS-IS", ("server", server.description), ("error", reason))
       advanceServer()
       attemptFailed(now: now, &actions)
     case .lineReceived(let now):
-      lastLineAt = now
-      if state == .awaitingBanner { sendLogin(now: now, &actions) }
+      phase = phase.heard(at: now)
+      if case .awaitingBanner = phase { sendLogin(now: now, &actions) }
     case .comment(let bytes, let now):
-      lastLineAt = now
+      phase = phase.heard(at: now)
       comment(bytes, now: now, &actions)
     case .tick(let now):
       tick(now: now, &actions)
     case .closed(let now, let reason):
-      guard isConnected else { break }
-      if case .online = state, let since = onlineSince, now - since < settings.establishedMs {
+      guard phase.session != nil else { break }
+      if let since = phase.onlineSince, now - since < settings.establishedMs {
         endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
         log(
           &actions, .warn,
           "the server closed the session right after its logresp: treated as a refused login",
           ("onlineMs", String(now - since)), ("establishedMs", String(settings.establishedMs)))
         retryLater(now: now, after: .refusal, &actions)
-      } else if case .online = state {
+      } else if phase.onlineSince != nil {
         endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: false)
         outage.begin(now: now)
         retryLater(now: now, after: .outage, &actions)
@@ -135,26 +201,19 @@ struct ConnectionStateMachine: Sendable {
         &actions, .info, "filter changed", ("stations", String(status.filterStations)),
         ("bytes", String(status.filterBytes)), ("entries", String(status.filterEntries)),
         ("exactStations", String(status.filterExactStations)))
-      if case .online = state { reconcileFilter(now: now, &actions) }
+      reconcileFilter(now: now, &actions)
     case .stop(let now):
-      if isConnected {
+      if phase.session != nil {
         endConnection(
           now: now, reason: "stopping", level: .info, &actions, closeSocket: true, countsAsReconnect: false)
       }
-      state = .stopped
+      phase = .stopped
     }
     reportIfChanged(&actions)
     return actions
   }
 
   // MARK: Steps
-
-  private var isConnected: Bool {
-    switch state {
-    case .awaitingBanner, .awaitingLogresp, .online: true
-    default: false
-    }
-  }
 
   private mutating func advanceServer() {
     serverIndex = (serverIndex + 1) % max(1, settings.servers.count)
@@ -164,12 +223,11 @@ struct ConnectionStateMachine: Sendable {
     let list = settings.servers
     guard !list.isEmpty else {
       log(&actions, .error, "no APRS-IS server configured")
-      state = .backingOff(until: now + settings.refusalBackoff.maximumMs)
+      phase = .backingOff(until: now + settings.refusalBackoff.maximumMs)
       return
     }
     let server = list[serverIndex % list.count]
-    currentServer = server
-    state = .connecting(server: server)
+    phase = .connecting(server: server)
     status.server = server.description
     status.address = nil
     actions.append(.connect(server: server))
@@ -180,7 +238,8 @@ struct ConnectionStateMachine: Sendable {
     let line = OutgoingLine.login(
       user: settings.login, passcode: settings.passcode, softwareName: settings.softwareName,
       softwareVersion: settings.softwareVersion, filter: spec)
-    state = .awaitingLogresp
+    guard let session = phase.session else { return }
+    phase = .awaitingLogresp(session)
     actions.append(.send(line))
     log(
       &actions, .info, "login sent", ("login", settings.login),
@@ -189,14 +248,13 @@ struct ConnectionStateMachine: Sendable {
   }
 
   private mutating func comment(_ bytes: [UInt8], now: Int64, _ actions: inout [ConnectionAction]) {
-    switch state {
+    switch phase {
     case .awaitingBanner:
       sendLogin(now: now, &actions)
-    case .awaitingLogresp:
+    case .awaitingLogresp(let session):
       switch ServerComment.classify(bytes) {
       case .logresp(let login, let verified, let server):
-        state = .online(verified: verified)
-        onlineSince = now
+        phase = .online(session, verified: verified, since: now)
         outage.end()
         failuresThisRound = 0
         filter.loggedIn()
@@ -247,17 +305,17 @@ struct ConnectionStateMachine: Sendable {
   }
 
   private mutating func tick(now: Int64, _ actions: inout [ConnectionAction]) {
-    switch state {
+    switch phase {
     case .backingOff(let until) where now >= until:
       connect(now: now, &actions)
-    case .awaitingBanner, .awaitingLogresp:
+    case .awaitingBanner(let session), .awaitingLogresp(let session):
       let reason: String
-      if now - connectedAt >= settings.loginTimeoutMs {
+      if now - session.connectedAt >= settings.loginTimeoutMs {
         reason = "no logresp within \(settings.loginTimeoutMs) ms"
-      } else if now - lastLineAt >= settings.watchdogMs {
+      } else if now - session.lastLineAt >= settings.watchdogMs {
         reason = "no line for \(settings.watchdogMs) ms"
       } else if state == .awaitingBanner, settings.servers.count > 1,
-        now - connectedAt >= settings.bannerTimeoutMs
+        now - session.connectedAt >= settings.bannerTimeoutMs
       {
         reason = "no banner within \(settings.bannerTimeoutMs) ms; trying the next server"
       } else {
@@ -265,8 +323,8 @@ struct ConnectionStateMachine: Sendable {
       }
       endConnection(now: now, reason: reason, level: .warn, &actions, closeSocket: true)
       attemptFailed(now: now, &actions)
-    case .online:
-      if now - lastLineAt >= settings.watchdogMs {
+    case .online(let session, _, _):
+      if now - session.lastLineAt >= settings.watchdogMs {
         watchdog(now: now, &actions)
       } else if filter.answerOverdue(now: now, timeoutMs: settings.filterAnswerTimeoutMs) {
         log(
@@ -303,7 +361,7 @@ struct ConnectionStateMachine: Sendable {
   }
 
   private mutating func reconcileFilter(now: Int64, _ actions: inout [ConnectionAction]) {
-    guard case .online = state else { return }
+    guard case .online = phase else { return }
     switch filter.reconcile(now: now) {
     case .none:
       break
@@ -327,13 +385,14 @@ struct ConnectionStateMachine: Sendable {
     countsAsReconnect: Bool = true
   ) {
     if closeSocket { actions.append(.close(reason: reason)) }
+    let server = phase.server?.description ?? "?"
+    let onlineSince = phase.onlineSince
     if let since = onlineSince, now - since >= refusals.stableMs { refusals.reset() }
-    var fields = [LogField("reason", reason), LogField("server", currentServer?.description ?? "?")]
+    var fields = [LogField("reason", reason), LogField("server", server)]
     if let since = onlineSince { fields.append(LogField("onlineSeconds", String((now - since) / 1000))) }
     actions.append(.log(LogEntry(level, "disconnected", fields)))
-    onlineSince = nil
     filter.disconnected()
-    if countsAsReconnect { status.lastError = "\(currentServer?.description ?? "?"): \(reason)" }
+    if countsAsReconnect { status.lastError = "\(server): \(reason)" }
     status.connected = false
     status.verified = false
     status.receiveOnly = settings.isReceiveOnly
@@ -356,7 +415,7 @@ struct ConnectionStateMachine: Sendable {
     case .outage: delay = outage.nextDelay(now: now, unit: jitter())
     case .refusal: delay = refusals.nextDelay(unit: jitter())
     }
-    state = .backingOff(until: now + delay)
+    phase = .backingOff(until: now + delay)
     status.server = nil
     var fields = [("delayMs", String(delay)), ("cause", cause == .outage ? "outage" : "refused")]
     if cause == .outage, let since = outage.since { fields.append(("outageMs", String(now - since))) }
