@@ -42,7 +42,7 @@ extension PushEngine {
   func enqueueForwards(_ plan: [ForwardPlanItem], batchID: Int, state: inout BatchState, now: Int64) {
     guard let forwarder else { return }
     for item in plan {
-      let key = item.target.deliveryKey
+      let key = Recipient.of(item.target)
       if done[item.entry.id]?.contains(key) == true { continue }
       if let time = notBefore[key] {
         if time > now {
@@ -68,7 +68,7 @@ extension PushEngine {
   func handleForward(_ outcome: ForwardOutcome, now: Int64) {
     let job = outcome.job
     let target = job.target
-    let key = target.deliveryKey
+    let key = Recipient.of(target)
     if let response = outcome.response, response.transportError == nil {
       throttles[key] = response.status == 429 ? (throttles[key] ?? 0) + 1 : nil
     }
@@ -112,7 +112,7 @@ extension PushEngine {
     state.pending -= 1
     batches[batchID] = state
     if state.pending == 0 { finish(batchID, now: now) }
-    if disabled { dropWaitingForwards(key, now: now) }
+    if disabled { dropWaitingForwards(target.deliveryKey, now: now) }
   }
 
   /// Records a change of an active target's health (written with the round): failing for `failure`, or healthy
@@ -171,7 +171,7 @@ extension PushEngine {
         continue
       }
       guard var state = batches[batchID] else { continue }
-      markDone(state.batch.ids, key)
+      markDone(state.batch.ids, .forward(key: key))
       state.pending -= 1
       batches[batchID] = state
       if state.pending == 0 { finish(batchID, now: now) }
@@ -227,7 +227,7 @@ extension PushEngine {
     }
     for target in due
     where !confirming.contains(target.deliveryKey) && !disabledForwards.contains(target.deliveryKey) {
-      if let time = notBefore[target.deliveryKey], time > now { continue }
+      if let time = notBefore[.of(target)], time > now { continue }
       var generator = SystemRandomNumberGenerator()
       let fresh = String(String(UInt32.random(in: 0..<1_000_000, using: &generator) + 1_000_000).dropFirst())
       let code: String
@@ -273,7 +273,7 @@ extension PushEngine {
       logger.log(.info, "forward: confirmation mail sent", fields: fields)
     case .retry(let at, let reason):
       counters[forward: .email, .retried] += 1
-      notBefore[target.deliveryKey] = at
+      notBefore[.of(target)] = at
       do throws(StoreError) {
         try database.requeueForwardConfirmation(station: target.station, id: target.id)
       } catch {

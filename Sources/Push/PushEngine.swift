@@ -138,14 +138,14 @@ final class PushEngine {
   private var nextBatchID = 0
   var nextJobID = 0
   private var tags = 0
-  /// Tokens (and forward targets' ``Store/ForwardTarget/deliveryKey``s) each pending outbox row was delivered to
-  /// (or given up on): not sent again when the row is retried for another device.
-  var done: [Int64: Set<String>] = [:]
-  /// Tokens and forward targets that must not be sent to before a time (Retry-After, backoff).
-  var notBefore: [String: Int64] = [:]
+  /// The recipients (devices and forward targets, ``Recipient``) each pending outbox row was delivered to (or given
+  /// up on): not sent again when the row is retried for another recipient.
+  var done: [Int64: Set<Recipient>] = [:]
+  /// Recipients that must not be sent to before a time (Retry-After, backoff).
+  var notBefore: [Recipient: Int64] = [:]
   /// 429s in a row per token or forward target (a 429 without `Retry-After` waits 60 s, doubling with each further
   /// one); any other answer clears it.
-  var throttles: [String: Int] = [:]
+  var throttles: [Recipient: Int] = [:]
   var writes = PendingWrites()
   /// Forwarding to the stations' email, ntfy and webhook targets (`[forward]`); nil when it is off.
   let forwarder: ForwardClient?
@@ -411,13 +411,13 @@ final class PushEngine {
         state.skipped += 1
         continue
       }
-      if view.ids.allSatisfy({ done[$0]?.contains(device.token) == true }) { continue }
-      if let time = notBefore[device.token] {
+      if view.ids.allSatisfy({ done[$0]?.contains(.of(device)) == true }) { continue }
+      if let time = notBefore[.of(device)] {
         if time > now {
           state.retryAt = min(state.retryAt ?? time, time)
           continue
         }
-        notBefore[device.token] = nil
+        notBefore[.of(device)] = nil
       }
       let (built, headers) = payload(content, for: device, expiresAt: expiresAt, ttlSeconds: ttlSeconds)
       switch built {
@@ -429,7 +429,7 @@ final class PushEngine {
         let job = SendJob(
           id: nextJobID, batchID: id, device: device, payload: payload.bytes, headers: headers,
           topic: content.entry == nil ? nil : content.collapseName, attempts: state.attempts,
-          throttles: throttles[device.token] ?? 0, expiresAt: expiresAt)
+          throttles: throttles[.of(device)] ?? 0, expiresAt: expiresAt)
         state.announcing[nextJobID] = view.ids
         nextJobID += 1
         client.enqueue(job)
@@ -552,7 +552,7 @@ final class PushEngine {
     ]
     var stopReason: String?
     if let response = outcome.response, response.transportError == nil {
-      throttles[device.token] = response.status == 429 ? (throttles[device.token] ?? 0) + 1 : nil
+      throttles[.of(device)] = response.status == 429 ? (throttles[.of(device)] ?? 0) + 1 : nil
     }
     switch outcome.decision {
     case .delivered:
@@ -561,7 +561,7 @@ final class PushEngine {
       counters[device.platform][.accepted] += 1
       counters.notifications += 1
       state.announced.formUnion(state.announcing[outcome.job.id] ?? [])
-      markDone(ids, device.token)
+      markDone(ids, .of(device))
       failureWatches[device.platform]?.succeeded()
       if let environment = outcome.job.environmentToRemember(after: outcome.decision) {
         writes.apnsEnvironments.append((device.token, environment))
@@ -576,7 +576,7 @@ final class PushEngine {
       if outcome.response != nil { failureWatches[device.platform]?.succeeded() }
       state.deleted += 1
       counters[device.platform].tokensDeleted += 1
-      markDone(ids, device.token)
+      markDone(ids, .of(device))
       writes.deadTokens.append((device.token, refreshedBefore))
       if let address = outcome.response?.refusedAddress {
         // A client aimed the server at a private network (or its host's DNS does): loud, and counted.
@@ -590,7 +590,7 @@ final class PushEngine {
       }
     case .retry(let at, let reason):
       counters[device.platform][.retried] += 1
-      notBefore[device.token] = at
+      notBefore[.of(device)] = at
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(
         .warn, "push failed; will retry", fields: fields + [("reason", reason), ("inMs", String(at - now))])
@@ -601,13 +601,13 @@ final class PushEngine {
     case .reauthenticate(let reason):
       counters[device.platform][.retried] += 1
       let at = now + RetryPolicy.backoffMs(attempts: state.attempts, jitter: jitter())
-      notBefore[device.token] = at
+      notBefore[.of(device)] = at
       state.retryAt = min(state.retryAt ?? at, at)
       logger.log(.warn, "push failed; will retry", fields: fields + [("reason", reason)])
     case .giveUp(let reason):
       state.gaveUp += 1
       counters[device.platform][.failed] += 1
-      markDone(ids, device.token)
+      markDone(ids, .of(device))
       var logged = fields + [("reason", reason)]
       if let response = outcome.response { logged.append(("body", response.bodyForLog)) }
       logger.log(.warn, "push refused; not retrying", fields: logged)
@@ -641,8 +641,8 @@ final class PushEngine {
     for outcome in client.stop(reason) { handle(outcome, now: now) }
   }
 
-  func markDone(_ ids: [Int64], _ token: String) {
-    for id in ids { done[id, default: []].insert(token) }
+  func markDone(_ ids: [Int64], _ recipient: Recipient) {
+    for id in ids { done[id, default: []].insert(recipient) }
   }
 
   /// Every device of the batch answered: the rows are done, failed, or due again later.
