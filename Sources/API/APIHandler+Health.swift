@@ -1,3 +1,4 @@
+import CompanionFiles
 import JSON
 import Platform
 import Store

@@ -1,4 +1,5 @@
 import APRS
+import CompanionFiles
 import JSON
 import Platform
 import Store
