@@ -5,7 +5,8 @@ import PackageDescription
 ///
 /// Layout: one system-library target per C library (`C…`), the platform layer (`Platform`:
 /// threads, locks, clocks, signals, base64) and `Logging`, pure Swift cores (`APRS`, `JSON`),
-/// the only SQL-speaking module (`Store`), and thin executables.
+/// the files the processes share beside the database (`CompanionFiles`), the only SQL-speaking module (`Store`),
+/// and thin executables.
 let package = Package(
   name: "aprs-cloud",
   platforms: [.macOS(.v13)],
@@ -45,18 +46,27 @@ let package = Package(
     .target(name: "JSON"),
     .target(name: "Config", dependencies: ["Logging"]),
 
+    // MARK: What the processes share beside the database, without SQL: the two wake sockets, the listener's
+    // beacon, the users file, the database file's identity. Named for the code's own word for them
+    // (`DatabaseFile.companionPath`: the files that go with a database, named after its real path).
+    .target(name: "CompanionFiles", dependencies: ["Platform"]),
+
     // MARK: The only module that speaks SQL.
-    .target(name: "Store", dependencies: ["CSQLite", "APRS", "Platform"], plugins: ["EmbedSQLPlugin"]),
+    .target(
+      name: "Store", dependencies: ["CSQLite", "APRS", "Platform", "CompanionFiles"],
+      plugins: ["EmbedSQLPlugin"]),
 
     // MARK: Pure request handling for the /v1 API (decode, validate, store, encode).
     .target(
-      name: "API", dependencies: ["APRS", "JSON", "Store", "Config", "Platform", "Logging", "COpenSSL"]),
+      name: "API",
+      dependencies: ["APRS", "JSON", "Store", "CompanionFiles", "Config", "Platform", "Logging", "COpenSSL"]),
 
     // MARK: The FastCGI/CGI transport: listening socket, worker threads, request and answer values.
     .target(name: "FastCGI", dependencies: ["CFastCGI", "Logging", "Platform"]),
 
     // MARK: The listener's core: APRS-IS connection, filter, storage decisions, ACKs.
-    .target(name: "Listener", dependencies: ["APRS", "Store", "Config", "Logging", "Platform"]),
+    .target(
+      name: "Listener", dependencies: ["APRS", "Store", "CompanionFiles", "Config", "Logging", "Platform"]),
 
     // MARK: Push delivery: payloads, JWTs, FCM and APNs over one curl multi handle.
     .target(
@@ -66,15 +76,18 @@ let package = Package(
     // MARK: Executables.
     .executableTarget(
       name: "aprs-listener",
-      dependencies: ["Listener", "Push", "Config", "Logging", "Platform", "Store", "APRS"],
+      dependencies: ["Listener", "Push", "Config", "Logging", "Platform", "Store", "CompanionFiles", "APRS"],
       // The Swift runtime linked in, not loaded as shared libraries: the daemon runs for months, and the
       // shared runtime's pages cost it about 3 MB of resident memory more.
       linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
     .executableTarget(
-      name: "aprs-cloud-fcgi", dependencies: ["API", "Config", "Logging", "Platform", "Store", "FastCGI"]),
+      name: "aprs-cloud-fcgi",
+      dependencies: ["API", "Config", "Logging", "Platform", "Store", "CompanionFiles", "FastCGI"]),
     .executableTarget(
       name: "aprs-cloud",
-      dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API"]),
+      dependencies: [
+        "APRS", "JSON", "Store", "CompanionFiles", "Config", "Logging", "Platform", "Push", "API",
+      ]),
     .executableTarget(
       name: "aprs-cloud-bench",
       dependencies: ["APRS", "JSON", "Store", "Config", "Logging", "Platform", "Push", "API", "TestSupport"]),
@@ -83,12 +96,16 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "APRSTests", dependencies: ["APRS", "TestSupport"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
-    .testTarget(name: "StoreTests", dependencies: ["Store", "APRS", "CSQLite", "Platform"]),
+    .testTarget(name: "CompanionFilesTests", dependencies: ["CompanionFiles", "Platform"]),
+    .testTarget(
+      name: "StoreTests", dependencies: ["Store", "CompanionFiles", "APRS", "CSQLite", "Platform"]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Logging"]),
     .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "Logging", "Platform", "TestSupport"]),
-    .testTarget(name: "APITests", dependencies: ["API", "Store", "JSON", "APRS", "Platform", "TestSupport"]),
+    .testTarget(
+      name: "APITests",
+      dependencies: ["API", "Store", "CompanionFiles", "JSON", "APRS", "Platform", "TestSupport"]),
     .testTarget(
       name: "ListenerTests", dependencies: ["Listener", "APRS", "Store", "Config", "Logging", "Platform"]),
     .testTarget(

@@ -1,3 +1,4 @@
+import CompanionFiles
 import JSON
 import Platform
 import Store
@@ -29,7 +30,7 @@ extension APIHandler {
   /// spent and copies of sent messages wait their turn; a degraded reason too, but not a 503 (nothing is lost,
   /// the copies only go out later).
   ///
-  /// What the running listener says through its beacon (``Store/ListenerBeacon``, a file that needs neither disk
+  /// What the running listener says through its beacon (``CompanionFiles/ListenerBeacon``, a file that needs neither disk
   /// space nor the write lock, written every second) comes first: while its batches cannot be stored, 503 with
   /// `error` `cannot store messages: <cause>` (`database or disk is full`, `the database is locked …`, the I/O
   /// error) from the first failed batch on; while the database file was deleted or replaced under it, 503 with that.
@@ -207,7 +208,7 @@ extension APIHandler {
       budgetFull: budgetFull)
   }
 
-  /// The running listener's beacon when it is fresh (``Store/ListenerBeacon/isFresh(monotonicNow:)``), else nil.
+  /// The running listener's beacon when it is fresh (``CompanionFiles/ListenerBeacon/isFresh(monotonicNow:)``), else nil.
   func listenerBeacon() -> ListenerBeacon? {
     guard let beacon = ListenerBeaconFile.read(path: ListenerBeaconFile.path(forDatabase: database.path)),
       beacon.isFresh(monotonicNow: monotonicMilliseconds())

@@ -1,4 +1,5 @@
 import APRS
+import CompanionFiles
 import Platform
 import Store
 
@@ -502,7 +503,7 @@ extension APIHandler {
     }
   }
 
-  /// What the running listener's beacon says (``Store/ListenerBeacon``): written without the database, so these
+  /// What the running listener's beacon says (``CompanionFiles/ListenerBeacon``): written without the database, so these
   /// hold while the disk is full or the write lock is held; zero when no fresh beacon is there.
   private func writeBeaconMetrics(_ beacon: ListenerBeacon?, to out: inout PrometheusText) {
     out.single(

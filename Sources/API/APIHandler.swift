@@ -1,4 +1,5 @@
 import APRS
+import CompanionFiles
 import JSON
 import Platform
 import Store
@@ -14,8 +15,8 @@ public final class APIHandler {
   /// The responder's request counters that `GET /metrics` shows (shared by every worker's handler);
   /// nil leaves them out.
   let requestMetrics: RequestMetrics?
-  /// Told after each commit the listener acts on (``Store/ListenerWake``): the responder sends it to the
-  /// listener's wake socket (``Store/WakeSender``), so the listener sleeps until then instead of polling.
+  /// Told after each commit the listener acts on (``CompanionFiles/ListenerWake``): the responder sends it to the
+  /// listener's wake socket (``CompanionFiles/WakeSocket/Sender``), so the listener sleeps until then instead of polling.
   let wakeListener: (ListenerWake) -> Void
 
   /// Creates a handler over one database connection. `clock` returns epoch milliseconds; `metrics`

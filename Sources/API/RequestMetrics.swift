@@ -104,7 +104,7 @@ public final class RequestMetrics: Sendable {
     parkedSource.withLock { $0 }?() ?? 0
   }
 
-  /// Where the listener wake counts come from (`Store.WakeSender`: datagrams sent, and those that could
+  /// Where the listener wake counts come from (`CompanionFiles.WakeSocket.Sender`: datagrams sent, and those that could
   /// not be, as when no listener runs); nil: none are sent (the metric is left out).
   public func countListenerWakes(with source: @escaping @Sendable () -> (sent: Int, failed: Int)) {
     wakeSource.withLock { $0 = source }

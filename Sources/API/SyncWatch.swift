@@ -1,3 +1,4 @@
+import CompanionFiles
 import Platform
 import Store
 
@@ -24,13 +25,14 @@ public final class SyncWatch {
   /// Monotonic ms of the last complaint, so a broken database is logged once a minute, not every 10 ms.
   private var lastComplaint: Int64 = -60_000
 
-  /// The long-poll wake socket it sleeps on (``Store/LongPollWakeSocket``), nil: it is asked every 10 ms.
-  public let wakeSocket: LongPollWakeSocket?
+  /// The long-poll wake socket it sleeps on (``CompanionFiles/WakeSocket/Role/longPolls``), nil: it is asked every
+  /// 10 ms.
+  public let wakeSocket: WakeSocket?
 
   /// Watches through `database` (a connection of its own) from where the messages stand now; with `wakeSocket`,
-  /// only when a writer's commit woke it (and every ``Store/LongPollWakeSocket/fallbackPollMs``).
+  /// only when a writer's commit woke it (and every ``CompanionFiles/WakeSocket/Role/fallbackPollMs``).
   public init(
-    database: Database, wakeSocket: LongPollWakeSocket? = nil, complain: @escaping (String) -> Void = { _ in }
+    database: Database, wakeSocket: WakeSocket? = nil, complain: @escaping (String) -> Void = { _ in }
   ) throws(StoreError) {
     self.database = database
     self.wakeSocket = wakeSocket
@@ -67,7 +69,7 @@ public final class SyncWatch {
   public func drainWakes() { _ = wakeSocket?.drain() }
 
   /// How often to look anyway while the wake socket is bound, ms.
-  public var fallbackPollMs: Int64 { LongPollWakeSocket.fallbackPollMs }
+  public var fallbackPollMs: Int64 { WakeSocket.Role.longPolls.fallbackPollMs }
 
   /// Closes the connection (and removes the wake socket's file).
   public func close() {

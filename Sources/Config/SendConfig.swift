@@ -50,7 +50,7 @@ public struct SendConfig: Sendable, Equatable {
   /// How long an answer may take after the last copy before the message is `expired` (ms).
   public var ackWaitMs: Int64 = 60_000
   /// How often the listener looks for new sends where its wake socket cannot be bound (ms); with it, each
-  /// `/v1/send` wakes the sender at once and the look is every 30 s (`ListenerWakeSocket.fallbackPollMs`).
+  /// `/v1/send` wakes the sender at once and the look is every 30 s (`WakeSocket.Role.listener.fallbackPollMs`).
   public var pollMs: Int64 = 250
 
   /// The defaults.

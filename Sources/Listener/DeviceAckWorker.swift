@@ -4,7 +4,7 @@ import Store
 
 /// `ackPolicy:"device"` (docs/protocol.md "Station settings"): sends the ACKs of messages that a device of their station
 /// pulled. The pull marks them in the transaction that reads them (`Database.sync`, in the responder); this worker
-/// notices the commit through `PRAGMA data_version` (looked at when the responder's ``Store/ListenerWake/deviceAcks``
+/// notices the commit through `PRAGMA data_version` (looked at when the responder's ``CompanionFiles/ListenerWake/deviceAcks``
 /// or a change of the login's state wakes it, and every `pollMs` anyway, as the registration watcher does) and,
 /// while ACKs may be sent, takes the marked ones in one transaction (``Database/takePulledDeviceAcks(now:minIntervalMs:limit:)``:
 /// the 30 s rule applied, the rows marked handed on) and hands the lines to the connection after that commit.

@@ -1,3 +1,4 @@
+import CompanionFiles
 import Platform
 import Store
 import Synchronization

@@ -1,3 +1,4 @@
+import CompanionFiles
 import Logging
 import Platform
 import Store
@@ -11,9 +12,9 @@ import Store
 /// names a full disk or a held lock while the status record in the database cannot be written); and one that
 /// sleeps on the database file's path (``Platform/PathWatch``: inotify, at once when the file is deleted or replaced,
 /// and every ``fileWatchFallbackMs`` anyway) and checks that the file is still the one the listener opened
-/// (``Store/DatabaseFileChange``; the writer checks it after every commit too).
+/// (``CompanionFiles/DatabaseFileChange``; the writer checks it after every commit too).
 extension ListenerRuntime {
-  /// How often the beacon is written (ms): well inside ``Store/ListenerBeacon/freshMs``, the age past which
+  /// How often the beacon is written (ms): well inside ``CompanionFiles/ListenerBeacon/freshMs``, the age past which
   /// `/health` no longer takes it for a live listener.
   static let beaconIntervalMs: Int64 = 10_000
   /// How often the database file is checked without an inotify event (ms).

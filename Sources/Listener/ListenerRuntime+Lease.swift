@@ -1,3 +1,4 @@
+import CompanionFiles
 import Logging
 import Platform
 import Store
@@ -20,12 +21,7 @@ extension ListenerRuntime {
   /// The lock file of the database at `path`: `<database>.listener-lock` beside it, symbolic links resolved (so
   /// every spelling of one database path shares one lock).
   static func lockPath(forDatabase path: String) -> String {
-    var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    if realpath(path, &resolved) != nil {
-      return String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        + ".listener-lock"
-    }
-    return path + ".listener-lock"
+    DatabaseFile.companionPath(path, suffix: ".listener-lock")
   }
 
   /// Takes the host's lock file for the database at `path`, waiting while another listener on this host holds

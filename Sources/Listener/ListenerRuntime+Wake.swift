@@ -1,13 +1,15 @@
+import CompanionFiles
 import Platform
 import Store
 
 extension ListenerRuntime {
-  /// Binds the wake socket beside the database (``Store/ListenerWakeSocket``), or nil (logged) when it cannot be:
+  /// Binds the wake socket beside the database (``CompanionFiles/WakeSocket/Role/listener``), or nil (logged) when it cannot be:
   /// the workers then poll the database at their configured intervals, as without a responder that sends wakes.
-  func bindWakeSocket() -> ListenerWakeSocket? {
-    let path = ListenerWakeSocket.path(forDatabase: options.config.server.database)
+  func bindWakeSocket() -> WakeSocket? {
+    let path = WakeSocket.Role.listener.path(forDatabase: options.config.server.database)
     do {
-      return try ListenerWakeSocket(path: path)
+      // The listener replaces any socket file there (``CompanionFiles/WakeSocket/Binding/replacing``): never nil.
+      return try WakeSocket.bind(.listener, path: path)
     } catch {
       logger.warn(
         "cannot bind the wake socket: the listener polls the database for sends and registrations instead",
@@ -18,9 +20,9 @@ extension ListenerRuntime {
 
   /// Starts the thread that receives the responder's wakes on `socket` and signals the workers they name; it ends
   /// when the socket is closed.
-  func startWakeReader(_ socket: ListenerWakeSocket, wakes: ListenerWakes) throws -> Latch {
+  func startWakeReader(_ socket: WakeSocket, wakes: WorkerSignals) throws -> Latch {
     try ListenerThread.wake.start({
-      while let kinds = socket.receive() { wakes.signal(kinds) }
+      while let datagram = socket.receive() { wakes.signal(ListenerWake.decode(datagram)) }
     })
   }
 }

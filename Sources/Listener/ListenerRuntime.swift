@@ -1,4 +1,5 @@
 import APRS
+import CompanionFiles
 import Config
 import Logging
 import Platform
@@ -20,8 +21,8 @@ import Synchronization
 ///   the live stations (``StationRegistry``) and the one `#filter` line;
 /// - housekeeper (``Housekeeper``): lease renewal, state published to `meta`, pruning;
 /// - device ACKs (``DeviceAckWorker``): the ACKs of messages a device pulled (`ackPolicy` `device`) → the connection;
-/// - wake (``startWakeReader(_:wakes:)``): the responder's datagrams (``Store/ListenerWakeSocket``) → the watcher, the
-///   sender and the device ACK worker, which sleep on them (``ListenerWakes``) instead of polling the database.
+/// - wake (``startWakeReader(_:wakes:)``): the responder's datagrams (``CompanionFiles/WakeSocket/Role/listener``) → the watcher, the
+///   sender and the device ACK worker, which sleep on them (``WorkerSignals``) instead of polling the database.
 ///
 /// At idle every thread sleeps until a real deadline (the watchdog, the lease, the beacon, housekeeping, expiry) or
 /// an event (a line, a wake datagram, a change of the database file): docs/operating.md "Idle".
@@ -137,7 +138,7 @@ public final class ListenerRuntime: Sendable {
     }
     let wakeSocket = bindWakeSocket()
     defer { wakeSocket?.close() }
-    let wakes = ListenerWakes(listening: wakeSocket != nil)
+    let wakes = WorkerSignals(listening: wakeSocket != nil)
     let watcherStopped = Latch()
     let watcher = RegistrationWatcher(
       database: database, expiryMs: config.server.stationExpiryMs, trackOutgoing: config.trackOutgoing,
@@ -291,7 +292,7 @@ public final class ListenerRuntime: Sendable {
   /// (`[send] transmitBudgetPerMinute`; the status says when copies wait for it).
   private func runSender(
     storeOptions: StoreOptions, connection: ConnectionDriver, shared: SharedState, housekeeper: Housekeeper,
-    wakes: ListenerWakes
+    wakes: WorkerSignals
   ) {
     let send = options.config.server.send
     let database: Database

@@ -5,7 +5,7 @@ import Store
 /// The sender thread: the thin shell around ``SendScheduler`` for messages sent through `/v1/send`.
 ///
 /// It watches the database as the registration watcher does (`PRAGMA data_version`, looked at when woken: the
-/// responder's ``Store/ListenerWake/sends`` after a `/v1/send` commit, or the login's state changed; and every
+/// responder's ``CompanionFiles/ListenerWake/sends`` after a `/v1/send` commit, or the login's state changed; and every
 /// ``pollMs`` anyway), and on a change, when the login's state changed, or when the
 /// next copy or expiry is due, it reads the due sends (``Database/dueSends(now:canTransmit:limit:)``), lets the
 /// scheduler decide, records every decision in ONE write transaction (copies counted with their next due time,

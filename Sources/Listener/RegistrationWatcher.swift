@@ -8,7 +8,7 @@ import Store
 ///
 /// - At start it reads every live station once (one snapshot, straight into the registry's tries).
 /// - Then it sleeps on its ``Platform/WakeSignal`` until the responder says the stations changed
-///   (``Store/ListenerWake/registrations``, through ``Store/ListenerWakeSocket``), or ``pollMs`` passed (the long
+///   (``CompanionFiles/ListenerWake/registrations``, through ``CompanionFiles/WakeSocket``), or ``pollMs`` passed (the long
 ///   fallback look with the wake socket, `[listener] registrationPoll` without it), and looks at
 ///   `PRAGMA data_version`. When the database changed it reads
 ///   the station change log (`station_changes`, written by triggers on `stations`) after the last row it read,

@@ -1,4 +1,5 @@
 import APRS
+import CompanionFiles
 import Logging
 import Platform
 import Store

@@ -1,4 +1,5 @@
 import CSQLite
+import CompanionFiles
 
 #if canImport(Glibc)
   import Glibc

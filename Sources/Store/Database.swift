@@ -1,4 +1,5 @@
 import CSQLite
+import CompanionFiles
 
 /// One connection to the aprs-cloud SQLite database.
 ///

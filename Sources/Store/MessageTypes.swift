@@ -72,7 +72,7 @@ public struct SyncResult: Sendable, Equatable {
   /// With `want:["inbox"]`: the read markers changed after `since`, by peer (`*`: every conversation).
   public var read: [String: Int64] = [:]
   /// How many kept `device`-policy ACKs this sync marked pulled (``Database/sync(station:since:now:countsAsPull:wants:)``):
-  /// more than 0 means the listener has ACKs to send (``ListenerWake/deviceAcks``).
+  /// more than 0 means the listener has ACKs to send (``CompanionFiles/ListenerWake/deviceAcks``).
   public var pulledDeviceAcks = 0
 }
 

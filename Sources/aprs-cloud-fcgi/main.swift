@@ -1,6 +1,7 @@
 // aprs-cloud-fcgi: the /v1 API as a FastCGI responder (own socket or fd 0) or a CGI program.
 // This file only wires things together: settings, the database, the mode, the exit status.
 import API
+import CompanionFiles
 import Config
 import FastCGI
 import Logging
@@ -166,18 +167,19 @@ let requestMetrics = RequestMetrics(
 
 /// Wakes the listener after the commits it acts on (its wake socket beside the database; a listener that does not
 /// run costs a failed `sendto`, and the listener's slow fallback look covers a lost wake).
-let listenerWake = WakeSender(listenerOf: settings.database)
+let listenerWake = WakeSocket.Sender(.listener, ofDatabase: settings.database)
 requestMetrics.countListenerWakes { [listenerWake] in
   (listenerWake.sent.load(ordering: .relaxed), listenerWake.failed.load(ordering: .relaxed))
 }
 
-/// The long-poll wake socket beside the database (``Store/LongPollWakeSocket``): held long polls are looked at when
+/// The long-poll wake socket beside the database (``CompanionFiles/WakeSocket/Role/longPolls``): held long polls are
+/// looked at when
 /// a writer's commit says so. Nil (and logged) when another responder holds it or it cannot be bound: this one then
 /// looks every 10 ms while anything is held.
-func bindLongPollWakeSocket() -> LongPollWakeSocket? {
-  let path = LongPollWakeSocket.path(forDatabase: settings.database)
+func bindLongPollWakeSocket() -> WakeSocket? {
+  let path = WakeSocket.Role.longPolls.path(forDatabase: settings.database)
   do throws(FileLockError) {
-    guard let socket = try LongPollWakeSocket.bindIfFree(path: path) else {
+    guard let socket = try WakeSocket.bind(.longPolls, path: path) else {
       logger.warn(
         "another responder holds the long-poll wake socket; held long polls are looked at every 10 ms",
         ["socket": path])

@@ -1,4 +1,5 @@
 import API
+import CompanionFiles
 import Config
 import Platform
 import Store
@@ -73,7 +74,7 @@ enum ImportCommand: Command {
         throw CommandFailure("\(settings.database): \(error)")
       }
       // The listener takes the new station into its filter now, not at its next fallback look.
-      WakeSender(listenerOf: settings.database).send(.registrations)
+      WakeSocket.Sender(.listener, ofDatabase: settings.database).send(.registrations)
       print(
         report(
           archive, result, ringSize: settings.ringSize,

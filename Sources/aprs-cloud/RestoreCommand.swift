@@ -1,3 +1,4 @@
+import CompanionFiles
 import Config
 import Platform
 import Store
@@ -217,7 +218,7 @@ private struct Restore {
     }
   }
 
-  /// Holds the database's users file (``Store/DatabaseUsers``) exclusively; refuses while a listener or a FastCGI
+  /// Holds the database's users file (``CompanionFiles/DatabaseUsers``) exclusively; refuses while a listener or a FastCGI
   /// responder runs on the database (they hold it shared for as long as they run, even one whose lease lapsed).
   private func lockAgainstDaemons() throws(CommandFailure) -> DatabaseUsers {
     let users: DatabaseUsers?

@@ -1,4 +1,5 @@
 import API
+import CompanionFiles
 import Foundation
 import JSON
 import Store

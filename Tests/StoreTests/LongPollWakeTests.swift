@@ -1,3 +1,4 @@
+import CompanionFiles
 import Platform
 import Store
 import Testing
@@ -6,8 +7,9 @@ import Testing
   import Glibc
 #endif
 
-/// The long-poll wake socket (`<database>.longpoll-wake`): one responder binds it, every writer's commit sends it a
-/// byte (``CommitNotice``), a rolled-back transaction sends nothing.
+/// The long-poll wake socket (`<database>.longpoll-wake`, ``CompanionFiles/WakeSocket/Role/longPolls``): every
+/// writer's commit sends it a byte (``CommitNotice``), a rolled-back transaction sends nothing. How it is bound is
+/// CompanionFilesTests' `WakeSocketTests`.
 @Suite struct LongPollWakeTests {
   private func directory() throws -> String {
     var template = Array("/tmp/ac-lpwake-XXXXXX".utf8CString)
@@ -19,9 +21,8 @@ import Testing
     let folder = try directory()
     defer { _ = try? FileManagerless.removeTree(folder) }
     let path = folder + "/aprs.sqlite"
-    #expect(LongPollWakeSocket.path(forDatabase: path) == path + ".longpoll-wake")
     let socket = try #require(
-      try LongPollWakeSocket.bindIfFree(path: LongPollWakeSocket.path(forDatabase: path)))
+      try WakeSocket.bind(.longPolls, path: WakeSocket.Role.longPolls.path(forDatabase: path)))
     #expect(!socket.drain(), "nothing queued yet")
     var options = StoreOptions()
     options.commitNotice = .wakingLongPolls(of: path)
@@ -49,36 +50,6 @@ import Testing
       }
     }
     #expect(!socket.drain())
-  }
-
-  @Test func aLiveSocketIsLeftToItsOwnerAndAStaleOneIsReplaced() throws {
-    let folder = try directory()
-    defer { _ = try? FileManagerless.removeTree(folder) }
-    let path = folder + "/aprs.sqlite.longpoll-wake"
-    let first = try #require(try LongPollWakeSocket.bindIfFree(path: path))
-    #expect(try LongPollWakeSocket.bindIfFree(path: path) == nil, "another responder holds it: do without")
-    first.close()
-    #expect(access(path, F_OK) != 0, "closing removes the file")
-    // A responder that was killed leaves its socket file, bound by nobody: the next one replaces it.
-    let killed = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: Array(path.utf8))
-      raw[path.utf8.count] = 0
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(killed, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    #expect(bound == 0)
-    close(killed)
-    #expect(access(path, F_OK) == 0)
-    let next = try #require(try LongPollWakeSocket.bindIfFree(path: path), "a stale file is replaced")
-    #expect(WakeSender(socketPath: path).send(byte: 1))
-    #expect(next.drain())
-    next.close()
   }
 }
 

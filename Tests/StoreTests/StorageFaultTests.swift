@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 
+@testable import CompanionFiles
 @testable import Store
 
 #if canImport(Glibc)

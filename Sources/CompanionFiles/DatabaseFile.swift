@@ -2,7 +2,8 @@
   import Glibc
 #endif
 
-/// How a new database file comes to exist.
+/// The database file as the file system sees it, and the names of the files beside it: how a new database file
+/// comes to exist, where a companion file goes, and whose it is.
 public enum DatabaseFile {
   /// Creates an empty file at `path` when there is none, with mode `0666` less the process umask, so
   /// the umask alone decides who may open the database: SQLite creates its files `0644` less the
@@ -10,7 +11,7 @@ public enum DatabaseFile {
   /// (`Platform.FileModes`). SQLite then gives the `-wal` and `-shm` files the database file's mode, and
   /// an empty file is an empty database. Special names (empty, `:memory:`, `file:` URIs) are left to
   /// SQLite; any failure too (SQLite's open reports it).
-  static func createIfMissing(_ path: String) {
+  public static func createIfMissing(_ path: String) {
     guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
     let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
     if fd >= 0 { close(fd) }

@@ -1,3 +1,4 @@
+import CompanionFiles
 import Platform
 import Store
 
@@ -5,9 +6,10 @@ import Store
 /// outbound sender and the device ACK worker each look at the database when theirs is signalled, at their next
 /// deadline, or after their fallback interval (``pollMs(_:withoutSocket:)``), never on a short poll.
 ///
-/// Signalled by the datagrams of ``Store/ListenerWakeSocket`` (the responder's commits, ``Store/ListenerWake``), and
+/// Signalled by the datagrams of the listener's wake socket (``CompanionFiles/WakeSocket/Role/listener``: the
+/// responder's commits, ``CompanionFiles/ListenerWake``), and
 /// by the connection when the login's state changes (a verified login lets waiting copies and ACKs go out).
-final class ListenerWakes: Sendable {
+final class WorkerSignals: Sendable {
   let registrations = WakeSignal()
   let sends = WakeSignal()
   let deviceAcks = WakeSignal()
@@ -44,9 +46,9 @@ final class ListenerWakes: Sendable {
   }
 
   /// How long a worker sleeps between looks without a wake (ms): the long fallback while the socket is bound
-  /// (``Store/ListenerWakeSocket/fallbackPollMs``: what a lost datagram or a writer on another host costs), and
+  /// (``CompanionFiles/WakeSocket/Role/fallbackPollMs``: what a lost datagram or a writer on another host costs), and
   /// `withoutSocket` (its configured poll) when it could not be bound.
   func pollMs(_ kind: ListenerWake, withoutSocket: Int64) -> Int64 {
-    listening ? max(withoutSocket, ListenerWakeSocket.fallbackPollMs) : withoutSocket
+    listening ? max(withoutSocket, WakeSocket.Role.listener.fallbackPollMs) : withoutSocket
   }
 }
