@@ -1,11 +1,12 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
 import Testing
 
 @testable import Store
 
-/// `consumeRates`: one request counted under several keys at once (a client's address and its wider
-/// networks), all of them or none.
-@Suite struct RateCountTests {
+/// `Database+RateLimits.swift`: fixed windows per key. `consumeRates`: one request counted under several keys at
+/// once (a client's address and its wider networks), all of them or none.
+@Suite struct DatabaseRateLimitsTests {
   private func stored(_ database: Database, _ key: String) throws -> Int? {
     try database.scalarText("SELECT count FROM rate_limits WHERE key = '\(key)'").flatMap { Int($0) }
   }
