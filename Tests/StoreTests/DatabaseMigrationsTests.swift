@@ -188,4 +188,31 @@ import Testing
     #expect(try count(database, "sqlite_schema", where: "name = 'half_done'") == 0)
     #expect(try database.connectionSettings().foreignKeys)
   }
+
+  @Test func aTargetOutsideTheMigrationsIsRefused() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database, migrate: false)
+    defer { database.close() }
+    let latest = Database.latestSchemaVersion
+    #expect(throws: StoreError.invalidArgument("no migration \(latest + 1); this build has 1...\(latest)")) {
+      try database.migrate(upTo: latest + 1)
+    }
+    #expect(throws: StoreError.self) { try database.migrate(upTo: -1) }
+    #expect(try database.migrate(upTo: 0) == 0, "nothing to apply")
+    #expect(try database.schemaVersion() == 0)
+  }
+
+  @Test func aPartlyMigratedDatabaseIsTooOldUntilTheRest() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database, migrate: false)
+    defer { database.close() }
+    let latest = Database.latestSchemaVersion
+    #expect(try database.migrate(upTo: 5) == 5)
+    #expect(try database.migrate(upTo: 3) == 5, "a lower target applies nothing and moves nothing back")
+    #expect(throws: StoreError.schemaTooOld(found: 5, required: latest)) { try database.checkSchema() }
+    #expect(try database.migrate() == latest)
+    try database.checkSchema()
+  }
 }
