@@ -1,3 +1,4 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// Proving claims in the store (sql/020_claim_proof.sql): when a station counts as in use, the devices a round
 /// of codes goes to, and what maintenance lets lapse.
-@Suite struct ClaimProofStoreTests {
+@Suite struct DatabaseClaimProofTests {
   static let hash = String(repeating: "0f", count: 32)
   static let day: Int64 = 86_400_000
 

@@ -1,9 +1,10 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import APRS
 import Testing
 
 @testable import Store
 
-@Suite struct SubscriptionStoreTests {
+@Suite struct DatabaseSubscriptionsTests {
   @Test func aListReplacesTheLastKeepingTheIdsItNamesAndGoesWithTheStation() throws {
     let directory = try TempDirectory()
     defer { directory.remove() }
