@@ -5,7 +5,8 @@ import Testing
 
 @testable import Store
 
-/// `Database.swift`: opening a connection (its pragmas, typed errors), read-only and closed connections.
+/// `Database.swift`: opening a connection (its pragmas, typed errors), read-only and closed connections, the
+/// data version.
 @Suite struct DatabaseTests {
   @Test func everyConnectionHasItsPragmas() throws {
     let dir = try TempDirectory()
@@ -83,5 +84,18 @@ import Testing
     database.close()
     database.close()
     #expect(throws: StoreError.closed) { try database.station("N0CALL") }
+  }
+
+  @Test func dataVersionMovesWhenAnotherConnectionCommits() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let listener = try openStore(dir.database)
+    defer { listener.close() }
+    let responder = try openStore(dir.database)
+    defer { responder.close() }
+    let before = try listener.dataVersion()
+    #expect(try listener.dataVersion() == before)
+    try register(responder, "N0CALL")
+    #expect(try listener.dataVersion() != before)
   }
 }
