@@ -40,4 +40,66 @@ import Testing
     try database.deleteStation("N0CALL-7")
     #expect(try database.subscriptions(of: "N0CALL-7").isEmpty)
   }
+
+  private static func database() throws -> (Database, TempDirectory) {
+    let directory = try TempDirectory()
+    let database = try openStore(directory.database)
+    try register(database, "N0CALL-7")
+    return (database, directory)
+  }
+
+  @Test func theMaximumRefusesTheWholeList() throws {
+    let (database, directory) = try Self.database()
+    defer { directory.remove() }
+    let most = (0..<Subscription.maximumPerStation).map { SubscriptionDraft(rule: .group(call: "G\($0)")) }
+    let stored = try #require(try database.replaceSubscriptions(of: "N0CALL-7", with: most, now: 1_000))
+    #expect(stored.map(\.rule) == most.map(\.rule), "in the order given")
+    #expect(throws: StoreError.invalidArgument("at most \(Subscription.maximumPerStation) subscriptions")) {
+      try database.replaceSubscriptions(
+        of: "N0CALL-7", with: most + [SubscriptionDraft(rule: .group(call: "ONEMORE"))], now: 2_000)
+    }
+    #expect(try database.subscriptions(of: "N0CALL-7") == stored)
+  }
+
+  @Test func anImportAdoptsTheIdsItBrings() throws {
+    let (database, directory) = try Self.database()
+    defer { directory.remove() }
+    let adopted = try #require(
+      try database.replaceSubscriptions(
+        of: "N0CALL-7",
+        with: [
+          SubscriptionDraft(id: "s-old", rule: .group(call: "A")), SubscriptionDraft(rule: .group(call: "B")),
+        ],
+        now: 1_000, adoptingIds: true))
+    #expect(adopted[0].id == "s-old" && adopted[1].id != "s-old")
+    // A fresh id never takes one a draft names, whatever the clock makes of it.
+    let fresh = "s" + String(Int64(2_000), radix: 36) + "0"
+    let mixed = try #require(
+      try database.replaceSubscriptions(
+        of: "N0CALL-7",
+        with: [
+          SubscriptionDraft(rule: .group(call: "C")), SubscriptionDraft(id: fresh, rule: .group(call: "D")),
+        ],
+        now: 2_000, adoptingIds: true))
+    #expect(mixed[1].id == fresh && mixed[0].id != fresh)
+  }
+
+  @Test func anIdNamedTwiceIsRefusedAndWritesNothing() throws {
+    let (database, directory) = try Self.database()
+    defer { directory.remove() }
+    let stored = try #require(
+      try database.replaceSubscriptions(
+        of: "N0CALL-7", with: [SubscriptionDraft(rule: .group(call: "A"))], now: 1))
+    let id = stored[0].id
+    #expect(throws: StoreError.self) {
+      try database.replaceSubscriptions(
+        of: "N0CALL-7",
+        with: [
+          SubscriptionDraft(id: id, rule: .group(call: "A")),
+          SubscriptionDraft(id: id, rule: .group(call: "B")),
+        ],
+        now: 2)
+    }
+    #expect(try database.subscriptions(of: "N0CALL-7") == stored, "the first list stands")
+  }
 }
