@@ -3,21 +3,6 @@ import Testing
 
 @testable import Store
 
-/// The message of the ``StoreError/invalidArgument(_:)`` that `body` throws; nil (and an issue) for anything else.
-func invalidArgument<T>(_ body: () throws(StoreError) -> T) -> String? {
-  do throws(StoreError) {
-    _ = try body()
-    Issue.record("no error thrown")
-    return nil
-  } catch {
-    guard case .invalidArgument(let message) = error else {
-      Issue.record("another error: \(error)")
-      return nil
-    }
-    return message
-  }
-}
-
 /// `Database+Forward.swift`: the stations' forward targets, their confirmation and their health.
 @Suite struct DatabaseForwardTests {
   private static let station = "N0CALL-7"
