@@ -71,6 +71,21 @@ func incoming(
     dedupKey: key ?? "\(peer)>\(station):\(msgno ?? ""):\(text)", dedupWindowMs: windowMs)
 }
 
+/// The message of the ``StoreError/invalidArgument(_:)`` that `body` throws; nil (and an issue) for anything else.
+func invalidArgument<T>(_ body: () throws(StoreError) -> T) -> String? {
+  do throws(StoreError) {
+    _ = try body()
+    Issue.record("no error thrown")
+    return nil
+  } catch {
+    guard case .invalidArgument(let message) = error else {
+      Issue.record("another error: \(error)")
+      return nil
+    }
+    return message
+  }
+}
+
 /// Counts the rows of `table` with a one-off query on the connection.
 func count(_ database: Database, _ table: String, where condition: String = "1") throws -> Int {
   Int(try database.scalarText("SELECT count(*) FROM \(table) WHERE \(condition)") ?? "") ?? -1

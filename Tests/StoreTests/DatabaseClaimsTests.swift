@@ -1,10 +1,11 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
 import Testing
 
 @testable import Store
 
 /// Claims, keyed devices and the audit trail in the store (sql/010_station_claims.sql).
-@Suite struct ClaimStoreTests {
+@Suite struct DatabaseClaimsTests {
   static let hash = String(repeating: "0f", count: 32)
   static let other = String(repeating: "e1", count: 32)
 

@@ -1,11 +1,12 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
 import Testing
 
 @testable import Store
 
-/// `consumeRates`: one request counted under several keys at once (a client's address and its wider
-/// networks), all of them or none.
-@Suite struct RateCountTests {
+/// `Database+RateLimits.swift`: fixed windows per key. `consumeRates`: one request counted under several keys at
+/// once (a client's address and its wider networks), all of them or none.
+@Suite struct DatabaseRateLimitsTests {
   private func stored(_ database: Database, _ key: String) throws -> Int? {
     try database.scalarText("SELECT count FROM rate_limits WHERE key = '\(key)'").flatMap { Int($0) }
   }
@@ -58,5 +59,47 @@ import Testing
     #expect(zero == [RateRefusal(index: 1, retryAfterMs: 1_000)])
     #expect(try stored(database, "e") == nil)
     #expect(throws: StoreError.self) { try database.consumeRates([], windowMs: 0, now: 1) }
+  }
+
+  @Test func aPeekCountsNothingAndAnswersAsTheNextCountWould() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database)
+    defer { database.close() }
+    #expect(try database.peekRate(key: "k", limit: 2, windowMs: 1_000, now: 100) == .allowed)
+    #expect(try stored(database, "k") == nil, "a peek writes no window")
+    #expect(try database.consumeRate(key: "k", limit: 2, windowMs: 1_000, now: 100) == .allowed)
+    #expect(try database.peekRate(key: "k", limit: 2, windowMs: 1_000, now: 200) == .allowed)
+    #expect(try database.consumeRate(key: "k", limit: 2, windowMs: 1_000, now: 300) == .allowed)
+    #expect(
+      try database.peekRate(key: "k", limit: 2, windowMs: 1_000, now: 400) == .limited(retryAfterMs: 700))
+    #expect(
+      try database.peekRate(key: "k", limit: 2, windowMs: 1_000, now: 400) == .limited(retryAfterMs: 700))
+    #expect(try stored(database, "k") == 2, "peeks counted nothing")
+    #expect(try database.peekRate(key: "k", limit: 3, windowMs: 1_000, now: 400) == .allowed, "a wider limit")
+    #expect(
+      try database.peekRate(key: "k", limit: 2, windowMs: 1_000, now: 1_100) == .allowed, "the window ended")
+    #expect(
+      try database.peekRate(key: "k", limit: 0, windowMs: 1_000, now: 1_100) == .limited(retryAfterMs: 1_000))
+    #expect(throws: StoreError.invalidArgument("rate window must be positive")) {
+      try database.peekRate(key: "k", limit: 2, windowMs: 0, now: 1)
+    }
+  }
+
+  @Test func aClockThatWentBackStartsANewWindow() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database)
+    defer { database.close() }
+    #expect(try database.consumeRate(key: "k", limit: 1, windowMs: 1_000, now: 5_000) == .allowed)
+    #expect(
+      try database.consumeRate(key: "k", limit: 1, windowMs: 1_000, now: 5_500) == .limited(retryAfterMs: 500)
+    )
+    // Before the window's start: not a window that could refuse (the peek and the count agree).
+    #expect(try database.peekRate(key: "k", limit: 1, windowMs: 1_000, now: 4_000) == .allowed)
+    #expect(try database.consumeRate(key: "k", limit: 1, windowMs: 1_000, now: 4_000) == .allowed)
+    #expect(
+      try database.consumeRate(key: "k", limit: 1, windowMs: 1_000, now: 4_100) == .limited(retryAfterMs: 900)
+    )
   }
 }

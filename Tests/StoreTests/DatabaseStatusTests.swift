@@ -1,13 +1,15 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Testing
 
 @testable import Store
 
-/// The status records (`StatusTypes.swift`): what each writer stores, that every reader gets it back, and what
-/// a reader makes of rows a listener or push sender of another version left (missing, garbled or unknown keys).
+/// The status records (`Database+Status.swift`, `StatusTypes.swift`): what each writer stores, that every reader
+/// gets it back, and what a reader makes of rows a listener or push sender of another version left (missing,
+/// garbled or unknown keys).
 ///
 /// Stored rows are written and compared as text tables, one `key = value` row per line, sorted by key: the
 /// format other versions, the integration tests and operators' scripts read.
-@Suite struct StatusRecordTests {
+@Suite struct DatabaseStatusTests {
   private func rows(_ database: Database, _ prefix: String) throws -> String {
     // An empty value is `key =` (no trailing space, which a text table would not keep).
     try database.metaValues(prefix: prefix).sorted { $0.key < $1.key }

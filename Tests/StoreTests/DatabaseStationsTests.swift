@@ -1,8 +1,10 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Testing
 
 @testable import Store
 
-@Suite struct RegistrationTests {
+/// `Database+Stations.swift`: registrations, heartbeats, devices, unregistering and the live set.
+@Suite struct DatabaseStationsTests {
   @Test func registerCreatesStationAndDevice() throws {
     let dir = try TempDirectory()
     defer { dir.remove() }
@@ -146,18 +148,5 @@ import Testing
       ])
     #expect(try database.devices(of: "NEW", refreshedSince: 40_000).map(\.token) == ["new-token"])
     #expect(try database.devices(of: "NEW").count == 2)
-  }
-
-  @Test func dataVersionMovesWhenAnotherConnectionCommits() throws {
-    let dir = try TempDirectory()
-    defer { dir.remove() }
-    let listener = try openStore(dir.database)
-    defer { listener.close() }
-    let responder = try openStore(dir.database)
-    defer { responder.close() }
-    let before = try listener.dataVersion()
-    #expect(try listener.dataVersion() == before)
-    try register(responder, "N0CALL")
-    #expect(try listener.dataVersion() != before)
   }
 }

@@ -1,10 +1,11 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Testing
 
 @testable import Store
 
 /// The station change log (sql/006_station_changes.sql, Database+StationChanges.swift): what the listener reads
 /// instead of the whole station set.
-@Suite struct StationChangesTests {
+@Suite struct DatabaseStationChangesTests {
   private func withDatabase(_ body: (Database) throws -> Void) throws {
     let dir = try TempDirectory()
     defer { dir.remove() }

@@ -1,16 +1,17 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
 import Testing
 
 @testable import Store
 
 /// Outbound messages in the store (`Database+Sends.swift`, `sql/007_sends.sql`).
-@Suite struct SendStoreTests {
+@Suite struct DatabaseSendsTests {
   static let limits = SendLimits(perMinute: 10, inFlight: 20)
 
   private func send(
     _ database: Database, _ text: String, from station: String = "OH7LZB-9",
     to addressee: String = "KJ7ABC-7",
-    clientId: String? = nil, limits: SendLimits = SendStoreTests.limits, now: Int64
+    clientId: String? = nil, limits: SendLimits = DatabaseSendsTests.limits, now: Int64
   ) throws -> SendCreation {
     try database.createSend(
       NewSend(station: station, addressee: addressee, text: text, clientId: clientId), limits: limits,

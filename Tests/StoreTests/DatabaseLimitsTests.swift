@@ -1,11 +1,12 @@
+// Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
 import Testing
 
 @testable import Store
 
-/// The store's side of the responder's caps: the avatar byte total kept by triggers, device trimming,
-/// the station count and the hit counters.
-@Suite struct LimitStoreTests {
+/// `Database+Limits.swift`, the store's side of the responder's caps: the avatar byte total kept by triggers,
+/// device trimming, the station count and the hit counters.
+@Suite struct DatabaseLimitsTests {
   /// The total the triggers keep, and what summing the images says.
   private func totals(_ database: Database) throws -> (kept: Int64, summed: Int64) {
     let summed =
