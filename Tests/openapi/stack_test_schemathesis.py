@@ -2,19 +2,30 @@
 
 The stack is Tests/webclient/stack.py's (real nginx with the project's config, the FastCGI responder and the
 listener through `aprs-cloud up`, logged in to the fake APRS-IS). schemathesis (the CLI of the pinned version)
-reads docs/openapi.yaml, generates requests for every operation (the file's examples, its coverage cases, then
-`MAX_EXAMPLES` fuzzed ones per operation, from a fixed seed and in deterministic mode, so a run repeats the last
-one) and checks each answer:
+reads docs/openapi.yaml, generates requests for every operation (the file's examples, then `MAX_EXAMPLES`
+generated ones per operation, valid and invalid, in deterministic mode, so a run repeats the last one; its
+coverage phase is left out, as its 1,700 cases take 4 minutes at nginx's rate) and checks each answer with every check of schemathesis but one:
 
 - `not_a_server_error`: no 5xx (a 5xx is a server bug, whatever the input);
 - `status_code_conformance`: the status is one the operation documents;
 - `content_type_conformance`: the answer is of a media type the operation documents for that status;
-- `response_schema_conformance`: the body fits the schema the operation documents for that status.
+- `response_schema_conformance`: the body fits the schema the operation documents for that status;
+- `response_headers_conformance`: the documented headers are there and fit (`Retry-After` on every 429 and
+  503, `Content-Disposition` on an export);
+- `negative_data_rejection`: a request that breaks the request schema is refused (4xx), never taken;
+- `unsupported_method`, `allow_header_conformance`: a method a path does not take is a 405 with `Allow`;
+- the rest (`missing_required_header`, `ignored_auth`, `use_after_free`, …) where they apply.
+
+Left out: `positive_data_acceptance` (every request the schema allows is accepted). JSON Schema cannot say all
+the server rightly refuses (docs/openapi.yaml, "Transport"): `7.0` is an `integer` to it, but not to the server,
+which takes integers written as integers only; `maxLength` counts characters where the server counts UTF-8
+bytes; and rules across fields (a call and SSID of over 9 characters together, `auth` unless a key is
+presented, a claim code only with the claim's key) are in the descriptions.
 
 Generated bodies get the right passcode for their callsign (schemathesis_hooks.py), so requests go past the
 passcode check, and a third of them go as the owner of a station the test claimed first (`OWNER`, with messages
-from APRS-IS stored for it), so that owner-only answers and answers that carry messages are checked too. The stack's per-station and per-address budgets are raised so that the run is not answered 429
-throughout; nginx's per-address rate (10 requests a second, burst 20) stays as shipped, so requests are paced
+from APRS-IS stored for it), so that owner-only answers and answers that carry messages are checked too. The
+stack's per-station and per-address budgets are raised so that the run is not answered 429 throughout; nginx's per-address rate (10 requests a second, burst 20) stays as shipped, so requests are paced
 below it (`RATE`). A 429 where one comes is still checked against its documented shape.
 
 Run by `make test` after the Swift build (`python -m unittest discover -s Tests/openapi -p 'stack_test_*.py'`);
@@ -38,15 +49,14 @@ ROOT = HERE.parents[1]
 SPEC = ROOT / "docs" / "openapi.yaml"
 HOOKS = HERE / "schemathesis_hooks.py"
 
-MAX_EXAMPLES = 15
+MAX_EXAMPLES = 25
 OWNER = ("KJ7TST", 7)
 PEER = "KJ7ABC-7"
-SEED = 20261207
 # Below nginx's 10 requests a second per client address (nginx/aprs-cloud-http.conf).
 RATE = "8/s"
 # The whole run's bound: the stack's start, then schemathesis.
 TIMEOUT = 240
-CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
+EXCLUDED_CHECKS = "positive_data_acceptance"
 
 # Budgets a fuzzer from one address spends within seconds (docs/configuration.md, [ratelimit] and [send]).
 SETTINGS = {
@@ -113,8 +123,8 @@ class SchemathesisTests(unittest.TestCase):
             key = claim_owner(stack, stack_module)
             arguments = command + [
                 "run", str(SPEC), "--url", stack.url,
-                "--checks", CHECKS,
-                "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED), "--generation-deterministic",
+                "--checks", "all", "--exclude-checks", EXCLUDED_CHECKS,
+                "--max-examples", str(MAX_EXAMPLES), "--generation-deterministic",
                 "--workers", "1", "--rate-limit", RATE,
                 "--request-timeout", "15", "--phases", "examples,fuzzing",
                 "--continue-on-failure", "--no-color", "--output-truncate", "false",
