@@ -2,9 +2,10 @@
 
 The stack is Tests/webclient/stack.py's (real nginx with the project's config, the FastCGI responder and the
 listener through `aprs-cloud up`, logged in to the fake APRS-IS). schemathesis (the CLI of the pinned version)
-reads docs/openapi.yaml, generates requests for every operation (the file's examples, then `MAX_EXAMPLES`
-generated ones per operation, valid and invalid, in deterministic mode, so a run repeats the last one; its
-coverage phase is left out, as its 1,700 cases take 4 minutes at nginx's rate) and checks each answer with every check of schemathesis but one:
+reads docs/openapi.yaml and generates requests for every operation: the file's examples, then `MAX_EXAMPLES`
+generated ones per operation, valid and invalid, in deterministic mode (a run repeats the last one). Its
+coverage phase is left out: its 1,700 cases take 4 minutes at nginx's rate. Each answer is checked with every
+check of schemathesis but one:
 
 - `not_a_server_error`: no 5xx (a 5xx is a server bug, whatever the input);
 - `status_code_conformance`: the status is one the operation documents;
@@ -25,8 +26,9 @@ presented, a claim code only with the claim's key) are in the descriptions.
 Generated bodies get the right passcode for their callsign (schemathesis_hooks.py), so requests go past the
 passcode check, and a third of them go as the owner of a station the test claimed first (`OWNER`, with messages
 from APRS-IS stored for it), so that owner-only answers and answers that carry messages are checked too. The
-stack's per-station and per-address budgets are raised so that the run is not answered 429 throughout; nginx's per-address rate (10 requests a second, burst 20) stays as shipped, so requests are paced
-below it (`RATE`). A 429 where one comes is still checked against its documented shape.
+stack's per-station and per-address budgets are raised so that the run is not answered 429 throughout;
+nginx's per-address rate (10 requests a second, burst 20) stays as shipped, so requests are paced below it
+(`RATE`). A 429 where one comes is still checked against its documented shape.
 
 Run by `make test` after the Swift build (`python -m unittest discover -s Tests/openapi -p 'stack_test_*.py'`);
 the binaries come from $APRS_CLOUD_BIN (default .build/debug). Set APRS_CLOUD_KEEP_TEST_DIRS=1 to keep the
