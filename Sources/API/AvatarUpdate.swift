@@ -16,17 +16,20 @@ enum AvatarUpdate: Equatable {
   /// The eight bytes every PNG file starts with.
   static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-  /// Reads the avatar fields of `body`. Wrong JSON types are a 400 like any field; a value that
+  /// Reads the avatar fields of `body`. Wrong JSON types are a 400 like any field, read or not
+  /// (docs/protocol.md, "Avatars": `avatarHash`, and the icon and image of a request without
+  /// `avatarUpdate:true`, are never used, but a number or an object there is still a 400); a value that
   /// breaks a limit is `.rejected`, so the rest of the request still succeeds.
   init(_ body: RequestBody) throws(APIError) {
+    // Any length reads: an over-long value is refused below like any bad avatar (the request's body
+    // limit bounds it anyway).
+    _ = try body.string("avatarHash", maxLength: .max)
+    let icon = try body.string("avatarIcon", maxLength: .max)
+    let image = try body.string("avatarImage", maxLength: .max)
     guard try body.bool("avatarUpdate") == true else {
       self = .none
       return
     }
-    // Any length reads: an over-long value is refused below like any bad avatar (the request's body
-    // limit bounds it anyway).
-    let icon = try body.string("avatarIcon", maxLength: .max)
-    let image = try body.string("avatarImage", maxLength: .max)
     switch (icon, image) {
     case (nil, nil):
       self = .clear

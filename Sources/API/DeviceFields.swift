@@ -27,6 +27,7 @@ struct DeviceFields: Equatable {
     let name = try body.string("platform", maxLength: 64).flatMap { $0.isEmpty ? nil : $0 }
     let token = try body.string("pushToken", maxLength: 4096).flatMap { $0.isEmpty ? nil : $0 }
     let platform = name.flatMap(DevicePlatform.init(rawValue:))
+    try Self.checkPushKeysTypes(body)
     if name != nil, platform == nil {
       throw .badRequest("platform must be \(Self.platformNames)")
     }
@@ -65,6 +66,24 @@ struct DeviceFields: Equatable {
       }
     }
     self.init(platform: platform, pushToken: token)
+  }
+
+  /// `pushKeys` is read only beside a Web Push or UnifiedPush endpoint, but of the wrong JSON type (or with a
+  /// member of the wrong type) it is a 400 whatever the platform, as any known field (docs/protocol.md).
+  static func checkPushKeysTypes(_ body: RequestBody) throws(APIError) {
+    switch body["pushKeys"] {
+    case nil:
+      return
+    case .object(let keys)?:
+      for key in ["p256dh", "auth"] {
+        switch keys[key] {
+        case nil, .null?, .string?: continue
+        default: throw .badRequest("pushKeys.\(key) must be a base64url string")
+        }
+      }
+    case let keys?:
+      throw .badRequest("pushKeys must be an object with p256dh and auth, not \(keys.typeName)")
+    }
   }
 
   /// `pushKeys` as `PushSubscription.toJSON()` gives it: `{"p256dh":"<base64url>","auth":"<base64url>"}`.

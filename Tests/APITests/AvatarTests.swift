@@ -77,6 +77,25 @@ import Testing
     #expect(try storedAvatar(api)?.hash == "icon:radio")
   }
 
+  /// The fields are never read without `avatarUpdate:true` (and `avatarHash` never), but a value of the wrong
+  /// JSON type is a 400 naming it, as for any known field (docs/protocol.md, "Avatars"; schemathesis found a
+  /// heartbeat whose `avatarHash` was an object answered 200).
+  @Test func wronglyTypedAvatarFieldIsA400EvenWhenNotRead() throws {
+    let api = try APIFixture()
+    let cases: [([String: Any], String)] = [
+      (["avatarHash": ["x": 1]], "avatarHash"), (["avatarHash": 7], "avatarHash"),
+      (["avatarIcon": 7], "avatarIcon"), (["avatarImage": [1]], "avatarImage"),
+    ]
+    for (fields, named) in cases {
+      for endpoint in ["/v1/heartbeat", "/v1/register"] {
+        let reply = upload(api, fields, endpoint: endpoint)
+        #expect(reply.status == 400, "\(endpoint) \(fields): \(reply.text)")
+        #expect(reply.error?.hasPrefix(named) == true, "\(endpoint): \(reply.text)")
+      }
+    }
+    #expect(try api.database.station("N0CALL-7") == nil)
+  }
+
   @Test func imageOfExactly24000CharactersIsAccepted() throws {
     let api = try APIFixture()
     let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 17_992)

@@ -59,6 +59,33 @@ import Testing
     #expect(try api.database.devices(of: "N0CALL-7").first?.webPushKeys?.authText == Self.auth)
   }
 
+  /// `pushKeys` is read only for a Web Push or UnifiedPush endpoint, but one that is not an object is a 400 with any
+  /// platform, or none (schemathesis: the wrong JSON type of a known field is a 400, docs/protocol.md).
+  @Test func pushKeysOfTheWrongTypeIsA400WhateverThePlatform() throws {
+    let api = try APIFixture()
+    let bodies: [[String: Any]] = [
+      ["pushKeys": "x"],
+      ["pushKeys": 7, "platform": "android", "pushToken": "fcm-token:APA91b-example"],
+      [
+        "pushKeys": [Self.p256dh, Self.auth], "platform": "ios",
+        "pushToken": String(repeating: "ab", count: 32),
+      ],
+    ]
+    for change in bodies {
+      for path in ["/v1/register", "/v1/heartbeat"] {
+        var body: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
+        body.merge(change) { $1 }
+        let reply = api.post(path, body)
+        #expect(reply.status == 400, "\(path) \(change): \(reply.text)")
+        #expect(reply.error?.hasPrefix("pushKeys must be an object") == true, "\(path): \(reply.text)")
+      }
+    }
+    // An object is not read without an endpoint (a sync-only desktop, an FCM token), whatever it holds.
+    var syncOnly: [String: Any] = ["callsign": "N0CALL", "ssid": 7, "auth": "13023"]
+    syncOnly["pushKeys"] = ["auth": ""]
+    #expect(api.post("/v1/register", syncOnly).status == 200)
+  }
+
   @Test func badSubscriptionsAreClear400sNamingTheField() throws {
     let api = try APIFixture()
     var offCurve = try #require(WebPushKeys.decode(Self.p256dh))

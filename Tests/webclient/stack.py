@@ -72,7 +72,9 @@ class HTTPAnswer:
 class Stack:
     """The fake APRS-IS and `aprs-cloud up`, started together; `stop()` ends both."""
 
-    def __init__(self):
+    def __init__(self, settings: dict[str, dict[str, str]] | None = None):
+        """`settings`: INI keys by section, beside (or instead of) the stack's own."""
+        self.settings = settings or {}
         self.directory = tempfile.mkdtemp(prefix="aprs-webclient-")
         self.processes: list[subprocess.Popen] = []
         try:
@@ -105,20 +107,31 @@ class Stack:
         if not os.access(executable, os.X_OK):
             raise RuntimeError(f"{executable} is missing: run `swift build` first")
         config = os.path.join(self.directory, "aprs-cloud.ini")
+        sections = {
+            "aprsis": {
+                "servers": f"127.0.0.1:{self.aprsis_port}", "login": LISTENER_LOGIN,
+                "passcode": str(passcode(LISTENER_LOGIN)), "trackOutgoing": "true", "reconnectDelay": "100ms",
+                "maxReconnectDelay": "1s", "filterReconnectSpacing": "300ms",
+            },
+            "listener": {"publishInterval": "100ms", "registrationPoll": "100ms", "leaseTtl": "2s"},
+            # Web Push is on by default; the browser tests stub the push service (test_browser.py).
+            "messaging.webpush": {"subject": "mailto:ops@example.org"},
+            # Every browser of the suite comes from 127.0.0.1: the per-address limits on new stations and
+            # claims (a few dozen an hour) would otherwise refuse the later tests' stations.
+            "ratelimit": {
+                "newStationsPerAddressPerHour": "1000", "newStationsPerNetworkPerHour": "1000",
+                "newStationsPerWideNetworkPerHour": "1000", "claimsPerAddressPerHour": "1000",
+                "claimsPerNetworkPerHour": "1000",
+            },
+        }
+        # A caller's own keys, by section, replace or join these (the API tests raise the per-station limits).
+        for section, keys in self.settings.items():
+            sections.setdefault(section, {}).update(keys)
         with open(config, "w") as file:
-            file.write(
-                "[aprsis]\n"
-                f"servers = 127.0.0.1:{self.aprsis_port}\n"
-                f"login = {LISTENER_LOGIN}\npasscode = {passcode(LISTENER_LOGIN)}\n"
-                "trackOutgoing = true\nreconnectDelay = 100ms\nmaxReconnectDelay = 1s\nfilterReconnectSpacing = 300ms\n"
-                "\n[listener]\npublishInterval = 100ms\nregistrationPoll = 100ms\nleaseTtl = 2s\n"
-                # Web Push is on by default; the browser tests stub the push service (test_browser.py).
-                "\n[messaging.webpush]\nsubject = mailto:ops@example.org\n"
-                # Every browser of the suite comes from 127.0.0.1: the per-address limits on new stations and
-                # claims (a few dozen an hour) would otherwise refuse the later tests' stations.
-                "\n[ratelimit]\nnewStationsPerAddressPerHour = 1000\nnewStationsPerNetworkPerHour = 1000\n"
-                "newStationsPerWideNetworkPerHour = 1000\nclaimsPerAddressPerHour = 1000\nclaimsPerNetworkPerHour = 1000\n"
-            )
+            file.write("\n".join(
+                f"[{section}]\n" + "".join(f"{key} = {value}\n" for key, value in keys.items())
+                for section, keys in sections.items()
+            ))
         self.port = free_port()
         metrics = free_port()
         while metrics == self.port:
