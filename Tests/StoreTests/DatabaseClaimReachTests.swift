@@ -7,13 +7,8 @@ import Testing
 @Suite struct DatabaseClaimReachTests {
   private static let keyHash = String(repeating: "ef", count: 32)
 
-  private static func database() throws -> (Database, TempDirectory) {
-    let directory = try TempDirectory()
-    return (try openStore(directory.database), directory)
-  }
-
   @Test func noClaimGovernsAnUnclaimedOrUnknownStation() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     #expect(try database.claimReach("NOBODY-1") == nil)
     try register(database, "N0CALL-7", token: "early")
@@ -21,7 +16,7 @@ import Testing
   }
 
   @Test func theReachCountsTheKeylessDevicesRegisteredBeforeTheClaim() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     try register(database, "N0CALL-7", token: "early-1", ackMessages: false, now: 100)
     try register(database, "N0CALL-7", token: "early-2", ackMessages: nil, now: 200)
@@ -45,7 +40,7 @@ import Testing
   }
 
   @Test func aProvisionalClaimGovernsNobody() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     try register(database, "N0CALL-7", token: "early", now: 100)
     _ = try database.claimStation(
@@ -54,7 +49,7 @@ import Testing
   }
 
   @Test func theReachesOfManyLeaveTheUngovernedOut() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     try register(database, "N0CALL-7", token: "early", now: 100)
     try register(database, "N0CALL-8", token: "other", now: 100)

@@ -7,14 +7,6 @@ import Testing
 @Suite struct DatabaseForwardTests {
   private static let station = "N0CALL-7"
 
-  /// A migrated database with ``station`` registered.
-  private static func database() throws -> (Database, TempDirectory) {
-    let directory = try TempDirectory()
-    let database = try openStore(directory.database)
-    try register(database, station)
-    return (database, directory)
-  }
-
   /// Replaces the station's targets, requiring a stored answer.
   @discardableResult
   private static func replace(_ database: Database, _ drafts: [ForwardDraft], now: Int64 = 2_000) throws
@@ -35,7 +27,7 @@ import Testing
   // MARK: replaceForwardTargets
 
   @Test func anUnregisteredStationHasNoTargetsToReplace() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     #expect(
       try database.replaceForwardTargets(
@@ -45,7 +37,7 @@ import Testing
   }
 
   @Test func freshTargetsStartByKindAndKeepTheGivenOrder() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let stored = try Self.replace(
       database,
@@ -66,7 +58,7 @@ import Testing
   }
 
   @Test func theStationNameIsTakenInAnyCase() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let stored = try #require(
       try database.replaceForwardTargets(
@@ -75,7 +67,7 @@ import Testing
   }
 
   @Test func anEmptyListRemovesEveryTarget() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     try Self.replace(
       database,
@@ -89,7 +81,7 @@ import Testing
   }
 
   @Test func theLimitIsFivePerStation() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let five = (1...ForwardTarget.maximumPerStation).map {
       ForwardDraft(kind: .ntfy, address: "https://ntfy.example/\($0)")
@@ -104,7 +96,7 @@ import Testing
   }
 
   @Test func aRefusedListWritesNothing() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let before = try Self.replace(database, [ForwardDraft(kind: .ntfy, address: "https://ntfy.example/keep")])
     // The first draft would be written before the second is refused: the whole list is refused.
@@ -142,7 +134,7 @@ import Testing
   }
 
   @Test func aKeptIdChangesOnlyAlwaysAndPriority() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let (email, code) = try Self.mailedEmail(database, now: 3_000)
     _ = try database.confirmForwardTarget(station: Self.station, id: email.id, code: code, now: 3_001)
@@ -167,7 +159,7 @@ import Testing
   }
 
   @Test func aNewAddressIsAFreshTargetWithoutTheOldSecret() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let (email, code) = try Self.mailedEmail(database, now: 3_000)
     _ = try database.confirmForwardTarget(station: Self.station, id: email.id, code: code, now: 3_001)
@@ -203,7 +195,7 @@ import Testing
   }
 
   @Test func theSameDraftTwiceChangesNothing() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let first = try Self.replace(database, [ForwardDraft(kind: .email, address: "a@b.example")])
     let again = try Self.replace(
@@ -214,7 +206,7 @@ import Testing
   // MARK: confirmForwardTarget
 
   @Test func aConfirmationNeedsAPendingEmailTarget() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     #expect(
       try database.confirmForwardTarget(station: Self.station, id: "fnone", code: "1", now: 1) == .notFound)
@@ -228,7 +220,7 @@ import Testing
   }
 
   @Test func noCodeIsGoodBeforeItsMailWentOut() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let email = try Self.replace(database, [ForwardDraft(kind: .email, address: "a@b.example")])[0]
     #expect(
@@ -237,7 +229,7 @@ import Testing
   }
 
   @Test func theRightCodeConfirmsOnce() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let (email, code) = try Self.mailedEmail(database, now: 3_000)
     #expect(code == "424242")
@@ -259,7 +251,7 @@ import Testing
   }
 
   @Test func aCodeExpiresAfterItsLifetime() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let (email, code) = try Self.mailedEmail(database, now: 3_000)
     let expiry = 3_000 + ForwardTarget.confirmationLifetimeMs
@@ -276,7 +268,7 @@ import Testing
   }
 
   @Test func fiveWrongCodesVoidTheRightOne() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let (email, code) = try Self.mailedEmail(database, now: 3_000)
     for attempt in 1...ForwardTarget.maximumWrongCodes {
@@ -317,7 +309,7 @@ import Testing
   // MARK: the confirmation mails
 
   @Test func aResendQueuesOnlyAPendingTarget() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     #expect(try database.resendForwardConfirmation(station: Self.station, id: "fnone", now: 1) == .notFound)
     let targets = try Self.replace(
@@ -347,7 +339,7 @@ import Testing
   }
 
   @Test func theDueListHoldsOnlyPendingEmailTargetsUpToItsLimit() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     try register(database, "N0CALL-8")
     let mine = try Self.replace(
@@ -368,7 +360,7 @@ import Testing
   }
 
   @Test func aMailIsTakenOnceAndCountedOnce() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let email = try Self.replace(database, [ForwardDraft(kind: .email, address: "a@b.example")])[0]
     #expect(
@@ -389,7 +381,7 @@ import Testing
   }
 
   @Test func aRequeuedMailCarriesTheKeptCodeUncounted() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let email = try Self.replace(database, [ForwardDraft(kind: .email, address: "a@b.example")])[0]
     // Nothing to send again before a code went out.
@@ -428,7 +420,7 @@ import Testing
   }
 
   @Test func aStationsBudgetRefusesItsEleventhMailAndSaysWhen() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let now: Int64 = 1_000_000
     for number in 1...ForwardTarget.confirmationsPerStationPerDay {
@@ -461,7 +453,7 @@ import Testing
   // MARK: disabling and health
 
   @Test func disablingMarksTheNamedTargetsOnly() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     try database.disableForwardTargets([], now: 1)
     let targets = try Self.replace(
@@ -488,7 +480,7 @@ import Testing
   }
 
   @Test func aFailureIsFailingSinceItsFirstAndADeliveryEndsIt() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let targets = try Self.replace(
       database,
@@ -533,7 +525,7 @@ import Testing
   }
 
   @Test func theCountsGroupByKindStatusAndReason() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     #expect(try database.forwardTargetCounts().isEmpty)
     let targets = try Self.replace(
@@ -569,7 +561,7 @@ import Testing
   }
 
   @Test func theTargetsGoWithTheStation() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     try Self.replace(database, [ForwardDraft(kind: .ntfy, address: "https://n.example/a")])
     #expect(try database.deleteStation(Self.station))

@@ -5,13 +5,8 @@ import Testing
 
 /// `Database+Lease.swift`: the listener lease, one holder at a time.
 @Suite struct DatabaseLeaseTests {
-  private static func database() throws -> (Database, TempDirectory) {
-    let directory = try TempDirectory()
-    return (try openStore(directory.database), directory)
-  }
-
   @Test func anEmptyHolderIsRefused() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     #expect(throws: StoreError.invalidArgument("empty lease holder")) {
       try database.acquireLease(holder: "", now: 1, ttlMs: 10)
@@ -23,7 +18,7 @@ import Testing
   }
 
   @Test func aRenewalKeepsTheFirstAcquisition() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     #expect(try database.acquireLease(holder: "a", now: 1_000, ttlMs: 10_000))
     #expect(try database.acquireLease(holder: "a", now: 5_000, ttlMs: 10_000))
@@ -31,7 +26,7 @@ import Testing
   }
 
   @Test func anotherHolderWaitsForTheExpiry() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     #expect(try database.acquireLease(holder: "a", now: 1_000, ttlMs: 10_000))
     #expect(try !database.acquireLease(holder: "b", now: 10_999, ttlMs: 10_000))
@@ -43,7 +38,7 @@ import Testing
   }
 
   @Test func aTakeoverIsACompareAndSet() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     #expect(try !database.takeOverLease(from: "dead", holder: "b", now: 1, ttlMs: 10), "no lease to take")
     #expect(try database.lease() == nil)
@@ -55,7 +50,7 @@ import Testing
   }
 
   @Test func onlyTheHolderReleasesIt() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore()
     defer { directory.remove() }
     try database.releaseLease(holder: "nobody")
     #expect(try database.acquireLease(holder: "a", now: 1_000, ttlMs: 60_000))

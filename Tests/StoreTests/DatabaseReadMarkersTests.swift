@@ -7,15 +7,8 @@ import Testing
 @Suite struct DatabaseReadMarkersTests {
   private static let station = "N0CALL-7"
 
-  private static func database() throws -> (Database, TempDirectory) {
-    let directory = try TempDirectory()
-    let database = try openStore(directory.database)
-    try register(database, station)
-    return (database, directory)
-  }
-
   @Test func anUnregisteredStationHasNoMarkers() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     #expect(try database.markRead(station: "NOBODY-1", peer: "*", upTo: 5, now: 10) == nil)
     #expect(try count(database, "read_markers") == 0)
@@ -24,7 +17,7 @@ import Testing
   }
 
   @Test func aMarkIsStampedAndASecondOneChangesNothing() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     _ = try database.storeMessages([incoming(Self.station, "one")], now: 1_000)
     let first = try database.markRead(station: Self.station, peer: "KJ7ABC-7", upTo: 1_000, now: 2_000)
@@ -41,7 +34,7 @@ import Testing
   }
 
   @Test func theStampComesAfterEveryMessageWhateverTheClock() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     _ = try database.storeMessages([incoming(Self.station, "one")], now: 10_000)
     // The wall clock is behind the newest timestamp: the stamp still follows it.
@@ -54,7 +47,7 @@ import Testing
   }
 
   @Test func aMarkerInTheFutureIsCutToTheLatestTimeGiven() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     _ = try database.storeMessages([incoming(Self.station, "one")], now: 1_000)
     // The later of the newest timestamp (1_000) and the clock (1_500).
@@ -68,7 +61,7 @@ import Testing
   }
 
   @Test func peersAreNamedUpperCaseAndTheStarStays() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     _ = try database.markRead(station: "n0call-7", peer: "kj7abc-7", upTo: 1, now: 100)
     _ = try database.markRead(station: Self.station, peer: "*", upTo: 1, now: 101)
@@ -79,7 +72,7 @@ import Testing
   }
 
   @Test func markersAreTheStationsOwn() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     try register(database, "N0CALL-8")
     _ = try database.markRead(station: Self.station, peer: "*", upTo: 1, now: 100)
@@ -92,7 +85,7 @@ import Testing
   }
 
   @Test func onlyMarkersChangedAfterTheCursorAreRead() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     let a = try #require(
       try database.markRead(station: Self.station, peer: "A1AAA", upTo: 1, now: 100)?.stamp)
@@ -107,7 +100,7 @@ import Testing
   }
 
   @Test func aRefusedMarkLeavesTheSequenceAlone() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
     // The schema holds no negative marker: the write is refused whole.
     #expect(throws: StoreError.self) {

@@ -5,13 +5,6 @@ import Testing
 
 /// `Database+Receipts.swift`: delivery receipts for registered stations, and the 30-second rule of the ACKs sent.
 @Suite struct DatabaseReceiptsTests {
-  private static func database() throws -> (Database, TempDirectory) {
-    let directory = try TempDirectory()
-    let database = try openStore(directory.database)
-    try register(database, "N0CALL-7")
-    return (database, directory)
-  }
-
   private static func ack(
     _ msgno: String, station: String = "n0call-7", kind: ReceiptKind = .ack, reply: String? = nil
   )
@@ -21,7 +14,7 @@ import Testing
   }
 
   @Test func receiptsAreRecordedForRegisteredStationsOnly() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     #expect(try database.recordReceipts([], now: 1) == 0)
     #expect(
@@ -35,7 +28,7 @@ import Testing
   }
 
   @Test func aRepeatedReceiptOnlyMovesItsTime() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     _ = try database.recordReceipts([Self.ack("1"), Self.ack("1", kind: .rej)], now: 1_000)
     #expect(try database.recordReceipts([Self.ack("1", reply: "AB}")], now: 2_000) == 1)
@@ -49,7 +42,7 @@ import Testing
   }
 
   @Test func anAckIsDueOncePerInterval() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     #expect(try database.ackDue(key: "k", now: 10_000, minIntervalMs: 30_000))
     #expect(try !database.ackDue(key: "k", now: 39_999, minIntervalMs: 30_000))
@@ -63,7 +56,7 @@ import Testing
   }
 
   @Test func aBatchAnswersPerKeyAndARepeatedKeyOnce() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     #expect(try database.ackDue(keys: [], now: 1, minIntervalMs: 30_000).isEmpty)
     _ = try database.ackDue(key: "b", now: 1_000, minIntervalMs: 30_000)

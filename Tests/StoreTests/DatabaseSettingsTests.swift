@@ -7,14 +7,6 @@ import Testing
 /// `Database+Settings.swift`, station settings in the database: defaults, partial updates in one transaction, the
 /// ACK policy beside register's ackMessages, deletion with the station, the upgrade from before migration 008.
 @Suite struct DatabaseSettingsTests {
-  private func withDatabase(_ body: (Database) throws -> Void) throws {
-    let dir = try TempDirectory()
-    defer { dir.remove() }
-    let database = try openStore(dir.database)
-    defer { database.close() }
-    try body(database)
-  }
-
   @Test func aNewStationHasTheDefaultsAndAnUnknownOneNone() throws {
     try withDatabase { database in
       try register(database, "N0CALL-7")

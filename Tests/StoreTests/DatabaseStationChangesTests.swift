@@ -6,14 +6,6 @@ import Testing
 /// The station change log (sql/006_station_changes.sql, Database+StationChanges.swift): what the listener reads
 /// instead of the whole station set.
 @Suite struct DatabaseStationChangesTests {
-  private func withDatabase(_ body: (Database) throws -> Void) throws {
-    let dir = try TempDirectory()
-    defer { dir.remove() }
-    let database = try openStore(dir.database)
-    defer { database.close() }
-    try body(database)
-  }
-
   private func addresses(_ changes: [StationChange]) -> [String] { changes.map(\.address) }
 
   @Test func registerHeartbeatAndUnregisterEachAppendOneRowInCommitOrder() throws {

@@ -28,14 +28,6 @@ import Testing
       })
   }
 
-  private func withDatabase(_ body: (Database) throws -> Void) throws {
-    let dir = try TempDirectory()
-    defer { dir.remove() }
-    let database = try openStore(dir.database)
-    defer { database.close() }
-    try body(database)
-  }
-
   // MARK: The listener
 
   @Test func theListenerStatusRoundTripsInOneTransactionAndIsStoredAsItAlwaysWas() throws {

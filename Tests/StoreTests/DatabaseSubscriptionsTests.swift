@@ -41,15 +41,8 @@ import Testing
     #expect(try database.subscriptions(of: "N0CALL-7").isEmpty)
   }
 
-  private static func database() throws -> (Database, TempDirectory) {
-    let directory = try TempDirectory()
-    let database = try openStore(directory.database)
-    try register(database, "N0CALL-7")
-    return (database, directory)
-  }
-
   @Test func theMaximumRefusesTheWholeList() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     let most = (0..<Subscription.maximumPerStation).map { SubscriptionDraft(rule: .group(call: "G\($0)")) }
     let stored = try #require(try database.replaceSubscriptions(of: "N0CALL-7", with: most, now: 1_000))
@@ -62,7 +55,7 @@ import Testing
   }
 
   @Test func anImportAdoptsTheIdsItBrings() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     let adopted = try #require(
       try database.replaceSubscriptions(
@@ -85,7 +78,7 @@ import Testing
   }
 
   @Test func anIdNamedTwiceIsRefusedAndWritesNothing() throws {
-    let (database, directory) = try Self.database()
+    let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     let stored = try #require(
       try database.replaceSubscriptions(

@@ -7,14 +7,6 @@ import Testing
 /// the sync of `Database+Messages.swift`): kept by the listener, marked by the pull in the transaction that reads
 /// them, taken through the 30 s rule.
 @Suite struct DeviceAckPullTests {
-  private func withDatabase(_ body: (Database) throws -> Void) throws {
-    let dir = try TempDirectory()
-    defer { dir.remove() }
-    let database = try openStore(dir.database)
-    defer { database.close() }
-    try body(database)
-  }
-
   /// Stores a numbered message for N0CALL-7 at `now` with its kept ACK; returns the message id.
   @discardableResult
   private func storeWithDeviceAck(_ database: Database, _ msgno: String, now: Int64) throws -> Int64 {

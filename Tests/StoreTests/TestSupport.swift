@@ -32,6 +32,24 @@ func openStore(_ path: String, options: StoreOptions = .init(), migrate: Bool = 
 
 /// Registers `address` (CALL or CALL-SSID) with an optional token.
 @discardableResult
+/// A migrated database in a temporary folder of its own, with `station` registered when given; the caller closes
+/// it and removes the folder.
+func temporaryStore(registering station: String? = nil) throws -> (Database, TempDirectory) {
+  let directory = try TempDirectory()
+  let database = try openStore(directory.database)
+  if let station { try register(database, station) }
+  return (database, directory)
+}
+
+/// Runs `body` on a migrated database in a temporary folder of its own, closed and removed afterwards.
+func withDatabase(_ body: (Database) throws -> Void) throws {
+  let dir = try TempDirectory()
+  defer { dir.remove() }
+  let database = try openStore(dir.database)
+  defer { database.close() }
+  try body(database)
+}
+
 func register(
   _ database: Database, _ address: String, platform: DevicePlatform? = .android, token: String? = nil,
   ackMessages: Bool? = false, now: Int64 = 1_000
