@@ -577,6 +577,10 @@ class WebClientTests(unittest.TestCase):
         self.assertFalse(driver.find_element(By.ID, "claim-proof").is_displayed())
         self.wait(lambda: not driver.find_element(By.ID, "send-unavailable").is_displayed(), 10,
                   "the send form stays locked after the proof")
+        # The proof reads the owner's settings, as a sign-in does: the form is there without signing in again.
+        driver.get(self.stack.url + "/#/settings")
+        self.wait(lambda: driver.find_element(By.ID, "settings-form").is_displayed(), 10,
+                  "the settings stay unread after the proof")
         self.assert_clean_console(driver)
 
     @staticmethod

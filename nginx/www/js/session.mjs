@@ -201,6 +201,8 @@ export async function proveClaim(context, code) {
   if (answer.claim !== "proven") throw new APIError(String(answer.claim), { status: 200 });
   session.claim = "mine";
   context.render();
+  // Proven, the key now governs: the owner's settings are read as after a sign-in.
+  await loadSettings(context);
 }
 
 /** A new station key (rotated in the settings): sent from now on, and kept instead of the old one. */
