@@ -482,6 +482,13 @@ class WebClientTests(unittest.TestCase):
                   "not signed in again after a reload")
         self.wait(lambda: self.conversation_link(driver, "KJ7ABC-3"), 5, "the message is gone after a reload")
         self.assertEqual(driver.find_element(By.ID, "passcode").get_attribute("value"), "")
+        # A conversation's own address, opened with the station remembered: its "To" is that peer.
+        driver.get(self.stack.url + "/#/c/KJ7ABC-3")
+        driver.refresh()
+        self.wait(lambda: driver.find_element(By.ID, "station").text == "Signed in as KJ7REM-8", 10,
+                  "not signed in again at a conversation's address")
+        self.wait(lambda: driver.find_element(By.ID, "to").get_attribute("value") == "KJ7ABC-3", 5,
+                  "a conversation opened at its address has no To")
         # The station was claimed at sign-in: "remember" keeps its key, never the passcode.
         saved = json.loads(driver.execute_script("return localStorage.getItem('aprs-cloud.session')"))
         self.assertEqual(sorted(saved), ["callsign", "ssid", "stationKey"], saved)

@@ -149,6 +149,9 @@ function signedIn({ focus }) {
   signInScreen.hide();
   $("app").hidden = false;
   topBar.show();
+  // No screen of this station was shown yet: each fills its fields from the route as if coming from the inbox
+  // (a conversation opened at its own address gets its "To").
+  state.route = { view: "inbox", peer: null };
   route({ focus: false });
   if (focus) $("main").focus();
 }
