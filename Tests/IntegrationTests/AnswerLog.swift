@@ -19,9 +19,7 @@ enum AnswerLog {
   /// Writes down `response`, the answer to `method url`, when the log is on.
   static func record(_ method: String, _ url: String, _ response: HTTPResponse) {
     guard let path = URLComponents(string: url)?.path else { return }
-    // curl's `--head` writes the header block where the body goes: a HEAD answer has no body to check.
-    let body = method == "HEAD" ? Data() : response.body
-    record(method, path: path, status: response.status, headers: response.headers, body: body)
+    record(method, path: path, status: response.status, headers: response.headers, body: response.body)
   }
 
   /// Writes down the responder's own answer (over FastCGI, without nginx) to `method path`.
