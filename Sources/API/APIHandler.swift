@@ -33,10 +33,6 @@ public final class APIHandler {
     self.wakeListener = wakeListener
   }
 
-  /// What a successful request of `endpoint` wakes in the listener, nil for none (a sync wakes it only when it
-  /// marked pulls: ``noteSync(_:)``).
-  static func listenerWake(after endpoint: Endpoint) -> ListenerWake? { endpoint.route.wakes }
-
   /// Wakes the listener's device ACK worker when `result` marked kept ACKs pulled.
   func noteSync(_ result: SyncResult) {
     if result.pulledDeviceAcks > 0 { wakeListener(.deviceAcks) }
@@ -59,23 +55,21 @@ public final class APIHandler {
     guard let endpoint = Endpoint(rawValue: request.path) else {
       return .response(.error(.notFound(path: request.path)))
     }
-    let answer = route(request, endpoint)
+    let route = endpoint.route
+    let answer = self.route(request, route)
     // After the request's commit: the listener looks at once (a refused request changed nothing).
-    if case .response(let response) = answer, response.status < 300,
-      let wake = Self.listenerWake(after: endpoint)
-    {
+    if case .response(let response) = answer, response.status < 300, let wake = route.wakes {
       wakeListener(wake)
     }
     return answer
   }
 
-  private func route(_ request: APIRequest, _ endpoint: Endpoint) -> APIAnswer {
+  private func route(_ request: APIRequest, _ route: Route) -> APIAnswer {
     // A deleted or replaced database file is never read or written (docs/design.md "Faults"): the process is about to
     // restart on the file the path names.
     if let change = database.fileChange() {
       return .response(.error(.cannotStore("\(change); the server is restarting", retryAfterSeconds: 5)))
     }
-    let route = endpoint.route
     // /metrics and /status exist only on the private listener: the public server and CGI never show them.
     if case .privateListener = route.access, !request.viaMetricsListener {
       return .response(.error(.notFound(path: request.path)))
