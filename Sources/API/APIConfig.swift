@@ -5,8 +5,7 @@ import Config
 /// The limits are ``RequestLimits`` and the sending rules ``SendConfig``, the very values the configuration file
 /// gives (`ServerConfig.limits`, `ServerConfig.send`): each limit is declared once, in Config. A limit reads as if it
 /// were this struct's own (`config.maxBody`, `config.devicesPerStation`).
-@dynamicMemberLookup
-public struct APIConfig: Sendable {
+public struct APIConfig: HoldsRequestLimits, Sendable {
   /// `[server] maxBody`, `stationExpiry`, `maxParked…`, `[ratelimit]` and `[limits]`.
   public var limits = RequestLimits()
   /// `[send]`: whether `POST /v1/send` is on (`enabled`; `/v1/info` lists `send` in `features` when it is, and
@@ -45,10 +44,4 @@ public struct APIConfig: Sendable {
   public var allowPrivateForwardEndpoints = false
 
   public init() {}
-
-  /// A limit of ``limits``, read and written as if it were this struct's own.
-  public subscript<Value>(dynamicMember keyPath: WritableKeyPath<RequestLimits, Value>) -> Value {
-    get { limits[keyPath: keyPath] }
-    set { limits[keyPath: keyPath] = newValue }
-  }
 }

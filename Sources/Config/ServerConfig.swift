@@ -38,8 +38,7 @@ import Logging
 /// keylessDevicesPerStation = 3          ; a claimed station's devices registered without its key
 /// avatarBytesTotal = 268435456          ; bytes of avatar images stored, all stations together
 /// ```
-@dynamicMemberLookup
-public struct ServerConfig: Sendable, Equatable {
+public struct ServerConfig: HoldsRequestLimits, Sendable, Equatable {
   /// `--listen`: a unix socket path or `HOST:PORT`; nil to use fd 0 (or CGI).
   public var listen: String?
   /// The SQLite database file.
@@ -96,12 +95,6 @@ public struct ServerConfig: Sendable, Equatable {
         text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
       } ?? []
     send = try SendConfig(config)
-  }
-
-  /// A limit of ``limits``, read and written as if it were this struct's own (`config.maxBody`).
-  public subscript<Value>(dynamicMember keyPath: WritableKeyPath<RequestLimits, Value>) -> Value {
-    get { limits[keyPath: keyPath] }
-    set { limits[keyPath: keyPath] = newValue }
   }
 
   /// The keys this struct reads.
