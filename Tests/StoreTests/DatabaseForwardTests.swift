@@ -24,6 +24,23 @@ import Testing
     return (target, code)
   }
 
+  /// An email target confirmed (mailed at 3 000, its code entered at 3 001) and an ntfy target with a token saved
+  /// beside it at `now`.
+  private static func confirmedEmailAndNtfy(_ database: Database, now: Int64 = 2_000) throws
+    -> (email: ForwardTarget, ntfy: ForwardTarget)
+  {
+    let (email, code) = try mailedEmail(database, now: 3_000)
+    _ = try database.confirmForwardTarget(station: station, id: email.id, code: code, now: 3_001)
+    let ntfy = try replace(
+      database,
+      [
+        ForwardDraft(id: email.id),
+        ForwardDraft(kind: .ntfy, address: "https://ntfy.example/t", secret: "tok-123456789"),
+      ],
+      now: now)[1]
+    return (email, ntfy)
+  }
+
   // MARK: replaceForwardTargets
 
   @Test func anUnregisteredStationHasNoTargetsToReplace() throws {
@@ -136,14 +153,7 @@ import Testing
   @Test func aKeptIdChangesOnlyAlwaysAndPriority() throws {
     let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
-    let (email, code) = try Self.mailedEmail(database, now: 3_000)
-    _ = try database.confirmForwardTarget(station: Self.station, id: email.id, code: code, now: 3_001)
-    let ntfy = try Self.replace(
-      database,
-      [
-        ForwardDraft(id: email.id),
-        ForwardDraft(kind: .ntfy, address: "https://ntfy.example/t", secret: "tok-123456789"),
-      ])[1]
+    let (email, ntfy) = try Self.confirmedEmailAndNtfy(database)
     // The same id with the same address, a new priority and `always`, and the order swapped.
     let stored = try Self.replace(
       database,
@@ -161,15 +171,7 @@ import Testing
   @Test func aNewAddressIsAFreshTargetWithoutTheOldSecret() throws {
     let (database, directory) = try temporaryStore(registering: Self.station)
     defer { directory.remove() }
-    let (email, code) = try Self.mailedEmail(database, now: 3_000)
-    _ = try database.confirmForwardTarget(station: Self.station, id: email.id, code: code, now: 3_001)
-    let ntfy = try Self.replace(
-      database,
-      [
-        ForwardDraft(id: email.id),
-        ForwardDraft(kind: .ntfy, address: "https://ntfy.example/t", secret: "tok-123456789"),
-      ],
-      now: 4_000)[1]
+    let (email, ntfy) = try Self.confirmedEmailAndNtfy(database, now: 4_000)
     let stored = try Self.replace(
       database,
       [
