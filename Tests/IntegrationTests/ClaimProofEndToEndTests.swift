@@ -23,14 +23,9 @@ import Testing
     }
   }
 
-  @Test func aSquattersClaimIsProvisionalAndTheRealUserTakesTheStationBack() throws {
-    let stack = try TestStack(.real())
-    defer { stack.stop() }
-    let push = try PushProviderFake()
-    defer { push.stop() }
-    let aprsis = try FakeAPRSIS()
-    defer { aprsis.stop() }
-    // The app has used N0CALL-7 for an hour: its phone registered keyless, with ACKs on.
+  /// The app's phone registers N0CALL-7 keyless with ACKs on, and the station and device are made an hour old (in
+  /// use, so a claim needs its proof); the stack's database.
+  static func phoneUsedForAnHour(_ stack: TestStack) throws -> SQLiteFile {
     let app = try stack.post(
       "/v1/register",
       json:
@@ -43,6 +38,18 @@ import Testing
       UPDATE stations SET created_at = created_at - 3600000, registered_at = registered_at - 3600000;
       UPDATE devices SET registered_at = registered_at - 3600000;
       """)
+    return database
+  }
+
+  @Test func aSquattersClaimIsProvisionalAndTheRealUserTakesTheStationBack() throws {
+    let stack = try TestStack(.real())
+    defer { stack.stop() }
+    let push = try PushProviderFake()
+    defer { push.stop() }
+    let aprsis = try FakeAPRSIS()
+    defer { aprsis.stop() }
+    // The app has used N0CALL-7 for an hour: its phone registered keyless, with ACKs on.
+    let database = try Self.phoneUsedForAnHour(stack)
     let listener = try ListenerProcess(database: stack.databasePath, config: SettingsRig.config(aprsis, push))
     defer { listener.stop() }
     #expect(try aprsis.wait("login", count: 1), "no login:\n\(listener.log)")
@@ -119,18 +126,7 @@ import Testing
     defer { push.stop() }
     let aprsis = try FakeAPRSIS()
     defer { aprsis.stop() }
-    let app = try stack.post(
-      "/v1/register",
-      json:
-        #"{\#(Self.identity),"platform":"android","pushToken":"\#(Self.phone)","ackMessages":true,"wantHistory":false,"since":0}"#
-    )
-    #expect(app.status == 200, "\(app.text)")
-    let database = SQLiteFile(path: stack.databasePath)
-    _ = try database.run(
-      """
-      UPDATE stations SET created_at = created_at - 3600000, registered_at = registered_at - 3600000;
-      UPDATE devices SET registered_at = registered_at - 3600000;
-      """)
+    let database = try Self.phoneUsedForAnHour(stack)
     let claim = try stack.post("/v1/claim", json: "{\(Self.identity)}")
     #expect(claim.status == 200 && claim.jsonObject?.string("claim") == "provisional", "\(claim.text)")
     let key = try #require(claim.jsonObject?.string("stationKey"))
