@@ -14,6 +14,31 @@ import Testing
 @Suite(.serialized) struct ForwardEndToEndTests {
   static let secret = "end-to-end-webhook-secret-42"
 
+  /// Both programs' configuration: the fake APRS-IS, pushes at once, forwards over the fake's CA to its private
+  /// address, and with `email` its SMTP server.
+  static func config(_ fake: ForwardFakeProcess, _ aprsis: FakeAPRSIS, email: Bool) -> String {
+    ListenerProcess.config(fake: aprsis, login: "TESTING", passcode: 31421)
+      + """
+
+      [messaging]
+      coalesceWindow = 0
+
+      [forward]
+      caFile = \(fake.directory)/ca.pem
+      allowPrivateEndpoints = true
+
+      """
+      + (email
+        ? """
+        [forward.email]
+        url = smtps://127.0.0.1:\(fake.smtpPort)
+        from = aprs@example.org
+        username = aprs
+        password = test-password
+
+        """ : "")
+  }
+
   @Test func messagesReachTheirStationsTargetsAndBlockedSendersNone() throws {
     let fake = try ForwardFakeProcess()
     defer { fake.stop() }
@@ -21,24 +46,7 @@ import Testing
     defer { aprsis.stop() }
     let directory = try makeTemporaryDirectory("forward-config")
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let config =
-      ListenerProcess.config(fake: aprsis, login: "TESTING", passcode: 31421)
-        + """
-
-        [messaging]
-        coalesceWindow = 0
-
-        [forward]
-        caFile = \(fake.directory)/ca.pem
-        allowPrivateEndpoints = true
-
-        [forward.email]
-        url = smtps://127.0.0.1:\(fake.smtpPort)
-        from = aprs@example.org
-        username = aprs
-        password = test-password
-
-        """
+    let config = Self.config(fake, aprsis, email: true)
     let path = directory + "/aprs-cloud.ini"
     try config.write(toFile: path, atomically: true, encoding: .utf8)
     let stack = try TestStack(.real(arguments: ["--config", path]))
@@ -150,18 +158,7 @@ import Testing
     defer { aprsis.stop() }
     let directory = try makeTemporaryDirectory("forward-answers")
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let config =
-      ListenerProcess.config(fake: aprsis, login: "TESTING", passcode: 31421)
-        + """
-
-        [messaging]
-        coalesceWindow = 0
-
-        [forward]
-        caFile = \(fake.directory)/ca.pem
-        allowPrivateEndpoints = true
-
-        """
+    let config = Self.config(fake, aprsis, email: false)
     let path = directory + "/aprs-cloud.ini"
     try config.write(toFile: path, atomically: true, encoding: .utf8)
     let stack = try TestStack(.real(arguments: ["--config", path]))
