@@ -17,13 +17,9 @@ import Testing
 @Suite(.serialized) struct SubscriptionsEndToEndTests {
   static let optedIn = "subs-fcm:APA91bOpted_in-0123456789"
 
-  @Test func bulletinsAlertsAndEmergenciesReachOnlyTheOptedInDeviceAtTheirPriority() throws {
-    let rig = try SettingsRig()
-    defer { rig.stop() }
-    let answer = try rig.settings(
-      #""subscriptions":[{"kind":"bulletin","match":"BLN*"},{"kind":"nws","zones":["OHC081"]},"#
-        + #"{"kind":"watch","call":"K1ABC","emergency":true}]"#)
-    #expect(answer.objects("subscriptions").count == 3, "\(answer)")
+  /// The owner's phone registers with the key and `want:["subscriptions"]`; then waits (at most 10 s) until the
+  /// listener's live filter holds every entry of `filterHolds`.
+  static func registerOptedInPhone(_ rig: SettingsRig, filterHolds entries: [String]) throws {
     let registered = try rig.stack.post(
       "/v1/register",
       json:
@@ -32,9 +28,19 @@ import Testing
     #expect(registered.status == 200, "\(registered.text)")
     let widened = waitUntil(timeout: 10, interval: 0.05) {
       let filter = ((try? rig.aprsis.currentFilter()) ?? nil) ?? ""
-      return filter.contains("BLN*") && filter.contains("NWS*") && filter.contains("b/K1ABC")
+      return entries.allSatisfy { filter.contains($0) }
     }
     #expect(widened, "filter: \(String(describing: try? rig.aprsis.currentFilter()))\n\(rig.listener.log)")
+  }
+
+  @Test func bulletinsAlertsAndEmergenciesReachOnlyTheOptedInDeviceAtTheirPriority() throws {
+    let rig = try SettingsRig()
+    defer { rig.stop() }
+    let answer = try rig.settings(
+      #""subscriptions":[{"kind":"bulletin","match":"BLN*"},{"kind":"nws","zones":["OHC081"]},"#
+        + #"{"kind":"watch","call":"K1ABC","emergency":true}]"#)
+    #expect(answer.objects("subscriptions").count == 3, "\(answer)")
+    try Self.registerOptedInPhone(rig, filterHolds: ["BLN*", "NWS*", "b/K1ABC"])
 
     let bulletin = "WX1ABC>APRS,TCPIP*::BLN1WX   :Storm warning tonight"
     // Three copies 20 minutes apart on the fake's clock (past its, aprsc's, 30 s duplicate filter); the listener's
@@ -108,17 +114,7 @@ import Testing
       #""subscriptions":[{"kind":"nws","zones":["tas_mw006"]},{"kind":"watch","call":"K1ABC","emergency":true}]"#
     )
     #expect(answer.objects("subscriptions").first?.strings("zones") == ["TAS_MW006"], "\(answer)")
-    let registered = try rig.stack.post(
-      "/v1/register",
-      json:
-        #"{"callsign":"N0CALL","ssid":7,"platform":"android","pushToken":"\#(Self.optedIn)","wantHistory":false,"since":0,"auth":"13023","want":["subscriptions"]}"#,
-      headers: ["Authorization: Bearer \(rig.stationKey)"])
-    #expect(registered.status == 200, "\(registered.text)")
-    let widened = waitUntil(timeout: 10, interval: 0.05) {
-      let filter = ((try? rig.aprsis.currentFilter()) ?? nil) ?? ""
-      return filter.contains("BOM*") && filter.contains("SKY*") && filter.contains("b/K1ABC")
-    }
-    #expect(widened, "filter: \(String(describing: try? rig.aprsis.currentFilter()))\n\(rig.listener.log)")
+    try Self.registerOptedInPhone(rig, filterHolds: ["BOM*", "SKY*", "b/K1ABC"])
 
     // The tracker beacons its comment every 10 minutes on the fake's clock (past aprsc's duplicate filter).
     for copy in 0..<3 {
