@@ -38,10 +38,11 @@ public enum PushTester {
       throw PushError("cannot read the database \(options.databasePath): \(error)")
     }
     defer { database.close() }
-    var setup = ProviderSetup(
-      options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile,
+    var shown = options.push
+    shown.preview = true
+    var setup = ChannelSetup(
+      shown, logger: options.logger, apnsTokenFile: options.apnsTokenFile,
       vapidKeyFile: options.vapidKeyFile)
-    var messageIDs = PushMessageIDs()
     let http = try CurlMulti()
     defer { http.close() }
     let now = options.clock()
@@ -63,20 +64,9 @@ public enum PushTester {
         results[index] = result
         continue
       }
-      let built: Result<BuiltPayload, PayloadTooLarge>
-      var headers: [(String, String)] = []
-      switch platform {
-      case .android:
-        built = PushPayload.fcm(
-          content, token: device.token, preview: true, ttlSeconds: options.push.maxAgeMs / 1000)
-      case .ios:
-        built = PushPayload.apns(content, preview: true, messageID: messageIDs.next())
-        headers = PushPayload.apnsHeaders(
-          station: content.station, bundleId: options.push.ios?.bundleId ?? "", expiration: expiresAt / 1000)
-      case .webpush, .unifiedpush:
-        built = WebPushPayload.body(content, preview: true, encrypted: device.webPushKeys != nil)
-        headers = WebPushPayload.headers(ttlSeconds: options.push.maxAgeMs / 1000)
-      }
+      // Always with the text: the operator asked to see it arrive.
+      let (built, headers) = client.body(
+        content, for: device, expiresAt: expiresAt, ttlSeconds: options.push.maxAgeMs / 1000)
       guard case .success(let payload) = built else {
         result.reason = "not sent: payload too large"
         results[index] = result
@@ -84,14 +74,18 @@ public enum PushTester {
       }
       results[index] = result
       client.enqueue(
-        SendJob(id: index, batchID: index, device: device, payload: payload.bytes, headers: headers))
+        DeliveryJob(
+          id: index, purpose: .batch(index), recipient: .device(device), payload: payload.bytes,
+          headers: headers))
       waiting += 1
     }
 
     var tags = 0
     let deadline = options.clock() + timeoutMs
-    func record(_ outcome: JobOutcome) {
-      guard var result = results[outcome.job.batchID], result.reason.isEmpty else { return }
+    func record(_ outcome: DeliveryOutcome) {
+      guard let index = outcome.job.purpose.batchID, var result = results[index], result.reason.isEmpty else {
+        return
+      }
       waiting -= 1
       result.status = outcome.response.map(\.status)
       switch outcome.decision {
@@ -109,7 +103,7 @@ public enum PushTester {
         result.reason = (result.status == nil ? "not sent: " : "") + "provider stopped: " + reason
         setup.states[outcome.job.device.platform] = .stopped(reason)
       }
-      results[outcome.job.batchID] = result
+      results[index] = result
     }
     while waiting > 0, options.clock() < deadline {
       let now = options.clock()

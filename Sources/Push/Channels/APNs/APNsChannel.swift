@@ -17,7 +17,7 @@ import Store
 /// Each device's push goes to the environment that last accepted it, else to the one `production`
 /// picks; a `BadDeviceToken` is tried once in the other environment before the token is called
 /// dead (`APNsRoute`), and a `production` setting the devices contradict becomes `warning`.
-final class APNsClient: ProviderClient {
+final class APNsChannel: PushChannel {
   /// Where the provider token is kept between processes: `load` and `save` a
   /// `"<keyId> <teamId> <issuedAtMs> <jwt>"` line.
   struct TokenCache {
@@ -28,15 +28,19 @@ final class APNsClient: ProviderClient {
   /// A provider token is re-signed after this long.
   static let tokenRefreshMs: Int64 = 50 * 60_000
 
-  let platform = DevicePlatform.ios
+  let kind = ChannelKind.apns
   private(set) var state = ProviderState.ok
   private let config: PushConfig.IOS
   private let key: SigningKey
   private let logger: Logger
+  /// `[messaging] preview`: whether the text goes in the notification.
+  private let preview: Bool
+  /// Each push's own `gcm.message_id` (FlutterFire hands only such pushes to the app).
+  private var messageIDs = PushMessageIDs()
   private let jitter: () -> Double
   let maxInFlight: Int
 
-  private var jobs = JobQueue()
+  private var jobs = DeliveryQueue()
   private var providerToken: String?
   private var providerTokenIssuedAt: Int64 = 0
   private var cachedToken: String?
@@ -49,19 +53,21 @@ final class APNsClient: ProviderClient {
   private(set) var warning: String?
 
   init(
-    config: PushConfig.IOS, key: SigningKey, logger: Logger, maxInFlight: Int = 100,
+    config: PushConfig.IOS, key: SigningKey, preview: Bool = true, logger: Logger, maxInFlight: Int = 100,
     jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
   ) {
     self.config = config
     self.key = key
     self.logger = logger
+    self.preview = preview
     self.maxInFlight = maxInFlight
     self.jitter = jitter
     environmentWatch = APNsEnvironmentWatch(production: config.production)
   }
 
   /// Loads the `.p8` key named by the configuration: the error names the key and file.
-  static func load(_ config: PushConfig.IOS, logger: Logger) -> Result<APNsClient, PushError> {
+  static func load(_ config: PushConfig.IOS, preview: Bool, logger: Logger) -> Result<APNsChannel, PushError>
+  {
     switch readSmallFile(config.keyFile) {
     case .failure(let error):
       return .failure(PushError("messaging.ios.apns.keyFile: \(error)"))
@@ -69,7 +75,7 @@ final class APNsClient: ProviderClient {
       do throws(PushError) {
         let key = try SigningKey(pem: bytes, algorithm: .es256)
         _ = try JWT.apnsProviderToken(keyID: config.keyId, teamID: config.teamId, key: key, issuedAt: 0)
-        return .success(APNsClient(config: config, key: key, logger: logger))
+        return .success(APNsChannel(config: config, key: key, preview: preview, logger: logger))
       } catch {
         return .failure(PushError("messaging.ios.apns.keyFile \(config.keyFile): \(error)"))
       }
@@ -79,18 +85,35 @@ final class APNsClient: ProviderClient {
   var pendingCount: Int { jobs.count }
   var nextTimerAt: Int64? { nil }
 
-  func enqueue(_ job: SendJob) {
+  func enqueue(_ job: DeliveryJob) {
     jobs.append(job)
   }
 
-  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+  /// The payload (``PushPayload/apns(_:preview:messageID:)``, its own `gcm.message_id` each) and the `apns-*`
+  /// headers: the bundle id as topic, the expiry, the collapse id and the priority of `content`.
+  func body(_ content: PushContent, for device: DeviceRecord, expiresAt: Int64, ttlSeconds: Int64)
+    -> (Result<BuiltPayload, PayloadTooLarge>, [(String, String)])
+  {
+    (
+      PushPayload.apns(content, preview: preview, messageID: messageIDs.next()),
+      PushPayload.apnsHeaders(
+        station: content.station, bundleId: config.bundleId, expiration: expiresAt / 1000,
+        collapseID: content.collapseID, priority: content.priority)
+    )
+  }
+
+  func drop(_ recipient: Recipient) -> [DeliveryJob] {
+    jobs.remove { $0.recipient.key == recipient }
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [DeliveryOutcome] {
     guard state == .ok else { return drain() }
     guard jobs.waiting > 0 else { return [] }
     if providerToken == nil && !cacheRead {
       cacheRead = true
       loadCachedToken(now: now)
     }
-    if providerToken == nil || now - providerTokenIssuedAt >= APNsClient.tokenRefreshMs {
+    if providerToken == nil || now - providerTokenIssuedAt >= APNsChannel.tokenRefreshMs {
       do throws(PushError) {
         let token = try JWT.apnsProviderToken(
           keyID: config.keyId, teamID: config.teamId, key: key, issuedAt: now / 1000)
@@ -105,19 +128,19 @@ final class APNsClient: ProviderClient {
       }
     }
     guard let providerToken else { return [] }
-    var ended: [JobOutcome] = []
+    var ended: [DeliveryOutcome] = []
     while jobs.inFlight.count < maxInFlight, var job = jobs.popFirst() {
       guard let token = DeviceToken.apns(job.device.token) else {
         ended.append(
-          JobOutcome(
+          DeliveryOutcome(
             job: job, decision: .deleteToken(reason: "not a hex APNs device token", refreshedBefore: nil)))
         continue
       }
       let environment =
-        job.apnsEnvironment
+        job.attempt.apnsEnvironment
         ?? APNsRoute.first(stored: job.device.apnsEnvironment, production: config.production)
-      job.apnsEnvironment = environment
-      job.credential = providerToken
+      job.attempt.apnsEnvironment = environment
+      job.attempt.credential = providerToken
       var headers = ["authorization: bearer " + providerToken]
       for (name, value) in job.headers { headers.append(name + ": " + value) }
       let request = HTTPRequest(
@@ -129,50 +152,52 @@ final class APNsClient: ProviderClient {
     return ended
   }
 
-  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [DeliveryOutcome]? {
     guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
     let decision = RetryPolicy.apns(
-      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter(),
+      response, now: now, attempts: job.attempts, reauthenticated: job.attempt.reauthenticated,
+      jitter: jitter(),
       throttles: job.throttles, expiresAt: job.expiresAt)
     // Expired, or a token from the shared cache that APNs refuses: re-sign and resend once.
     var resign: String?
     switch decision {
     case .reauthenticate(let reason): resign = reason
-    case .stopProvider(let reason) where !job.reauthenticated && job.credential == cachedToken:
+    case .stopProvider(let reason)
+    where !job.attempt.reauthenticated && job.attempt.credential == cachedToken:
       resign = reason
     default: break
     }
     if let reason = resign {
-      if providerToken == job.credential {
+      if providerToken == job.attempt.credential {
         logger.info("apns refused the provider token; re-signing", ["reason": reason])
         providerToken = nil
         cachedToken = nil
       }
-      job.reauthenticated = true
+      job.attempt.reauthenticated = true
       jobs.pushFront(job)
       return []
     }
     if case .stopProvider(let reason) = decision {
       var ended = stop(reason)
-      ended.append(JobOutcome(job: job, decision: decision, response: response))
+      ended.append(DeliveryOutcome(job: job, decision: decision, response: response))
       return ended
     }
-    let environment = job.apnsEnvironment ?? APNsRoute.configured(production: config.production)
+    let environment = job.attempt.apnsEnvironment ?? APNsRoute.configured(production: config.production)
     let step = APNsRoute.next(
       after: decision, badDeviceToken: RetryPolicy.isBadDeviceToken(response), environment: environment,
-      triedOther: job.triedOtherEnvironment)
+      triedOther: job.attempt.triedOtherEnvironment)
     switch step {
     case .tryOther(let other):
       logger.debug(
         "apns: BadDeviceToken; trying the other environment",
         ["token": redactedToken(job.device.token), "refusedBy": environment.rawValue, "next": other.rawValue])
-      job.apnsEnvironment = other
-      job.triedOtherEnvironment = true
+      job.attempt.apnsEnvironment = other
+      job.attempt.triedOtherEnvironment = true
       jobs.pushFront(job)
       return []
     case .done(let final):
       if final == .delivered { noteAccepted(job.device.token, by: environment) }
-      return [JobOutcome(job: job, decision: final, response: response)]
+      return [DeliveryOutcome(job: job, decision: final, response: response)]
     }
   }
 
@@ -195,7 +220,7 @@ final class APNsClient: ProviderClient {
     let fields = line.split(separator: " ", maxSplits: 3).map(String.init)
     guard fields.count == 4, fields[0] == config.keyId, fields[1] == config.teamId,
       let issuedAt = Int64(fields[2]), issuedAt >= 0, now >= 0,
-      issuedAt <= now + 60_000, now - issuedAt < APNsClient.tokenRefreshMs
+      issuedAt <= now + 60_000, now - issuedAt < APNsChannel.tokenRefreshMs
     else { return }
     providerToken = fields[3]
     providerTokenIssuedAt = issuedAt
@@ -205,12 +230,12 @@ final class APNsClient: ProviderClient {
   }
 
   /// Stops the provider (a configuration fault): every waiting job ends with the reason.
-  func stop(_ reason: String) -> [JobOutcome] {
+  func stop(_ reason: String) -> [DeliveryOutcome] {
     state.stop(reason)
     return drain()
   }
 
-  private func drain() -> [JobOutcome] {
+  private func drain() -> [DeliveryOutcome] {
     guard case .stopped(let reason) = state else { return [] }
     return jobs.stopWaiting(reason: reason)
   }

@@ -14,19 +14,22 @@ import Store
 /// address literal. Such a subscription is deleted without a retry (`RetryPolicy.webPush`).
 ///
 /// No credential to refresh and no account: the client stops only when the engine stops it.
-final class WebPushClient: ProviderClient {
+final class WebPushChannel: PushChannel {
   /// Requests on the wire to one origin at most.
   static let maxInFlightPerOrigin = 16
 
+  let kind: ChannelKind
   let platform: DevicePlatform
   private(set) var state = ProviderState.ok
   let vapid: VAPID
   private let settings: PushConfig.WebPush
   private let logger: Logger
   private let jitter: () -> Double
+  /// `[messaging] preview`: whether the text goes in the notification.
+  private let preview: Bool
   let maxInFlight: Int
 
-  private var jobs = JobQueue()
+  private var jobs = DeliveryQueue()
   /// Push services that refuse every push the same way (`warning`).
   private var serviceWatch: WebPushServiceWatch
   /// Subscriptions refused the same way on every push, deleted after a day of it.
@@ -36,13 +39,16 @@ final class WebPushClient: ProviderClient {
   private var inFlightByOrigin: [String: Int] = [:]
 
   init(
-    platform: DevicePlatform, vapid: VAPID, settings: PushConfig.WebPush, logger: Logger,
+    platform: DevicePlatform, vapid: VAPID, settings: PushConfig.WebPush, preview: Bool = true,
+    logger: Logger,
     maxInFlight: Int = 100,
     jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
   ) {
     self.jitter = jitter
     precondition(platform.isWebPush, "a Web Push client is for webpush or unifiedpush")
     self.platform = platform
+    kind = ChannelKind(platform)
+    self.preview = preview
     self.vapid = vapid
     self.settings = settings
     self.logger = logger
@@ -55,14 +61,29 @@ final class WebPushClient: ProviderClient {
   /// A push service that refused every push the same way lately (`WebPushServiceWatch`), with the VAPID contact.
   var warning: String? { serviceWatch.warning }
 
-  func enqueue(_ job: SendJob) {
+  func enqueue(_ job: DeliveryJob) {
     jobs.append(job)
   }
 
-  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+  /// The JSON payload (``WebPushPayload/body(_:preview:encrypted:)``, encrypted when the job starts if the
+  /// subscription has keys) and the `TTL` and `Urgency` headers.
+  func body(_ content: PushContent, for device: DeviceRecord, expiresAt: Int64, ttlSeconds: Int64)
+    -> (Result<BuiltPayload, PayloadTooLarge>, [(String, String)])
+  {
+    (
+      WebPushPayload.body(content, preview: preview, encrypted: device.webPushKeys != nil),
+      WebPushPayload.headers(ttlSeconds: ttlSeconds, priority: content.priority)
+    )
+  }
+
+  func drop(_ recipient: Recipient) -> [DeliveryJob] {
+    jobs.remove { $0.recipient.key == recipient }
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [DeliveryOutcome] {
     guard state == .ok else { return drain() }
-    var ended: [JobOutcome] = []
-    var held: [SendJob] = []
+    var ended: [DeliveryOutcome] = []
+    var held: [DeliveryJob] = []
     while jobs.inFlight.count < maxInFlight, let job = jobs.popFirst() {
       let endpoint: WebPushEndpoint
       switch Self.endpoint(of: job, platform: platform) {
@@ -93,14 +114,14 @@ final class WebPushClient: ProviderClient {
         inFlightByOrigin[origin, default: 0] += 1
       }
     }
-    for job in held.reversed() { jobs.pushFront(job) }
+    jobs.putBack(held)
     return ended
   }
 
   /// The endpoint of `job`'s device; or the job's end when it cannot be sent to (a token that is not an endpoint,
   /// a `webpush` device without keys): such a subscription goes. Where the endpoint's host is (a private
   /// address on a public server) is judged when the connection opens, on the addresses it resolved to.
-  static func endpoint(of job: SendJob, platform: DevicePlatform) -> Result<WebPushEndpoint, OutcomeBox> {
+  static func endpoint(of job: DeliveryJob, platform: DevicePlatform) -> Result<WebPushEndpoint, OutcomeBox> {
     guard let endpoint = WebPushEndpoint(job.device.token) else {
       return .failure(dead(job, "not an https:// push endpoint"))
     }
@@ -112,7 +133,7 @@ final class WebPushClient: ProviderClient {
 
   /// The request for `job`: VAPID, the headers, the body encrypted for the subscription's keys (when it has
   /// them); or the job's end when its keys cannot be used (not a point on P-256).
-  private func request(_ job: SendJob, to endpoint: WebPushEndpoint, now: Int64) -> Result<
+  private func request(_ job: DeliveryJob, to endpoint: WebPushEndpoint, now: Int64) -> Result<
     HTTPRequest, OutcomeBox
   > {
     var headers: [String] = []
@@ -138,11 +159,11 @@ final class WebPushClient: ProviderClient {
     return .success(request)
   }
 
-  private static func dead(_ job: SendJob, _ reason: String) -> OutcomeBox {
-    OutcomeBox(JobOutcome(job: job, decision: .deleteToken(reason: reason, refreshedBefore: nil)))
+  private static func dead(_ job: DeliveryJob, _ reason: String) -> OutcomeBox {
+    OutcomeBox(DeliveryOutcome(job: job, decision: .deleteToken(reason: reason, refreshedBefore: nil)))
   }
 
-  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [DeliveryOutcome]? {
     guard let job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
     if let origin = origins.removeValue(forKey: tag) {
       let count = inFlightByOrigin[origin, default: 1] - 1
@@ -154,12 +175,12 @@ final class WebPushClient: ProviderClient {
     // The service watch judges the push service by its answer, before a refusal becomes a deletion.
     watch(job, response, answered)
     let decision = refusals.decide(token: job.device.token, response: response, decision: answered, now: now)
-    return [JobOutcome(job: job, decision: decision, response: response)]
+    return [DeliveryOutcome(job: job, decision: decision, response: response)]
   }
 
   /// Feeds the push service's watch: an accepted push (or a subscription answered for) clears it, a refusal that
   /// is neither about load nor about the push's size (a 4xx given up: 400, 401, 403, …) counts.
-  private func watch(_ job: SendJob, _ response: ProviderResponse, _ decision: PushDecision) {
+  private func watch(_ job: DeliveryJob, _ response: ProviderResponse, _ decision: PushDecision) {
     guard response.transportError == nil, response.refusedAddress == nil,
       let host = WebPushEndpoint(job.device.token)?.host
     else { return }
@@ -179,12 +200,12 @@ final class WebPushClient: ProviderClient {
   }
 
   /// Stops the provider: every waiting job ends with the reason.
-  func stop(_ reason: String) -> [JobOutcome] {
+  func stop(_ reason: String) -> [DeliveryOutcome] {
     state.stop(reason)
     return drain()
   }
 
-  private func drain() -> [JobOutcome] {
+  private func drain() -> [DeliveryOutcome] {
     guard case .stopped(let reason) = state else { return [] }
     return jobs.stopWaiting(reason: reason)
   }
@@ -192,11 +213,11 @@ final class WebPushClient: ProviderClient {
 
 /// A job's end as an `Error`, so `prepare` can return it in a `Result`.
 struct OutcomeBox: Error {
-  var outcome: JobOutcome
-  init(_ outcome: JobOutcome) { self.outcome = outcome }
+  var outcome: DeliveryOutcome
+  init(_ outcome: DeliveryOutcome) { self.outcome = outcome }
 }
 
-extension ProviderSetup {
+extension ChannelSetup {
   /// Adds the `webpush` and `unifiedpush` clients when `[messaging.webpush]` is on: the VAPID key at `keyFile`
   /// is loaded, or made on first use; a key that cannot be read or made stops both, loudly.
   mutating func addWebPush(_ config: PushConfig, keyFile: String?, logger: Logger) {
@@ -216,8 +237,8 @@ extension ProviderSetup {
     switch VAPIDKeyFile.load(path: keyFile, subject: settings.subject, logger: logger) {
     case .success(let vapid):
       for platform in platforms {
-        clients[platform] = WebPushClient(
-          platform: platform, vapid: vapid, settings: settings, logger: logger)
+        clients[platform] = WebPushChannel(
+          platform: platform, vapid: vapid, settings: settings, preview: config.preview, logger: logger)
         states[platform] = .ok
       }
     case .failure(let error):

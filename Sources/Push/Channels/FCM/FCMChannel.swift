@@ -9,18 +9,20 @@ import Store
 /// lifetime for short ones) while the old one keeps sending; a plain 401 drops it, and the
 /// refused request goes out once more with the new one. A refused service account stops the
 /// provider; a token endpoint that does not answer makes the queued jobs retry later.
-final class FCMClient: ProviderClient {
-  let platform = DevicePlatform.android
+final class FCMChannel: PushChannel {
+  let kind = ChannelKind.fcm
   private(set) var state = ProviderState.ok
   let account: ServiceAccount
   private let key: SigningKey
   private let sendURL: String
   private let caFile: String?
+  /// `[messaging] preview`: whether the text goes in the notification.
+  private let preview: Bool
   private let logger: Logger
   private let jitter: () -> Double
   let maxInFlight: Int
 
-  private var jobs = JobQueue()
+  private var jobs = DeliveryQueue()
   private var accessToken: String?
   private var tokenExpiresAt: Int64 = 0
   private var tokenRefreshAt: Int64 = 0
@@ -33,20 +35,24 @@ final class FCMClient: ProviderClient {
   private(set) var tokensFetched = 0
 
   init(
-    account: ServiceAccount, key: SigningKey, config: PushConfig.Android, logger: Logger,
+    account: ServiceAccount, key: SigningKey, config: PushConfig.Android, preview: Bool = true,
+    logger: Logger,
     maxInFlight: Int = 100, jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
   ) {
     self.account = account
     self.key = key
     self.sendURL = config.endpoint + "/v1/projects/" + account.projectID + "/messages:send"
     self.caFile = config.caFile
+    self.preview = preview
     self.logger = logger
     self.maxInFlight = maxInFlight
     self.jitter = jitter
   }
 
   /// Loads the service account named by the configuration: the error names the key and file.
-  static func load(_ config: PushConfig.Android, logger: Logger) -> Result<FCMClient, PushError> {
+  static func load(_ config: PushConfig.Android, preview: Bool, logger: Logger) -> Result<
+    FCMChannel, PushError
+  > {
     let prefix = "messaging.android.serviceAccountFile \(config.serviceAccountFile): "
     switch readSmallFile(config.serviceAccountFile) {
     case .failure(let error):
@@ -56,7 +62,8 @@ final class FCMClient: ProviderClient {
         let account = try ServiceAccount(json: bytes)
         let key = try SigningKey(pem: Array(account.privateKeyPEM.utf8), algorithm: .rs256)
         _ = try JWT.serviceAccountAssertion(account: account, key: key, issuedAt: 0)
-        return .success(FCMClient(account: account, key: key, config: config, logger: logger))
+        return .success(
+          FCMChannel(account: account, key: key, config: config, preview: preview, logger: logger))
       } catch {
         return .failure(PushError(prefix + error.description))
       }
@@ -72,11 +79,22 @@ final class FCMClient: ProviderClient {
     return tokenRetryAt
   }
 
-  func enqueue(_ job: SendJob) {
+  func enqueue(_ job: DeliveryJob) {
     jobs.append(job)
   }
 
-  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome] {
+  /// The whole `messages:send` body (``PushPayload/fcm(_:token:preview:ttlSeconds:)``); no headers of its own.
+  func body(_ content: PushContent, for device: DeviceRecord, expiresAt: Int64, ttlSeconds: Int64)
+    -> (Result<BuiltPayload, PayloadTooLarge>, [(String, String)])
+  {
+    (PushPayload.fcm(content, token: device.token, preview: preview, ttlSeconds: ttlSeconds), [])
+  }
+
+  func drop(_ recipient: Recipient) -> [DeliveryJob] {
+    jobs.remove { $0.recipient.key == recipient }
+  }
+
+  func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [DeliveryOutcome] {
     guard state == .ok else { return drain() }
     if accessToken != nil, now >= tokenExpiresAt { accessToken = nil }
     let wantsToken = jobs.waiting > 0 && (accessToken == nil || now >= tokenRefreshAt)
@@ -84,9 +102,9 @@ final class FCMClient: ProviderClient {
       if let failure = startTokenRequest(now: now, http: http, tags: &tags) { return failure }
     }
     guard let accessToken else { return [] }
-    var ended: [JobOutcome] = []
+    var ended: [DeliveryOutcome] = []
     while jobs.inFlight.count < maxInFlight, var job = jobs.popFirst() {
-      job.credential = accessToken
+      job.attempt.credential = accessToken
       let request = HTTPRequest(
         url: sendURL,
         headers: ["authorization: Bearer " + accessToken, "content-type: application/json; charset=utf-8"],
@@ -97,14 +115,15 @@ final class FCMClient: ProviderClient {
     return ended
   }
 
-  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [JobOutcome]? {
+  func handle(tag: Int, response: ProviderResponse, now: Int64) -> [DeliveryOutcome]? {
     if tag == tokenTag {
       tokenTag = nil
       return handleToken(response, now: now)
     }
     guard var job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
     var decision = RetryPolicy.fcm(
-      response, now: now, attempts: job.attempts, reauthenticated: job.reauthenticated, jitter: jitter(),
+      response, now: now, attempts: job.attempts, reauthenticated: job.attempt.reauthenticated,
+      jitter: jitter(),
       throttles: job.throttles, expiresAt: job.expiresAt)
     if decision == .delivered {
       projectCheck.accepted()
@@ -113,19 +132,19 @@ final class FCMClient: ProviderClient {
     }
     switch decision {
     case .reauthenticate(let reason):
-      if accessToken == job.credential {
+      if accessToken == job.attempt.credential {
         logger.info("fcm refused the access token; fetching a new one", ["reason": reason])
         accessToken = nil
       }
-      job.reauthenticated = true
+      job.attempt.reauthenticated = true
       jobs.pushFront(job)
       return []
     case .stopProvider(let reason):
       var ended = stop(reason)
-      ended.append(JobOutcome(job: job, decision: decision, response: response))
+      ended.append(DeliveryOutcome(job: job, decision: decision, response: response))
       return ended
     default:
-      return [JobOutcome(job: job, decision: decision, response: response)]
+      return [DeliveryOutcome(job: job, decision: decision, response: response)]
     }
   }
 
@@ -149,7 +168,7 @@ final class FCMClient: ProviderClient {
 
   // MARK: Access token
 
-  private func startTokenRequest(now: Int64, http: CurlMulti, tags: inout Int) -> [JobOutcome]? {
+  private func startTokenRequest(now: Int64, http: CurlMulti, tags: inout Int) -> [DeliveryOutcome]? {
     let assertion: String
     do throws(PushError) {
       assertion = try JWT.serviceAccountAssertion(account: account, key: key, issuedAt: now / 1000)
@@ -172,7 +191,7 @@ final class FCMClient: ProviderClient {
     return nil
   }
 
-  private func handleToken(_ response: ProviderResponse, now: Int64) -> [JobOutcome] {
+  private func handleToken(_ response: ProviderResponse, now: Int64) -> [DeliveryOutcome] {
     switch RetryPolicy.oauth(response, now: now, attempts: tokenFailures, jitter: jitter()) {
     case .token(let token, let expiresIn):
       accessToken = token
@@ -191,7 +210,7 @@ final class FCMClient: ProviderClient {
       logger.warn("fcm access token not fetched; retrying later", ["reason": reason])
       guard accessToken == nil else { return [] }
       // Without a usable token nothing can go out: the queued pushes retry later.
-      return jobs.drainWaiting().map { JobOutcome(job: $0, decision: .retry(at: at, reason: reason)) }
+      return jobs.drainWaiting().map { DeliveryOutcome(job: $0, decision: .retry(at: at, reason: reason)) }
     case .stopProvider(let reason):
       return stop(reason)
     }
@@ -200,12 +219,12 @@ final class FCMClient: ProviderClient {
   // MARK: Stopping
 
   /// Stops the provider (a configuration fault): every waiting job ends with the reason.
-  func stop(_ reason: String) -> [JobOutcome] {
+  func stop(_ reason: String) -> [DeliveryOutcome] {
     state.stop(reason)
     return drain()
   }
 
-  private func drain() -> [JobOutcome] {
+  private func drain() -> [DeliveryOutcome] {
     let reason: String
     switch state {
     case .stopped(let why): reason = why

@@ -14,7 +14,7 @@ extension PushEngine {
   /// hours let through (`pushable`, the quiet split's batch). Blocked and banned senders' messages were never
   /// stored, so they are never here. A failed read of the targets forwards nothing this round (logged).
   func forwardPlan(_ whole: PushBatch, pushable: PushBatch?) -> [ForwardPlanItem] {
-    guard forwarder != nil else { return [] }
+    guard forwarding != nil else { return [] }
     let targets: [ForwardTarget]
     do throws(StoreError) {
       targets = try database.forwardTargets(of: whole.station).filter {
@@ -40,8 +40,8 @@ extension PushEngine {
   /// Queues the forwards of batch `batchID` that are neither done nor waiting for a retry (a waiting one sets the
   /// batch's retry time, as a waiting device does), counting each in `state.pending`.
   func enqueueForwards(_ plan: [ForwardPlanItem], batchID: Int, state: inout BatchState, now: Int64) {
-    guard let forwarder else { return }
     for item in plan {
+      guard let channel = forwardChannels[item.target.kind] else { continue }
       let key = Recipient.of(item.target)
       if done[item.entry.id]?.contains(key) == true { continue }
       if let time = notBefore[key] {
@@ -51,11 +51,11 @@ extension PushEngine {
         }
         notBefore[key] = nil
       }
-      forwarder.enqueue(
-        ForwardJob(
-          id: nextJobID, batchID: batchID, target: item.target, entry: item.entry, attempts: state.attempts,
-          throttles: throttles[key] ?? 0, expiresAt: item.entry.createdAt + options.push.maxAgeMs))
-      nextJobID += 1
+      channel.enqueue(
+        DeliveryJob(
+          id: newJobID(), purpose: .batch(batchID), recipient: .target(item.target), entry: item.entry,
+          attempts: state.attempts, throttles: throttles[key] ?? 0,
+          expiresAt: item.entry.createdAt + options.push.maxAgeMs))
       state.pending += 1
     }
   }
@@ -63,20 +63,12 @@ extension PushEngine {
   /// Applies one forward's decision: delivered or given up, the entry is done for that target; a retry waits
   /// (`notBefore`) and reschedules the batch, and the target shows `failing` with the reason until a delivery makes
   /// it active again; a dead target is disabled with the reason (shown in settings), its waiting forwards are
-  /// dropped and the owner is told once (``disable(_:reason:problem:now:)``). A confirmation mail's outcome goes to
-  /// ``handleConfirmation(_:now:)``.
-  func handleForward(_ outcome: ForwardOutcome, now: Int64) {
-    let job = outcome.job
-    let target = job.target
+  /// dropped and the owner is told once (``disable(_:reason:problem:private:now:)``).
+  func applyForward(
+    _ outcome: DeliveryOutcome, to target: ForwardTarget, state: inout BatchState, now: Int64
+  ) -> AfterOutcome {
     let key = Recipient.of(target)
-    if let response = outcome.response, response.transportError == nil {
-      throttles[key] = response.status == 429 ? (throttles[key] ?? 0) + 1 : nil
-    }
-    guard let batchID = job.batchID else {
-      handleConfirmation(outcome, now: now)
-      return
-    }
-    guard var state = batches[batchID], let entry = job.entry else { return }
+    guard let entry = outcome.job.entry else { return .nothing }
     let fields: [(String, String)] = [
       ("station", target.station), ("type", target.kind.rawValue), ("target", target.id),
     ]
@@ -109,10 +101,7 @@ extension PushEngine {
       markDone([entry.id], key)
       logger.log(.warn, "forward refused; not retrying", fields: fields + [("reason", reason)])
     }
-    state.pending -= 1
-    batches[batchID] = state
-    if state.pending == 0 { finish(batchID, now: now) }
-    if disabled { dropWaitingForwards(target.deliveryKey, now: now) }
+    return disabled ? .dropWaiting(target) : .nothing
   }
 
   /// Records a change of an active target's health (written with the round): failing for `failure`, or healthy
@@ -163,15 +152,15 @@ extension PushEngine {
 
   /// Ends the waiting forwards of a target just disabled without sending them (a refused token is never sent
   /// again): done for that target, as after the answer that disabled it.
-  private func dropWaitingForwards(_ key: String, now: Int64) {
-    guard let forwarder else { return }
-    for job in forwarder.drop(key) {
-      guard let batchID = job.batchID else {
-        confirming.remove(key)
+  func dropWaiting(_ target: ForwardTarget, now: Int64) {
+    guard let channel = forwardChannels[target.kind] else { return }
+    for job in channel.drop(.of(target)) {
+      guard let batchID = job.purpose.batchID else {
+        confirming.remove(target.deliveryKey)
         continue
       }
       guard var state = batches[batchID] else { continue }
-      markDone(state.batch.ids, .forward(key: key))
+      markDone(state.batch.ids, .of(target))
       state.pending -= 1
       batches[batchID] = state
       if state.pending == 0 { finish(batchID, now: now) }
@@ -199,7 +188,8 @@ extension PushEngine {
       station: target.station, fromCall: target.station, seqId: nil, text: "", count: 0,
       kind: .forwardDisabled(ForwardNotice(target, reason: reason)))
     for device in devices {
-      enqueueNotice(notice, to: device, expiresAt: now + Self.forwardNoticeLifetimeMs, now: now)
+      enqueueNotice(
+        notice, .forwardDisabled, to: device, expiresAt: now + Self.forwardNoticeLifetimeMs, now: now)
     }
   }
 
@@ -210,7 +200,7 @@ extension PushEngine {
   /// (`Database.beginForwardConfirmation`, at most 3 in 24 hours) before the mail goes out; a mail put off by a
   /// passing failure goes again with the same code after a wait that grows with each failure, not counted again.
   func pollConfirmations(now: Int64) {
-    guard let forwarder, forwarder.settings.email != nil else { return }
+    guard forwarding?.email != nil, let channel = forwardChannels[.email] else { return }
     let due: [ForwardTarget]
     do throws(StoreError) {
       due = try database.dueForwardConfirmations()
@@ -247,18 +237,17 @@ extension PushEngine {
         continue
       }
       confirming.insert(target.deliveryKey)
-      forwarder.enqueue(
-        ForwardJob(
-          id: nextJobID, batchID: nil, target: target, confirmationCode: code,
+      channel.enqueue(
+        DeliveryJob(
+          id: newJobID(), purpose: .confirmation(code: code), recipient: .target(target),
           attempts: confirmationFailures[target.deliveryKey, default: 0]))
-      nextJobID += 1
     }
   }
 
   /// A confirmation mail's outcome: sent (counted); put off (due again with the same code after the wait, which
   /// grows with each failure in a row as a forward's backoff does; not counted again); refused for the address (the
   /// target is disabled); given up (logged).
-  private func handleConfirmation(_ outcome: ForwardOutcome, now: Int64) {
+  func handleConfirmation(_ outcome: DeliveryOutcome, now: Int64) {
     let target = outcome.job.target
     confirming.remove(target.deliveryKey)
     let fields: [(String, String)] = [("station", target.station), ("target", target.id)]

@@ -53,12 +53,12 @@ import Testing
     let device = DeviceRecord(
       token: "ab", station: "N0CALL", platform: .ios, registeredAt: 0, refreshedAt: 0,
       apnsEnvironment: .production)
-    var job = SendJob(id: 1, batchID: 1, device: device, payload: [])
+    var job = DeliveryJob(id: 1, purpose: .batch(1), recipient: .device(device))
     #expect(job.environmentToRemember(after: .delivered) == nil, "never sent")
-    job.apnsEnvironment = .sandbox
+    job.attempt.apnsEnvironment = .sandbox
     #expect(job.environmentToRemember(after: .delivered) == .sandbox)
     #expect(job.environmentToRemember(after: .giveUp(reason: "x")) == nil)
-    job.apnsEnvironment = .production
+    job.attempt.apnsEnvironment = .production
     #expect(job.environmentToRemember(after: .delivered) == nil)
   }
 

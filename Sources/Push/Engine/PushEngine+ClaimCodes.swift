@@ -3,9 +3,6 @@ import Store
 /// Rounds of claim codes (docs/design.md "Who may do what"): for each claim request that is due, one code per
 /// device the station had before the claim, pushed in the banner of a notice and stored only as its salted hash.
 extension PushEngine {
-  /// The batch id of claim code pushes: no outbox row is behind them.
-  static let claimNoticeBatchID = -1
-
   /// Pushes the rounds of codes that are due. Each device gets its own code, so the code entered names the device
   /// that proved the claim (its registration time is the claim's seniority). The hashes are written before any
   /// push goes, so a code that reaches a device can always be checked; a round with no device to reach is recorded
@@ -64,7 +61,8 @@ extension PushEngine {
             code: code, takesBack: takesBack, validMinutes: Int(ClaimRequest.codeLifetimeMs / 60_000))))
     }
     for (device, code) in made {
-      enqueueNotice(notice(code.digits), to: device, expiresAt: now + ClaimRequest.codeLifetimeMs, now: now)
+      enqueueNotice(
+        notice(code.digits), .claimCode, to: device, expiresAt: now + ClaimRequest.codeLifetimeMs, now: now)
     }
   }
 }
