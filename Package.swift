@@ -96,9 +96,10 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "APRSTests", dependencies: ["APRS", "TestSupport"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
-    .testTarget(name: "CompanionFilesTests", dependencies: ["CompanionFiles", "Platform"]),
+    .testTarget(name: "CompanionFilesTests", dependencies: ["CompanionFiles", "Platform", "TestSupport"]),
     .testTarget(
-      name: "StoreTests", dependencies: ["Store", "CompanionFiles", "APRS", "CSQLite", "Platform"]),
+      name: "StoreTests",
+      dependencies: ["Store", "CompanionFiles", "APRS", "CSQLite", "Platform", "TestSupport"]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Logging"]),

@@ -34,6 +34,17 @@ extension Database {
     return entries
   }
 
+  /// The earliest time a pending push comes due after `now` (epoch ms): when the push sender next has work
+  /// without being woken (a retry, a `Retry-After`). Nil when no pending push waits. Uses `outbox_due`.
+  public func nextOutboxAttempt(after now: Int64) throws(StoreError) -> Int64? {
+    let statement = try prepared(
+      "SELECT min(next_attempt_at) FROM outbox WHERE state = 'pending' AND next_attempt_at > ?1")
+    defer { statement.reset() }
+    try statement.bind(1, now)
+    guard try statement.step() else { return nil }
+    return statement.optionalInt64(0)
+  }
+
   /// Removes pushes that were sent (or are not worth sending any more).
   public func completeOutbox(ids: [Int64]) throws(StoreError) {
     try updateOutbox(ids: ids, sql: "DELETE FROM outbox WHERE id = ?1", nextAttemptAt: nil)

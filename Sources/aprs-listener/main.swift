@@ -87,9 +87,9 @@ var pushOptions = PushServiceOptions(
   push: pushConfig, stationExpiryMs: settings.server.stationExpiryMs, logger: logger)
 // The outbox's waits move with a step of the wall clock (PushServiceOptions.monotonic).
 pushOptions.monotonic = monotonicMilliseconds
-// Every commit that queues pushes wakes the sender (`PushNotifier`): its own look at the outbox is for pushes left
-// from before a restart and for retries that came due (at least 10 s after a failure, 1 s after a lost connection),
-// so it can be slow enough that an idle listener sleeps (docs/operating.md "Idle").
+// Every commit that queues pushes wakes the sender (`PushNotifier`), and it sleeps until its next retry comes due:
+// its own look at the outbox is for what other processes wrote (claim codes, confirmation mails) and for pushes left
+// from before a restart, so it can be slow enough that an idle listener sleeps (docs/operating.md "Idle").
 pushOptions.pollIntervalMs = 10_000
 let push = PushService(options: pushOptions)
 

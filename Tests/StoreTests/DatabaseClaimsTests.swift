@@ -1,5 +1,6 @@
 // Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Store

@@ -1,4 +1,5 @@
 // Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
+import TestSupport
 import Testing
 
 @testable import Store

@@ -1,4 +1,5 @@
 // Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`.
+import TestSupport
 import Testing
 
 @testable import Store
@@ -33,6 +34,21 @@ import Testing
     #expect(try database.dueOutbox(now: 5_000, limit: 1).map(\.message.text) == ["one"])
     #expect(try database.dueOutbox(now: 5_000).count == 3)
     #expect(try database.dueOutbox(now: 999).isEmpty)
+  }
+
+  @Test func theNextAttemptIsTheEarliestPendingPushAfterNow() throws {
+    let (database, directory) = try Self.database(["one", "two", "three"])
+    defer { directory.remove() }
+    let ids = try database.dueOutbox(now: 5_000).map(\.id)
+    #expect(try database.nextOutboxAttempt(after: 5_000) == nil, "every push is due: none waits")
+    #expect(try database.nextOutboxAttempt(after: 1_000) == 1_001)
+    try database.rescheduleOutbox(ids: [ids[0]], nextAttemptAt: 9_000)
+    try database.rescheduleOutbox(ids: [ids[1]], nextAttemptAt: 7_000)
+    try database.failOutbox(ids: [ids[2]])
+    #expect(try database.nextOutboxAttempt(after: 5_000) == 7_000)
+    try database.completeOutbox(ids: [ids[1]])
+    #expect(try database.nextOutboxAttempt(after: 5_000) == 9_000, "a failed push never comes due")
+    #expect(try database.nextOutboxAttempt(after: 9_000) == nil)
   }
 
   @Test func completedPushesGoRescheduledOnesWaitFailedOnesStay() throws {

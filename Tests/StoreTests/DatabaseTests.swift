@@ -1,6 +1,7 @@
 // Store tests are named after the file they test: `Sources/Store/Database+X.swift` → `DatabaseXTests.swift`
 // (`Database.swift` → `DatabaseTests.swift`).
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Store

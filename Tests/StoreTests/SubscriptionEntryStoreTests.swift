@@ -1,4 +1,5 @@
 import APRS
+import TestSupport
 import Testing
 
 @testable import Store

@@ -1,27 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Store
-
-/// A fresh directory under /tmp for one test's database files; `remove()` it in a `defer`.
-struct TempDirectory {
-  let path: String
-
-  init() throws {
-    var template = Array("/tmp/aprs-store-test-XXXXXX".utf8CString)
-    guard let created = mkdtemp(&template) else {
-      throw CocoaError(.fileWriteUnknown)
-    }
-    path = String(cString: created)
-  }
-
-  /// The database file inside the directory.
-  var database: String { path + "/store.sqlite" }
-
-  func remove() {
-    try? FileManager.default.removeItem(atPath: path)
-  }
-}
 
 /// Opens a connection on `path` and, unless told otherwise, migrates it to the latest schema.
 func openStore(_ path: String, options: StoreOptions = .init(), migrate: Bool = true) throws -> Database {

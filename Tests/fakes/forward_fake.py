@@ -4,11 +4,12 @@ server over TLS (aiosmtpd), both on 127.0.0.1, with a plain HTTP JSON control AP
 
 Run it with the test venv's python (`make deps-test`: .build/pyenv-test, with aiosmtpd).
 
-    forward_fake.py serve --dir DIR [--ready-file PATH] [--max-seconds N] [--no-parent-watch]
+    forward_fake.py serve --dir DIR [--extra-https-ports N] [--ready-file PATH] [--max-seconds N] [--no-parent-watch]
 
 DIR holds server.pem and server-key.pem (a certificate for IP 127.0.0.1 and localhost signed by the test run's own
 CA, from make_push_credentials.sh). Once bound it writes {"https_port","smtp_port","control_port"} to --ready-file
-(tmp + rename) and stdout. Exits on SIGTERM/SIGINT, when its parent goes away and after --max-seconds.
+(tmp + rename) and stdout; with --extra-https-ports N, N more HTTPS receivers (the same paths, scripts and
+records) as "https_port_1" … "https_port_N" (many ports of one host, as one party's endpoints may be). Exits on SIGTERM/SIGINT, when its parent goes away and after --max-seconds.
 
 HTTPS (HTTP/1.1, keep-alive): any POST path is a target. It answers the next scripted answer for the path, if any
 (its status, body and headers: an ntfy error JSON, a Location); a path marked gone answers 404 or 410; a path made an
@@ -244,11 +245,14 @@ class ControlHandler(JSONControlHandler):
 def serve(args):
     ReceiverHandler.tls = server_tls(args.dir)
     receiver = ThreadingServer(("127.0.0.1", 0), ReceiverHandler)
+    extra = [ThreadingServer(("127.0.0.1", 0), ReceiverHandler) for _ in range(args.extra_https_ports)]
     control = ThreadingServer(("127.0.0.1", 0), ControlHandler)
     smtp_port = start_smtp(server_tls(args.dir, alpn=None))
     ready = {"https_port": receiver.server_address[1], "smtp_port": smtp_port,
              "control_port": control.server_address[1]}
-    serve_until_stopped((receiver, control), ready, args)
+    for index, server in enumerate(extra, start=1):
+        ready["https_port_%d" % index] = server.server_address[1]
+    serve_until_stopped((receiver, control, *extra), ready, args)
 
 
 def main(argv):
@@ -256,6 +260,8 @@ def main(argv):
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve")
     add_serve_options(serve_parser)
+    serve_parser.add_argument("--extra-https-ports", type=int, default=0,
+                              help="more HTTPS receivers (the same paths and records) on N more ports")
     args = parser.parse_args(argv)
     serve(args)
 

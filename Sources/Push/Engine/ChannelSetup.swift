@@ -10,8 +10,12 @@ struct ChannelSetup {
   var warnings: [DevicePlatform: String] = [:]
 
   /// Loads the credentials of each configured provider; a bad file stops that provider alone.
-  /// With `apnsTokenFile`, the APNs provider token is kept in that file between processes.
-  init(_ config: PushConfig, logger: Logger, apnsTokenFile: String?, vapidKeyFile: String? = nil) {
+  /// With `apnsTokenFile`, the APNs provider token is kept in that file between processes. The Web Push channels
+  /// take their slots from `slots`.
+  init(
+    _ config: PushConfig, logger: Logger, apnsTokenFile: String?, vapidKeyFile: String? = nil,
+    slots: SlotPool = SlotPool()
+  ) {
     if let android = config.android {
       switch FCMChannel.load(android, preview: config.preview, logger: logger) {
       case .success(let client):
@@ -49,6 +53,6 @@ struct ChannelSetup {
     } else {
       states[.ios] = .off(config.iosOff ?? "not configured")
     }
-    addWebPush(config, keyFile: vapidKeyFile, logger: logger)
+    addWebPush(config, keyFile: vapidKeyFile, slots: slots, logger: logger)
   }
 }

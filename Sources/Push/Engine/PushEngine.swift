@@ -13,8 +13,9 @@ public struct PushServiceOptions: Sendable {
   public var push: PushConfig
   /// Devices not refreshed (register or heartbeat) within this window get no pushes, ms.
   public var stationExpiryMs: Int64
-  /// How often the outbox is read without a `notify()`, ms (pushes left from before a restart,
-  /// retries that came due, pushes written by another process).
+  /// How often the outbox is read without a `notify()`, ms (pushes left from before a restart, claim codes and
+  /// confirmation mails written by another process). A retry that comes due sooner wakes the sender at its time
+  /// (`Database.nextOutboxAttempt(after:)`).
   public var pollIntervalMs: Int64
   /// Where the sender logs.
   public var logger: Logger
@@ -77,6 +78,8 @@ final class PushEngine {
   private(set) var pushChannels: [DevicePlatform: any PushChannel]
   /// The forward channels (ntfy, webhook, email) when `[forward]` is on, else empty.
   private(set) var forwardChannels: [ForwardKind: ForwardChannel] = [:]
+  /// The slots the channels to endpoints anyone may name share (docs/design.md "Fair delivery slots").
+  let slots: SlotPool
   /// Every channel, push channels first: what each iteration drives.
   private var channels: [any DeliveryChannel] = []
   var coalescer: Coalescer
@@ -144,15 +147,17 @@ final class PushEngine {
       throw PushError("cannot open the database \(options.databasePath): \(error)")
     }
     http = try CurlMulti()
+    let pool = SlotPool()
+    slots = pool
     let setup = ChannelSetup(
       options.push, logger: options.logger, apnsTokenFile: options.apnsTokenFile,
-      vapidKeyFile: options.vapidKeyFile)
+      vapidKeyFile: options.vapidKeyFile, slots: pool)
     pushChannels = setup.clients
     states = setup.states
     warnings = setup.warnings
     coalescer = Coalescer(windowMs: options.push.coalesceWindowMs, maxAgeMs: options.push.maxAgeMs)
     if let forward = options.push.forward {
-      for channel in ForwardChannel.all(settings: forward, jitter: jitter) {
+      for channel in ForwardChannel.all(settings: forward, slots: pool, jitter: jitter) {
         forwardChannels[channel.forwardKind] = channel
       }
     }
@@ -269,6 +274,13 @@ final class PushEngine {
       return
     }
     backlog = due.count == PushEngine.outboxLimit
+    // Asleep until the next retry comes due, not until the next look: a retry goes at its time, and the look
+    // itself (for writes of other processes that did not wake this one) can be rare.
+    do throws(StoreError) {
+      if let next = try database.nextOutboxAttempt(after: now) { pollAt = min(pollAt, next) }
+    } catch {
+      logger.error("push: cannot read the outbox", ["error": error.description])
+    }
     let plan = coalescer.plan(due: due, now: now)
     wakeAt = plan.nextWakeAt
     for entry in plan.expired where !writes.dropped.contains(entry.id) {

@@ -57,7 +57,6 @@ extension RetryPolicy {
     }
   }
 
-
   /// The decision for an FCM `messages:send` answer. `reauthenticated`: this request already
   /// went out again with a fresh access token after a 401. `throttles`: 429s the device got in a row before
   /// this answer; `expiresAt`: the end of the push's lifetime, epoch ms (see ``later(of:orWait:now:expiresAt:)``).

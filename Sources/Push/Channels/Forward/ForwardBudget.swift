@@ -1,14 +1,10 @@
-/// What the three forward channels (ntfy, webhook, email) share: at most ``maxInFlight`` forwards on the wire and
-/// `[forward] perMinute` started per minute, every station and kind together, and the services that asked this
-/// whole server to wait (ntfy limits per client address, docs/api.md "Forwarding (email, ntfy, webhooks)").
+/// What the three forward channels (ntfy, webhook, email) share besides their slots (``SlotPool``): at most
+/// `[forward] perMinute` forwards started per minute, every station and kind together, and the services that
+/// asked this whole server to wait (ntfy limits per client address, docs/api.md "Forwarding (email, ntfy,
+/// webhooks)").
 final class ForwardBudget {
-  /// Forwards on the wire at most, every channel together.
-  static let maxInFlight = 32
-
   /// `[forward] perMinute`.
   let perMinute: Int
-  /// Forwards on the wire now.
-  var inFlight = 0
   /// Start times within the last minute (epoch ms).
   private var starts: [Int64] = []
   /// Services (by ``ForwardChannel/origin(of:)``) that asked this whole server to wait, and until when (epoch ms).
@@ -28,17 +24,8 @@ final class ForwardBudget {
     starts.count >= perMinute ? (starts.first ?? 0) + 60_000 : nil
   }
 
-  /// Whether another forward may go on the wire.
-  var hasRoom: Bool { inFlight < Self.maxInFlight }
-
   /// A forward started at `now`.
   func started(now: Int64) {
     starts.append(now)
-    inFlight += 1
-  }
-
-  /// A forward on the wire ended.
-  func ended() {
-    inFlight = max(0, inFlight - 1)
   }
 }

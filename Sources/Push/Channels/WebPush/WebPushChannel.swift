@@ -6,7 +6,10 @@ import Store
 /// (RFC 8292) and, when the subscription has keys, the body encrypted as `aes128gcm` (RFC 8291). One client per
 /// platform (`webpush`, `unifiedpush`), both sharing one `VAPID` identity and the engine's curl multi handle:
 /// requests to one origin share its connection (HTTP/2 where the push service offers it, else one kept-alive
-/// HTTP/1.1 connection), at most `maxInFlightPerOrigin` at once so one slow service cannot hold every slot.
+/// HTTP/1.1 connection). What goes on the wire is bounded by the engine's shared ``SlotPool`` (per station, per
+/// endpoint network or domain, a reserved share for the browsers' own push services (``KnownPushServices``) and for
+/// endpoints that answered fast before, a short limit for the others: docs/design.md "Fair delivery slots"), so
+/// one slow service, or many endpoints of one party, cannot hold every slot.
 ///
 /// Unless `allowPrivateEndpoints`, no request goes to an address that is not public unicast: the endpoint's
 /// host is judged by the addresses libcurl is about to connect to (`HTTPRequest.refusePrivateAddresses`), so a
@@ -15,9 +18,6 @@ import Store
 ///
 /// No credential to refresh and no account: the client stops only when the engine stops it.
 final class WebPushChannel: PushChannel {
-  /// Requests on the wire to one origin at most.
-  static let maxInFlightPerOrigin = 16
-
   let kind: ChannelKind
   let platform: DevicePlatform
   private(set) var state = ProviderState.ok
@@ -27,21 +27,16 @@ final class WebPushChannel: PushChannel {
   private let jitter: () -> Double
   /// `[messaging] preview`: whether the text goes in the notification.
   private let preview: Bool
-  let maxInFlight: Int
 
-  private var jobs = DeliveryQueue()
+  private var jobs: SlottedQueue
   /// Push services that refuse every push the same way (`warning`).
   private var serviceWatch: WebPushServiceWatch
   /// Subscriptions refused the same way on every push, deleted after a day of it.
   private var refusals = WebPushRefusals()
-  /// The origin of each transfer on the wire, by tag.
-  private var origins: [Int: String] = [:]
-  private var inFlightByOrigin: [String: Int] = [:]
 
   init(
     platform: DevicePlatform, vapid: VAPID, settings: PushConfig.WebPush, preview: Bool = true,
-    logger: Logger,
-    maxInFlight: Int = 100,
+    slots: SlotPool, logger: Logger,
     jitter: @escaping () -> Double = { Double.random(in: 0..<1) }
   ) {
     self.jitter = jitter
@@ -52,7 +47,7 @@ final class WebPushChannel: PushChannel {
     self.vapid = vapid
     self.settings = settings
     self.logger = logger
-    self.maxInFlight = maxInFlight
+    jobs = SlottedQueue(pool: slots)
     serviceWatch = WebPushServiceWatch(subject: settings.subject)
   }
 
@@ -62,7 +57,12 @@ final class WebPushChannel: PushChannel {
   var warning: String? { serviceWatch.warning }
 
   func enqueue(_ job: DeliveryJob) {
-    jobs.append(job)
+    let host = WebPushEndpoint(job.device.token)?.host ?? ""
+    jobs.append(
+      job,
+      as: SlotRequest(
+        lane: .push, station: DeliveryStation(job.device.station), recipient: SlotRecipient(job.device.token),
+        group: EndpointGroup(url: job.device.token), trusted: KnownPushServices.contains(host)))
   }
 
   /// The JSON payload (``WebPushPayload/body(_:preview:encrypted:)``, encrypted when the job starts if the
@@ -83,38 +83,31 @@ final class WebPushChannel: PushChannel {
   func pump(now: Int64, http: CurlMulti, tags: inout Int) -> [DeliveryOutcome] {
     guard state == .ok else { return drain() }
     var ended: [DeliveryOutcome] = []
-    var held: [DeliveryJob] = []
-    while jobs.inFlight.count < maxInFlight, let job = jobs.popFirst() {
+    while let (job, ticket) = jobs.next(now: now) {
       let endpoint: WebPushEndpoint
       switch Self.endpoint(of: job, platform: platform) {
       case .failure(let box):
+        jobs.unsent(ticket, now: now)
         ended.append(box.outcome)
         continue
       case .success(let parsed):
         endpoint = parsed
       }
-      let origin = endpoint.origin
-      guard inFlightByOrigin[origin, default: 0] < Self.maxInFlightPerOrigin else {
-        held.append(job)
-        continue
-      }
-      let request: HTTPRequest
+      var request: HTTPRequest
       switch self.request(job, to: endpoint, now: now) {
       case .failure(let box):
+        jobs.unsent(ticket, now: now)
         ended.append(box.outcome)
         continue
       case .success(let built):
         request = built
       }
+      request.timeoutMs = ticket.timeoutMs
       tags += 1
-      if let refused = jobs.start(job, request, http: http, tag: tags, now: now) {
-        ended.append(refused)
-      } else {
-        origins[tags] = origin
-        inFlightByOrigin[origin, default: 0] += 1
-      }
+      let tag = tags
+      let send = { () throws(PushError) in try http.start(request, tag: tag) }
+      if let refused = jobs.start(job, ticket, tag: tag, now: now, send) { ended.append(refused) }
     }
-    jobs.putBack(held)
     return ended
   }
 
@@ -164,11 +157,7 @@ final class WebPushChannel: PushChannel {
   }
 
   func handle(tag: Int, response: ProviderResponse, now: Int64) -> [DeliveryOutcome]? {
-    guard let job = jobs.inFlight.removeValue(forKey: tag) else { return nil }
-    if let origin = origins.removeValue(forKey: tag) {
-      let count = inFlightByOrigin[origin, default: 1] - 1
-      inFlightByOrigin[origin] = count > 0 ? count : nil
-    }
+    guard let job = jobs.answered(tag: tag, response: response, now: now) else { return nil }
     let answered = RetryPolicy.webPush(
       response, now: now, attempts: job.attempts, jitter: jitter(), throttles: job.throttles,
       expiresAt: job.expiresAt)
@@ -220,7 +209,7 @@ struct OutcomeBox: Error {
 extension ChannelSetup {
   /// Adds the `webpush` and `unifiedpush` clients when `[messaging.webpush]` is on: the VAPID key at `keyFile`
   /// is loaded, or made on first use; a key that cannot be read or made stops both, loudly.
-  mutating func addWebPush(_ config: PushConfig, keyFile: String?, logger: Logger) {
+  mutating func addWebPush(_ config: PushConfig, keyFile: String?, slots: SlotPool, logger: Logger) {
     let platforms: [DevicePlatform] = [.webpush, .unifiedpush]
     guard let settings = config.webPush, let keyFile else {
       for platform in platforms { states[platform] = .off(config.webPushOff ?? "not configured") }
@@ -238,7 +227,8 @@ extension ChannelSetup {
     case .success(let vapid):
       for platform in platforms {
         clients[platform] = WebPushChannel(
-          platform: platform, vapid: vapid, settings: settings, preview: config.preview, logger: logger)
+          platform: platform, vapid: vapid, settings: settings, preview: config.preview, slots: slots,
+          logger: logger)
         states[platform] = .ok
       }
     case .failure(let error):

@@ -25,17 +25,24 @@ final class ForwardFake: @unchecked Sendable {
 
   static let tool = packageRoot + "/Tests/fakes/forward_fake.py"
 
-  init() throws {
+  /// `extraHTTPSPorts`: more HTTPS receivers of the same paths (``extraPorts``).
+  init(extraHTTPSPorts: Int = 0) throws {
     directory = try PushFake.credentialsFolder(
       "forward-fake", files: ["ca.pem", "server.pem", "server-key.pem"])
-    fake = try FakeServiceProcess(
+    let extraNames = (0..<extraHTTPSPorts).map { "https_port_\($0 + 1)" }
+    let started = try FakeServiceProcess(
       "forward fake", executable: try PythonECE.python(),
-      arguments: [Self.tool, "serve", "--dir", directory],
-      directory: directory, portNames: ["https_port", "smtp_port", "control_port"])
+      arguments: [Self.tool, "serve", "--dir", directory, "--extra-https-ports", String(extraHTTPSPorts)],
+      directory: directory, portNames: ["https_port", "smtp_port", "control_port"] + extraNames)
+    fake = started
     (httpsPort, smtpPort, controlPort) = (
-      fake.port("https_port"), fake.port("smtp_port"), fake.port("control_port")
+      started.port("https_port"), started.port("smtp_port"), started.port("control_port")
     )
+    extraPorts = extraNames.map { started.port($0) }
   }
+
+  /// The ports of the extra HTTPS receivers (the same paths and records as ``httpsPort``).
+  let extraPorts: [Int]
 
   func stop() { fake.stop() }
 
@@ -43,6 +50,12 @@ final class ForwardFake: @unchecked Sendable {
 
   /// The URL of a receiver path on the fake (`/hook/a`).
   func url(_ path: String) -> String { "https://127.0.0.1:\(httpsPort)\(path)" }
+
+  /// The URL of a receiver path on the fake at `host` (a name or address its certificate holds: `localhost`,
+  /// `127.0.0.1`) and `port`.
+  func url(_ path: String, host: String, port: Int? = nil) -> String {
+    "https://\(host):\(port ?? httpsPort)\(path)"
+  }
 
   @discardableResult
   func control(_ method: String, _ path: String, _ body: String? = nil, timeout: Double = 30) throws

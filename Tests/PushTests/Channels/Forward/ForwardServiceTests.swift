@@ -20,9 +20,9 @@ final class ForwardRig: PushServiceRig {
   /// `webPush`: Web Push and UnifiedPush on (their endpoints may be the fake receiver's paths), for the notices.
   init(
     allowPrivate: Bool = true, messaging: String = "coalesceWindow = 0", forward: String = "",
-    webPush: Bool = false
+    webPush: Bool = false, extraHTTPSPorts: Int = 0
   ) throws {
-    fake = try ForwardFake()
+    fake = try ForwardFake(extraHTTPSPorts: extraHTTPSPorts)
     let webPushSection =
       webPush
       ? "subject = mailto:ops@example.org\ncaFile = ca.pem\nallowPrivateEndpoints = true" : "enabled = false"
@@ -97,11 +97,16 @@ final class ForwardRig: PushServiceRig {
   /// Registers a UnifiedPush device of `station` whose endpoint is the fake receiver's `path` (its body arrives
   /// unencrypted), with the station key (`keyed`, the owner's) or without.
   func registerDevice(_ station: String, path: String, keyed: Bool) throws {
+    try registerDevice(station, endpoint: fake.url(path), keyed: keyed)
+  }
+
+  /// Registers a UnifiedPush device of `station` whose endpoint is `endpoint`.
+  func registerDevice(_ station: String, endpoint: String, keyed: Bool) throws {
     let parts = station.split(separator: "-", maxSplits: 1)
     _ = try database.upsertStation(
       StationUpsert(
         address: station, base: String(parts[0]), ssid: parts.count > 1 ? Int(parts[1]) ?? 0 : 0,
-        platform: .unifiedpush, pushToken: fake.url(path), ackMessages: false, isRegistration: true,
+        platform: .unifiedpush, pushToken: endpoint, ackMessages: false, isRegistration: true,
         keyed: keyed),
       now: clock.now())
   }
