@@ -103,7 +103,9 @@ let package = Package(
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Logging"]),
-    .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "Logging", "Platform", "TestSupport"]),
+    .testTarget(
+      name: "FastCGITests",
+      dependencies: ["FastCGI", "Logging", "Platform", "TestSupport", "API", "Store", "CompanionFiles"]),
     .testTarget(
       name: "APITests",
       dependencies: ["API", "Store", "CompanionFiles", "JSON", "APRS", "Platform", "TestSupport"]),

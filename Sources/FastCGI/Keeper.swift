@@ -88,7 +88,9 @@ final class Keeper: @unchecked Sendable {
   private func timeout() -> Int32 {
     var next: Int64?
     if let first = timers.first { next = first.deadline }
-    if let deadline = parked.nextDeadline() { next = min(next ?? deadline, deadline) }
+    if let deadline = parked.nextWake(tickMs: core.parking.deadlineTickMs) {
+      next = min(next ?? deadline, deadline)
+    }
     if !parked.isEmpty, core.parking.source != nil { next = min(next ?? nextPoll, nextPoll) }
     guard let next else { return -1 }
     return Int32(clamping: max(0, next - monotonicMilliseconds()))

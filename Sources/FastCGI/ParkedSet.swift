@@ -162,6 +162,17 @@ struct ParkedSet {
     return nil
   }
 
+  /// When the keeper is to wake for the parked deadlines: the earliest one, or with `tickMs` above 0 the first
+  /// multiple of `tickMs` at or after it (`ParkingOptions.deadlineTickMs`), so every deadline within one tick
+  /// is answered by one wake-up (`expired(now:)` then takes out all that have passed; none that has not).
+  mutating func nextWake(tickMs: Int64) -> Int64? {
+    guard let deadline = nextDeadline() else { return nil }
+    guard tickMs > 0, deadline <= Int64.max - tickMs else { return deadline }
+    let remainder = deadline % tickMs
+    guard remainder != 0 else { return deadline }
+    return deadline - remainder + (remainder > 0 ? tickMs : 0)
+  }
+
   /// Takes out every entry (a stop answers them all); ids in no particular order.
   mutating func removeAll() -> [UInt64] {
     let ids = Array(entries.keys)

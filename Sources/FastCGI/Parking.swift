@@ -129,6 +129,11 @@ extension WakeSource {
 
 /// How the server parks requests.
 public struct ParkingOptions: @unchecked Sendable {
+  /// The responder's ``deadlineTickMs``: 1 s. A long poll's `wait` is whole seconds and nginx allows it a
+  /// 30 s margin; 10,000 held long polls whose deadlines are spread over the 300 s of the longest `wait` (33 a
+  /// second) wake the keeper once a second for them instead of 33 times.
+  public static let responderDeadlineTickMs: Int64 = 1_000
+
   /// Requests held at most; past it `park` is refused and the handler answers at once.
   public var maxParked: Int
   /// Requests held at most per `ParkTicket.key` (at least 1): one more parks and the key's oldest
@@ -142,13 +147,20 @@ public struct ParkingOptions: @unchecked Sendable {
   public var maxParkedPerGroup: Int
   /// How often the `source` is asked while anything is parked, in milliseconds.
   public var pollIntervalMs: Int64
+  /// The grid parked deadlines are answered on, ms (0: each at its own deadline). Above 0, the keeper wakes for
+  /// deadlines only at multiples of it (of the monotonic clock) and answers every request whose deadline has
+  /// passed, so however many requests are held, their deadlines cost at most one wake-up per tick: a request is
+  /// never answered before its deadline, and at most `deadlineTickMs` (and the wake-up's own delay) after it.
+  /// The responder uses ``responderDeadlineTickMs``.
+  public var deadlineTickMs: Int64
   /// What wakes parked requests; nil: only deadlines and the stop do.
   public var source: (any WakeSource)?
 
   public init(
     maxParked: Int = 10_000, maxParkedPerKey: Int = .max, maxParkedPerGroup: Int = .max,
-    pollIntervalMs: Int64 = 10, source: (any WakeSource)? = nil
+    pollIntervalMs: Int64 = 10, deadlineTickMs: Int64 = 0, source: (any WakeSource)? = nil
   ) {
+    self.deadlineTickMs = max(0, deadlineTickMs)
     self.maxParked = maxParked
     self.maxParkedPerKey = max(1, maxParkedPerKey)
     self.maxParkedPerGroup = max(1, maxParkedPerGroup)

@@ -19,7 +19,7 @@ public enum ListenerThread: String, CaseIterable, Sendable {
   case wake
   /// Renews the lease, publishes the status and counters, prunes, checkpoints.
   case housekeeper
-  /// Writes the beacon file beside the database once a second, so `/health` can name a fault the database
+  /// Writes the beacon file beside the database every 10 s, so `/health` can name a fault the database
   /// cannot hold.
   case beacon
   /// Watches the database file for deletion or replacement (inotify, with a slow fallback look).

@@ -5,7 +5,7 @@
 
 let benchmarks: [any Benchmark.Type] = [
   ParseBench.self, SeedBench.self, PushBench.self, FeedBench.self, HandlerBench.self, JSONBench.self,
-  StationsBench.self, FilterBench.self, LongPollBench.self,
+  StationsBench.self, FilterBench.self, LongPollBench.self, IdleBench.self,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -313,7 +313,9 @@ case .socket, .inherited:
       socket: socket, bodyLimit: settings.maxBody, logger: logger,
       parking: ParkingOptions(
         maxParked: settings.maxParked, maxParkedPerKey: settings.maxParkedPerStation,
-        maxParkedPerGroup: settings.maxParkedPerAddress, source: wakeSource))
+        maxParkedPerGroup: settings.maxParkedPerAddress,
+        deadlineTickMs: ParkingOptions.responderDeadlineTickMs,
+        source: wakeSource))
     requestMetrics.countParked { server.parkedCount }
     try server.stopOnSignals()
     let responders = databases.map(makeResponder)
