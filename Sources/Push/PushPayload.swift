@@ -116,6 +116,17 @@ public enum PushPayload {
 
   // MARK: Size limit
 
+  /// Writes the banner as `key: {"title":…,"body":…}`: FCM's `notification`, APNs' `alert`.
+  static func writeBanner(_ text: NotificationText, as key: String, to writer: inout JSONWriter) {
+    writer.key(key)
+    writer.beginObject()
+    writer.key("title")
+    writer.string(text.title)
+    writer.key("body")
+    writer.string(text.body)
+    writer.endObject()
+  }
+
   /// Builds with `build(text, includeImage)` and makes the result fit `maxBytes`: first without
   /// the image, then with a shorter body.
   static func fit(

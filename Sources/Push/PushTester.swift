@@ -97,7 +97,7 @@ public enum PushTester {
         {
           result.reason += " (\(name))"
         }
-      case .deleteToken(let reason, _): result.reason = reason + " (the token is dead)"
+      case .gone(let reason, _): result.reason = reason + " (the token is dead)"
       case .retry(_, let reason), .giveUp(let reason), .reauthenticate(let reason): result.reason = reason
       case .stopProvider(let reason):
         result.reason = (result.status == nil ? "not sent: " : "") + "provider stopped: " + reason

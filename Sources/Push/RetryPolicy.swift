@@ -58,9 +58,10 @@ public struct ProviderResponse: Sendable, Equatable {
 public enum PushDecision: Sendable, Equatable {
   /// Accepted by the provider.
   case delivered
-  /// The token is dead: delete it. For APNs 410 only when it was not refreshed at or after
-  /// `refreshedBefore` (the time APNs learned it was dead, epoch ms).
-  case deleteToken(reason: String, refreshedBefore: Int64?)
+  /// The recipient is gone: a device's token is dead (the device is deleted; for APNs 410 only when it was not
+  /// refreshed at or after `refreshedBefore`, the time APNs learned it was dead, epoch ms), or a forward target is
+  /// dead (it is disabled with the reason, and its owner told).
+  case gone(reason: String, refreshedBefore: Int64?)
   /// Transient: try again at this time (epoch ms).
   case retry(at: Int64, reason: String)
   /// Do not retry this push to this device (the token is kept).

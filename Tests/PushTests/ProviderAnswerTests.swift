@@ -36,7 +36,7 @@ import Testing
     """
 
   @Test func anInvalidArgumentWhoseMessageNamesTheRegistrationTokenDeletesIt() {
-    guard case .deleteToken(let reason, nil) = fcm(answer(400, Self.invalidTokenByMessage)) else {
+    guard case .gone(let reason, nil) = fcm(answer(400, Self.invalidTokenByMessage)) else {
       Issue.record("the dead token would be kept forever")
       return
     }
@@ -44,7 +44,7 @@ import Testing
     // Without the FcmError detail, and in other words, too.
     let bare =
       #"{"error":{"code":400,"message":"Invalid registration token provided","status":"INVALID_ARGUMENT"}}"#
-    guard case .deleteToken = fcm(answer(400, bare)) else { Issue.record("bare"); return }
+    guard case .gone = fcm(answer(400, bare)) else { Issue.record("bare"); return }
   }
 
   @Test func aViolationDescriptionNamingTheRegistrationTokenDeletesIt() {
@@ -53,7 +53,7 @@ import Testing
       "details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[\
       {"field":"message","description":"Invalid registration token"}]}]}}
       """
-    guard case .deleteToken = fcm(answer(400, body)) else { Issue.record("not deleted"); return }
+    guard case .gone = fcm(answer(400, body)) else { Issue.record("not deleted"); return }
   }
 
   @Test func anyOtherInvalidArgumentGivesUpThatPushAndKeepsTheToken() {
@@ -79,7 +79,7 @@ import Testing
         {"error":{"code":\(status),"message":"m","status":"X","details":[\
         {"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"\(code)"}]}}
         """
-      guard case .deleteToken = fcm(answer(status, body)) else { Issue.record("\(code)"); continue }
+      guard case .gone = fcm(answer(status, body)) else { Issue.record("\(code)"); continue }
     }
   }
 
@@ -104,7 +104,7 @@ import Testing
     for (literal, expected) in cases {
       let decision = apns(answer(410, #"{"reason":"Unregistered","timestamp":\#(literal)}"#))
       #expect(
-        decision == .deleteToken(reason: "410 Unregistered", refreshedBefore: expected),
+        decision == .gone(reason: "410 Unregistered", refreshedBefore: expected),
         "timestamp \(literal)")
     }
   }
@@ -164,7 +164,7 @@ import Testing
       ] {
         switch decision {
         case .retry(let at, _): #expect(at > now && at <= now + 86_400_000 * 2)
-        case .deleteToken(_, let before?): #expect((0...now).contains(before))
+        case .gone(_, let before?): #expect((0...now).contains(before))
         default: break
         }
       }

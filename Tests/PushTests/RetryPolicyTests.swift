@@ -58,14 +58,14 @@ import Testing
   }
 
   @Test func fcmUnregisteredDeletesTheToken() {
-    guard case .deleteToken(_, nil) = fcm(fcmError(404, "UNREGISTERED", grpc: "NOT_FOUND")) else {
+    guard case .gone(_, nil) = fcm(fcmError(404, "UNREGISTERED", grpc: "NOT_FOUND")) else {
       Issue.record("not deleted")
       return
     }
   }
 
   @Test func fcmInvalidArgumentDeletesOnlyForTheTokenField() {
-    guard case .deleteToken = fcm(fcmError(400, "INVALID_ARGUMENT", field: "message.token")) else {
+    guard case .gone = fcm(fcmError(400, "INVALID_ARGUMENT", field: "message.token")) else {
       Issue.record("token violation should delete")
       return
     }
@@ -80,7 +80,7 @@ import Testing
   }
 
   @Test func fcmSenderIdMismatchMakesTheTokenUnusable() {
-    guard case .deleteToken = fcm(fcmError(403, "SENDER_ID_MISMATCH", grpc: "PERMISSION_DENIED")) else {
+    guard case .gone = fcm(fcmError(403, "SENDER_ID_MISMATCH", grpc: "PERMISSION_DENIED")) else {
       Issue.record("not deleted")
       return
     }
@@ -151,12 +151,12 @@ import Testing
   @Test func apns410DeletesUnlessRefreshedAfterItsTimestamp() {
     #expect(
       apns(410, "Unregistered", timestamp: 5000)
-        == .deleteToken(reason: "410 Unregistered", refreshedBefore: 5000))
-    #expect(apns(410, "ExpiredToken") == .deleteToken(reason: "410 ExpiredToken", refreshedBefore: nil))
+        == .gone(reason: "410 Unregistered", refreshedBefore: 5000))
+    #expect(apns(410, "ExpiredToken") == .gone(reason: "410 ExpiredToken", refreshedBefore: nil))
   }
 
   @Test func apnsBadDeviceTokenDeletes() {
-    guard case .deleteToken(_, nil) = apns(400, "BadDeviceToken") else { Issue.record("not deleted"); return }
+    guard case .gone(_, nil) = apns(400, "BadDeviceToken") else { Issue.record("not deleted"); return }
   }
 
   @Test func apnsNeverRetriesPayloadTooLargeOrTopicMismatch() {

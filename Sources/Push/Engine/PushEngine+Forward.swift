@@ -81,7 +81,7 @@ extension PushEngine {
       if logger.isEnabled(.debug) {
         logger.log(.debug, "message forwarded", fields: fields + [("outbox", String(entry.id))])
       }
-    case .deleteToken(let reason, _):
+    case .gone(let reason, _):
       markDone(state.batch.ids, key)
       disabled = true
       disable(
@@ -271,7 +271,7 @@ extension PushEngine {
       logger.log(
         .warn, "forward: confirmation mail failed; will retry",
         fields: fields + [("reason", reason), ("inMs", String(at - now))])
-    case .deleteToken(let reason, _):
+    case .gone(let reason, _):
       disable(target, reason: reason, problem: outcome.problem ?? .addressRefused, private: false, now: now)
     case .giveUp(let reason), .reauthenticate(let reason), .stopProvider(let reason):
       counters[forward: .email, .failed] += 1

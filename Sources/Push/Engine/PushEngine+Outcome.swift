@@ -59,7 +59,7 @@ extension PushEngine {
     case .delivered:
       counters[device.platform][.accepted] += 1
       logger.log(.info, claim ? "claim code pushed" : "forward notice pushed", fields: fields)
-    case .deleteToken(let reason, let refreshedBefore):
+    case .gone(let reason, let refreshedBefore):
       counters[device.platform].tokensDeleted += 1
       writes.deadTokens.append((device.token, refreshedBefore))
       logger.log(.info, "push token is dead; deleting it", fields: fields + [("reason", reason)])
@@ -100,7 +100,7 @@ extension PushEngine {
       if logger.isEnabled(.debug) {
         logger.log(.debug, "push sent", fields: fields + [("count", String(state.batch.entries.count))])
       }
-    case .deleteToken(let reason, let refreshedBefore):
+    case .gone(let reason, let refreshedBefore):
       if outcome.response != nil { failureWatches[device.platform]?.succeeded() }
       state.deleted += 1
       counters[device.platform].tokensDeleted += 1

@@ -133,7 +133,7 @@ final class APNsChannel: PushChannel {
       guard let token = DeviceToken.apns(job.device.token) else {
         ended.append(
           DeliveryOutcome(
-            job: job, decision: .deleteToken(reason: "not a hex APNs device token", refreshedBefore: nil)))
+            job: job, decision: .gone(reason: "not a hex APNs device token", refreshedBefore: nil)))
         continue
       }
       let environment =
@@ -235,8 +235,8 @@ final class APNsChannel: PushChannel {
     return drain()
   }
 
+  /// Every waiting job, ended with the reason the channel does not send.
   private func drain() -> [DeliveryOutcome] {
-    guard case .stopped(let reason) = state else { return [] }
-    return jobs.stopWaiting(reason: reason)
+    state.reason.map { jobs.stopWaiting(reason: $0) } ?? []
   }
 }

@@ -33,7 +33,7 @@ enum APNsRoute {
     guard badDeviceToken else { return .done(decision) }
     guard triedOther else { return .tryOther(environment.other) }
     return .done(
-      .deleteToken(
+      .gone(
         reason:
           "400 BadDeviceToken in both environments (\(environment.other.rawValue) and \(environment.rawValue))",
         refreshedBefore: nil))

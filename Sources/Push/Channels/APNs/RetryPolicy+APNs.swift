@@ -44,9 +44,9 @@ extension RetryPolicy {
     switch (response.status, reason) {
     case (410, _):
       // A time in the future is taken as now: APNs cannot have learned it later than it answered.
-      return .deleteToken(reason: label, refreshedBefore: error.timestamp.map { min($0, now) })
+      return .gone(reason: label, refreshedBefore: error.timestamp.map { min($0, now) })
     case (400, "BadDeviceToken"):
-      return .deleteToken(reason: label, refreshedBefore: nil)
+      return .gone(reason: label, refreshedBefore: nil)
     case (403, "ExpiredProviderToken"):
       return reauthenticated
         ? .retry(at: backoff, reason: label + " again after re-signing")

@@ -224,13 +224,8 @@ final class FCMChannel: PushChannel {
     return drain()
   }
 
+  /// Every waiting job, ended with the reason the channel does not send.
   private func drain() -> [DeliveryOutcome] {
-    let reason: String
-    switch state {
-    case .stopped(let why): reason = why
-    case .off(let why): reason = why
-    case .ok: return []
-    }
-    return jobs.stopWaiting(reason: reason)
+    state.reason.map { jobs.stopWaiting(reason: $0) } ?? []
   }
 }

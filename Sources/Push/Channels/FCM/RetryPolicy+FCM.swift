@@ -74,12 +74,12 @@ extension RetryPolicy {
     let label = "\(response.status) \(code ?? error?.status ?? "")".trimmingTrailingSpace
     switch (response.status, code) {
     case (_, "UNREGISTERED"):
-      return .deleteToken(reason: label, refreshedBefore: nil)
+      return .gone(reason: label, refreshedBefore: nil)
     case (_, "SENDER_ID_MISMATCH"):
-      return .deleteToken(reason: label, refreshedBefore: nil)
+      return .gone(reason: label, refreshedBefore: nil)
     case (400, _):
       if let error, error.namesTheRegistrationToken {
-        return .deleteToken(
+        return .gone(
           reason: label + " (the registration token" + (error.message.map { ": " + $0 } ?? "") + ")",
           refreshedBefore: nil)
       }

@@ -22,7 +22,7 @@ extension RetryPolicy {
   ) -> ForwardDecision {
     if let address = response.refusedAddress {
       return ForwardDecision(
-        decision: .deleteToken(reason: refusedReason(address), refreshedBefore: nil), problem: .privateAddress
+        decision: .gone(reason: refusedReason(address), refreshedBefore: nil), problem: .privateAddress
       )
     }
     let verdict: ForwardVerdict =
@@ -35,7 +35,7 @@ extension RetryPolicy {
     case .delivered:
       return ForwardDecision(decision: .delivered)
     case .disable(let problem, let reason):
-      return ForwardDecision(decision: .deleteToken(reason: reason, refreshedBefore: nil), problem: problem)
+      return ForwardDecision(decision: .gone(reason: reason, refreshedBefore: nil), problem: problem)
     case .dropMessage(let reason):
       return ForwardDecision(decision: .giveUp(reason: reason))
     case .failing(let problem, let reason, let wait):

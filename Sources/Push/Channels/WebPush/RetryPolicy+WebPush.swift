@@ -18,7 +18,7 @@ extension RetryPolicy {
     expiresAt: Int64? = nil
   ) -> PushDecision {
     if let address = response.refusedAddress {
-      return .deleteToken(reason: refusedReason(address), refreshedBefore: nil)
+      return .gone(reason: refusedReason(address), refreshedBefore: nil)
     }
     if let failure = response.transportError {
       let at = transportRetry(response, now: now, attempts: attempts, jitter: jitter)
@@ -30,7 +30,7 @@ extension RetryPolicy {
     case 200, 201, 202:
       return .delivered
     case 404, 410:
-      return .deleteToken(reason: "\(status) the subscription is gone", refreshedBefore: nil)
+      return .gone(reason: "\(status) the subscription is gone", refreshedBefore: nil)
     case 413:
       return .giveUp(reason: "413 the push is too large for this push service")
     case 429:

@@ -153,7 +153,7 @@ final class WebPushChannel: PushChannel {
   }
 
   private static func dead(_ job: DeliveryJob, _ reason: String) -> OutcomeBox {
-    OutcomeBox(DeliveryOutcome(job: job, decision: .deleteToken(reason: reason, refreshedBefore: nil)))
+    OutcomeBox(DeliveryOutcome(job: job, decision: .gone(reason: reason, refreshedBefore: nil)))
   }
 
   func handle(tag: Int, response: ProviderResponse, now: Int64) -> [DeliveryOutcome]? {
@@ -175,7 +175,7 @@ final class WebPushChannel: PushChannel {
     else { return }
     let before = serviceWatch.warning
     switch decision {
-    case .delivered, .deleteToken:
+    case .delivered, .gone:
       serviceWatch.succeeded(host: host)
     case .giveUp where (400..<500).contains(response.status) && response.status != 413:
       serviceWatch.refused(host: host, kind: RetryPolicy.failureKind(response, platform: platform))
@@ -194,9 +194,9 @@ final class WebPushChannel: PushChannel {
     return drain()
   }
 
+  /// Every waiting job, ended with the reason the channel does not send.
   private func drain() -> [DeliveryOutcome] {
-    guard case .stopped(let reason) = state else { return [] }
-    return jobs.stopWaiting(reason: reason)
+    state.reason.map { jobs.stopWaiting(reason: $0) } ?? []
   }
 }
 

@@ -11,7 +11,7 @@
 /// - 405: the endpoint takes no push (not a push resource).
 ///
 /// After ``deleteAfterRefusals`` such refusals in a row with the same status, the first at least
-/// ``deleteAfterMs`` before the last, the subscription is deleted as dead (`.deleteToken`, with why). An accepted
+/// ``deleteAfterMs`` before the last, the subscription is deleted as dead (`.gone`, with why). An accepted
 /// push or another refusal breaks the row; answers that say nothing about the subscription (429, 5xx, no answer:
 /// retried) leave it as it is. A refusal whose reason Apple documents as about the request rather than the
 /// subscription (``countsAsRefusal(reason:)``: `403 BadJwtToken` for a VAPID contact it does not take,
@@ -59,14 +59,14 @@ struct WebPushRefusals {
   var trackedCount: Int { streaks.count }
 
   /// The decision for the push to `token` answered with `response` at `now`: `decision` (`RetryPolicy.webPush`'s
-  /// for that answer), or `.deleteToken` when this refusal completes a row.
+  /// for that answer), or `.gone` when this refusal completes a row.
   mutating func decide(token: String, response: ProviderResponse, decision: PushDecision, now: Int64)
     -> PushDecision
   {
     switch decision {
     case .retry, .reauthenticate, .stopProvider:
       return decision
-    case .delivered, .deleteToken:
+    case .delivered, .gone:
       streaks[token] = nil
       return decision
     case .giveUp:
@@ -91,7 +91,7 @@ struct WebPushRefusals {
     }
     streaks[token] = nil
     let hours = (streak.lastAt - streak.firstAt) / 3_600_000
-    return .deleteToken(
+    return .gone(
       reason: "\(streak.status) refused the same way on \(streak.count) pushes in a row over \(hours) h:"
         + " \(meaning)", refreshedBefore: nil)
   }

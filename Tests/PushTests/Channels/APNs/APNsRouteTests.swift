@@ -13,7 +13,7 @@ import Testing
   }
 
   @Test func badDeviceTokenIsTriedOnceInTheOtherEnvironmentThenDeleted() {
-    let refused = PushDecision.deleteToken(reason: "400 BadDeviceToken", refreshedBefore: nil)
+    let refused = PushDecision.gone(reason: "400 BadDeviceToken", refreshedBefore: nil)
     #expect(
       APNsRoute.next(after: refused, badDeviceToken: true, environment: .production, triedOther: false)
         == .tryOther(.sandbox))
@@ -21,7 +21,7 @@ import Testing
       APNsRoute.next(after: refused, badDeviceToken: true, environment: .sandbox, triedOther: false)
         == .tryOther(.production))
     guard
-      case .done(.deleteToken(let reason, nil)) = APNsRoute.next(
+      case .done(.gone(let reason, nil)) = APNsRoute.next(
         after: refused, badDeviceToken: true, environment: .sandbox, triedOther: true)
     else {
       Issue.record("refused by both: not deleted")
@@ -32,7 +32,7 @@ import Testing
 
   @Test func everyOtherAnswerIsItsOwnDecision() {
     let decisions: [PushDecision] = [
-      .delivered, .deleteToken(reason: "410 Unregistered", refreshedBefore: 5), .retry(at: 9, reason: "503"),
+      .delivered, .gone(reason: "410 Unregistered", refreshedBefore: 5), .retry(at: 9, reason: "503"),
       .giveUp(reason: "413 PayloadTooLarge"), .stopProvider(reason: "InvalidProviderToken"),
     ]
     for decision in decisions {

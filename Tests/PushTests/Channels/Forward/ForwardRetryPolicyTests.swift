@@ -25,14 +25,14 @@ import Testing
   @Test func goneDisablesTheTarget() {
     #expect(
       http(ProviderResponse(status: 404))
-        == .deleteToken(reason: "404 the endpoint is gone", refreshedBefore: nil))
+        == .gone(reason: "404 the endpoint is gone", refreshedBefore: nil))
     #expect(
       http(ProviderResponse(status: 410))
-        == .deleteToken(reason: "410 the endpoint is gone", refreshedBefore: nil))
+        == .gone(reason: "410 the endpoint is gone", refreshedBefore: nil))
     let refused = mail(ProviderResponse(status: 550, transportError: "RCPT failed: 550"))
     #expect(
       refused
-        == .deleteToken(reason: "the mail server refused the address: RCPT failed: 550", refreshedBefore: nil)
+        == .gone(reason: "the mail server refused the address: RCPT failed: 550", refreshedBefore: nil)
     )
     // The operator's own server refusing the login, the sender or TLS is no fault of the owner's address.
     for failure in [
@@ -45,7 +45,7 @@ import Testing
     }
     let address = IPAddress("10.0.0.1")
     guard
-      case .deleteToken(let reason, _) = http(
+      case .gone(let reason, _) = http(
         ProviderResponse(status: 0, transportError: "x", refusedAddress: address))
     else {
       Issue.record("a private address is not a dead target")
@@ -112,7 +112,7 @@ import Testing
     let revoked = RetryPolicy.forward(
       ProviderResponse(status: 401), kind: .ntfy, hasToken: true, now: now, attempts: 0, jitter: 0)
     #expect(revoked.problem == .authRefused)
-    guard case .deleteToken = revoked.decision else {
+    guard case .gone = revoked.decision else {
       Issue.record("a refused token is not disabled: \(revoked)")
       return
     }

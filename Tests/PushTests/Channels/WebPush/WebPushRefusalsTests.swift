@@ -20,7 +20,7 @@ import Testing
   }
 
   static func isDelete(_ decision: PushDecision) -> Bool {
-    if case .deleteToken = decision { return true }
+    if case .gone = decision { return true }
     return false
   }
 
@@ -35,7 +35,7 @@ import Testing
       }
     }
     let last = Self.answer(&refusals, status, at: Self.t0 + 24 * Self.hour)
-    guard case .deleteToken(let reason, let refreshedBefore) = last else {
+    guard case .gone(let reason, let refreshedBefore) = last else {
       Issue.record("\(last)")
       return
     }

@@ -127,7 +127,7 @@ import Testing
     }
     for status in [200, 201, 202] { #expect(decide(status) == .delivered) }
     for status in [404, 410] {
-      guard case .deleteToken(_, nil) = decide(status) else {
+      guard case .gone(_, nil) = decide(status) else {
         Issue.record("\(status): \(decide(status))")
         continue
       }
@@ -160,7 +160,7 @@ import Testing
       let decision = RetryPolicy.webPush(refused, now: 1_000_000, attempts: attempts, jitter: 0)
       #expect(
         decision
-          == .deleteToken(
+          == .gone(
             reason:
               "the endpoint's host is at 169.254.169.254 (link-local 169.254.0.0/16), a loopback or private address",
             refreshedBefore: nil))
