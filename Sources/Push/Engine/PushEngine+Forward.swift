@@ -18,7 +18,7 @@ extension PushEngine {
     let targets: [ForwardTarget]
     do throws(StoreError) {
       targets = try database.forwardTargets(of: whole.station).filter {
-        $0.status.forwards && !disabledForwards.contains($0.deliveryKey)
+        $0.status.forwards && !disabledForwards.contains(.of($0))
       }
     } catch {
       logger.error(
@@ -107,7 +107,7 @@ extension PushEngine {
   /// Records a change of an active target's health (written with the round): failing for `failure`, or healthy
   /// again (nil) when it was failing. The same state again writes nothing.
   private func noteHealth(_ target: ForwardTarget, failure: (reason: String, problem: ForwardProblem)?) {
-    let key = target.deliveryKey
+    let key = Recipient.of(target)
     let now = failure?.reason ?? ""
     var known = forwardHealth[key]
     if known == nil, case .failing(let reason, _) = target.status { known = reason }
@@ -136,8 +136,8 @@ extension PushEngine {
   private func disable(
     _ target: ForwardTarget, reason: String, problem: ForwardProblem, private isPrivate: Bool, now: Int64
   ) {
-    guard disabledForwards.insert(target.deliveryKey).inserted else { return }
-    forwardHealth[target.deliveryKey] = nil
+    guard disabledForwards.insert(.of(target)).inserted else { return }
+    forwardHealth[.of(target)] = nil
     counters[forward: target.kind, isPrivate ? .privateAddress : .disabled] += 1
     writes.disabledTargets.append(
       ForwardDisable(station: target.station, id: target.id, reason: reason, problem: problem))
@@ -156,7 +156,7 @@ extension PushEngine {
     guard let channel = forwardChannels[target.kind] else { return }
     for job in channel.drop(.of(target)) {
       guard let batchID = job.purpose.batchID else {
-        confirming.remove(target.deliveryKey)
+        confirming.remove(.of(target))
         continue
       }
       guard var state = batches[batchID] else { continue }
@@ -210,13 +210,13 @@ extension PushEngine {
     }
     // A target no longer waiting for its mail (confirmed, deleted, its address changed) forgets its failures.
     if !confirmationFailures.isEmpty {
-      let dueKeys = Set(due.map(\.deliveryKey))
+      let dueKeys = Set(due.map { Recipient.of($0) })
       confirmationFailures = confirmationFailures.filter {
         dueKeys.contains($0.key) || confirming.contains($0.key)
       }
     }
     for target in due
-    where !confirming.contains(target.deliveryKey) && !disabledForwards.contains(target.deliveryKey) {
+    where !confirming.contains(.of(target)) && !disabledForwards.contains(.of(target)) {
       if let time = notBefore[.of(target)], time > now { continue }
       var generator = SystemRandomNumberGenerator()
       let fresh = String(String(UInt32.random(in: 0..<1_000_000, using: &generator) + 1_000_000).dropFirst())
@@ -236,11 +236,11 @@ extension PushEngine {
         logger.error("forward: cannot record a confirmation mail", ["error": error.description])
         continue
       }
-      confirming.insert(target.deliveryKey)
+      confirming.insert(.of(target))
       channel.enqueue(
         DeliveryJob(
           id: newJobID(), purpose: .confirmation(code: code), recipient: .target(target),
-          attempts: confirmationFailures[target.deliveryKey, default: 0]))
+          attempts: confirmationFailures[.of(target), default: 0]))
     }
   }
 
@@ -249,12 +249,12 @@ extension PushEngine {
   /// target is disabled); given up (logged).
   func handleConfirmation(_ outcome: DeliveryOutcome, now: Int64) {
     let target = outcome.job.target
-    confirming.remove(target.deliveryKey)
+    confirming.remove(.of(target))
     let fields: [(String, String)] = [("station", target.station), ("target", target.id)]
     if case .retry = outcome.decision {
-      confirmationFailures[target.deliveryKey, default: 0] += 1
+      confirmationFailures[.of(target), default: 0] += 1
     } else {
-      confirmationFailures[target.deliveryKey] = nil
+      confirmationFailures[.of(target)] = nil
     }
     switch outcome.decision {
     case .delivered:

@@ -105,17 +105,17 @@ final class PushEngine {
   var writes = PendingWrites()
   /// `[forward]`: forwarding to the stations' email, ntfy and webhook targets; nil when it is off.
   var forwarding: PushConfig.Forward? { options.push.forward }
-  /// Forward targets whose confirmation mail is on the wire (by ``Store/ForwardTarget/deliveryKey``).
-  var confirming: Set<String> = []
-  /// Failed tries in a row of each target's confirmation mail (by ``Store/ForwardTarget/deliveryKey``), for its
-  /// backoff: 10 s, 20 s, 40 s … as a forward's. Kept in memory: a restart starts the count again.
-  var confirmationFailures: [String: Int] = [:]
-  /// Forward targets this sender disabled (by ``Store/ForwardTarget/deliveryKey``): never planned again, even
-  /// before the write lands or the next read of the targets.
-  var disabledForwards: Set<String> = []
-  /// The health of each forward target as this sender last wrote it (by ``Store/ForwardTarget/deliveryKey``): ""
-  /// healthy, else the failing reason; absent while unknown. A change is written once, not with every answer.
-  var forwardHealth: [String: String] = [:]
+  /// Forward targets whose confirmation mail is on the wire.
+  var confirming: Set<Recipient> = []
+  /// Failed tries in a row of each target's confirmation mail, for its backoff: 10 s, 20 s, 40 s … as a
+  /// forward's. Kept in memory: a restart starts the count again.
+  var confirmationFailures: [Recipient: Int] = [:]
+  /// Forward targets this sender disabled: never planned again, even before the write lands or the next read of
+  /// the targets.
+  var disabledForwards: Set<Recipient> = []
+  /// The health of each forward target as this sender last wrote it: "" healthy, else the failing reason; absent
+  /// while unknown. A change is written once, not with every answer.
+  var forwardHealth: [Recipient: String] = [:]
   private var pollAt: Int64 = 0
   private var wakeAt: Int64?
   private var backlog = false
