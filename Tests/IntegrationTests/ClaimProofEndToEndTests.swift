@@ -126,7 +126,7 @@ import Testing
     defer { push.stop() }
     let aprsis = try FakeAPRSIS()
     defer { aprsis.stop() }
-    let database = try Self.phoneUsedForAnHour(stack)
+    _ = try Self.phoneUsedForAnHour(stack)
     let claim = try stack.post("/v1/claim", json: "{\(Self.identity)}")
     #expect(claim.status == 200 && claim.jsonObject?.string("claim") == "provisional", "\(claim.text)")
     let key = try #require(claim.jsonObject?.string("stationKey"))
