@@ -67,7 +67,9 @@ extension Database {
           outcomes.append(.unknownStation)
           continue
         }
-        if try isDuplicate(message.dedupKey, station: station, now: now) {
+        var duplicate = try isDuplicate(message.dedupKey, station: station, now: now)
+        if !duplicate { duplicate = try isEchoOfOwnSend(message, station: station, stampedAt: stamp) }
+        if duplicate {
           if message.entry != nil {
             try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
           }
@@ -123,6 +125,34 @@ extension Database {
     try statement.bind(1, Self.dedupRowKey(key, station: station))
     try statement.bind(2, key)
     try statement.bind(3, now)
+    return try statement.step()
+  }
+
+  /// How far back a heard message of a station is matched with the station's own `/v1/send` messages
+  /// (``isEchoOfOwnSend(_:station:stampedAt:)``), ms: two hours, longer than a send is retried.
+  static let ownSendEchoWindowMs: Int64 = 7_200_000
+
+  /// Whether `message`, a numbered message the station was heard sending (the listener's `trackOutgoing`), is the
+  /// copy of one of its own `/v1/send` messages that an igate gated back to APRS-IS: the same addressee (any
+  /// case), number and text, sent in the last ``ownSendEchoWindowMs``. Such a copy is that send, already stored:
+  /// one entry, not two.
+  private func isEchoOfOwnSend(_ message: IncomingMessage, station: String, stampedAt: Int64)
+    throws(StoreError) -> Bool
+  {
+    guard message.direction == .sent, message.entry == nil, let msgno = message.msgno else { return false }
+    let statement = try prepared(
+      """
+      SELECT 1 FROM messages JOIN sends ON sends.message_id = messages.id
+      WHERE messages.station = ?1 AND messages.direction = 'sent' AND messages.msgno = ?2
+        AND upper(messages.peer) = upper(?3) AND messages.text = ?4 AND messages.timestamp >= ?5
+      LIMIT 1
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, msgno)
+    try statement.bind(3, message.peer)
+    try statement.bind(4, message.text)
+    try statement.bind(5, stampedAt - Self.ownSendEchoWindowMs)
     return try statement.step()
   }
 

@@ -167,6 +167,26 @@ import Testing
     #expect(receipts.map(\.msgno) == ["9"] && receipts.first?.receivedAt == 3_000)
   }
 
+  @Test func theStationsOwnSendHeardBackThroughAnIgateIsNotStoredTwice() throws {
+    let test = try TestDatabase()
+    defer { test.remove() }
+    try test.register("OH7LZB", ackMessages: true)
+    let creation = try test.database.createSend(
+      NewSend(station: "OH7LZB", addressee: "W1AW", text: "going out", clientId: nil),
+      limits: SendLimits(perMinute: 10, inFlight: 20), now: 8_000)
+    guard case .created(let sent, _) = creation, let msgno = sent.msgno else {
+      Issue.record("no send: \(creation)")
+      return
+    }
+    let writer = MessageWriter(database: test.database, router: LineRouter(trackOutgoing: true))
+    let result = try writer.process(
+      [bytes("OH7LZB>APRS,qAR,IGATE::W1AW     :going out{\(msgno)")], stations: try test.stations(),
+      canTransmit: true, now: 9_000)
+    #expect(result.stored == 0, "the igate's copy is the send itself")
+    let sync = try test.database.sync(station: "OH7LZB", since: 0, now: 9_001)
+    #expect(sync.messages.map(\.text) == ["going out"])
+  }
+
   @Test func trackedSentMessagesAreStoredForTheSender() throws {
     let test = try TestDatabase()
     defer { test.remove() }

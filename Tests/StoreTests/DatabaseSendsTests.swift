@@ -218,4 +218,36 @@ import Testing
     #expect(try count(database, "sends") == 0)
     #expect(try count(database, "send_numbers") == 1, "numbers go on where they were")
   }
+
+  @Test func theStationsOwnSendHeardBackThroughAnIgateIsThatSendNotASecondEntry() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database)
+    defer { database.close() }
+    try register(database, "OH7LZB-9")
+    let sent = try created(try send(database, "Hello", to: "KJ7ABC-7", now: 10_000))
+    let msgno = try #require(sent.msgno)
+    // What `trackOutgoing` stores of a line the station was heard sending.
+    func heard(_ text: String, to peer: String = "kj7abc-7", msgno: String) -> IncomingMessage {
+      incoming(
+        "OH7LZB-9", text, from: peer, msgno: msgno, key: "sent\u{1F}\(peer):\(msgno):\(text)",
+        direction: .sent)
+    }
+    #expect(try database.storeMessages([heard("Hello", msgno: msgno)], now: 20_000) == [.duplicate])
+    // Another number, another text, or another addressee is another message the station sent (its radio's).
+    let others = try database.storeMessages(
+      [
+        heard("Hello", msgno: msgno + "1"), heard("Bye", msgno: msgno),
+        heard("Hello", to: "W1AW", msgno: msgno),
+      ],
+      now: 20_001)
+    #expect(others.allSatisfy { if case .stored = $0 { true } else { false } }, "\(others)")
+    let sync = try database.sync(station: "OH7LZB-9", since: 0, now: 30_000)
+    #expect(sync.messages.filter { $0.text == "Hello" && $0.peer == "KJ7ABC-7" }.count == 1)
+    // Two hours later the number may have come round again: a copy is a message of its own.
+    let late = try database.storeMessages(
+      [heard("Hello", msgno: msgno)], now: 20_002,
+      stampedAt: sent.timestamp + Database.ownSendEchoWindowMs + 1)
+    #expect(late.allSatisfy { if case .stored = $0 { true } else { false } }, "\(late)")
+  }
 }
