@@ -19,12 +19,18 @@ import Testing
   @Test("a few stations, exact: g/ with the -0 aliases, b/ with tracking and extra entries")
   func smallPlans() {
     let few = Self.stations(["N0CALL", "N0CALL-7", "OH7LZB", "W1AW-10", "KJ7ABC-15"])
-    #expect(FilterPlanner(addressees: few).plan().spec == "g/KJ7ABC-15/N0CALL/N0CALL-0/N0CALL-7/OH7LZB/OH7LZB-0/W1AW-10")
-    #expect(FilterPlanner(addressees: few, senders: few).plan().spec == "g/KJ7ABC-15/N0CALL/N0CALL-0/N0CALL-7/OH7LZB/OH7LZB-0/W1AW-10"
+    #expect(
+      FilterPlanner(addressees: few).plan().spec
+        == "g/KJ7ABC-15/N0CALL/N0CALL-0/N0CALL-7/OH7LZB/OH7LZB-0/W1AW-10")
+    #expect(
+      FilterPlanner(addressees: few, senders: few).plan().spec
+        == "g/KJ7ABC-15/N0CALL/N0CALL-0/N0CALL-7/OH7LZB/OH7LZB-0/W1AW-10"
         + " b/KJ7ABC-15/N0CALL/N0CALL-0/N0CALL-7/OH7LZB/OH7LZB-0/W1AW-10")
     let extras = FilterPlanner(addressees: few).plan(
       extraAddressees: ["N0CALL*", "BLN*", "NWS*"], extraSenders: ["WATCH-1", "DL1ABC"])
-    #expect(extras.spec == "g/BLN*/KJ7ABC-15/N0CALL/N0CALL*/N0CALL-0/N0CALL-7/NWS*/OH7LZB/OH7LZB-0/W1AW-10 b/DL1ABC/WATCH-1")
+    #expect(
+      extras.spec
+        == "g/BLN*/KJ7ABC-15/N0CALL/N0CALL*/N0CALL-0/N0CALL-7/NWS*/OH7LZB/OH7LZB-0/W1AW-10 b/DL1ABC/WATCH-1")
     #expect(
       FilterPlanner(addressees: [StationAddress](), senders: Self.stations(["N0CALL-7"])).plan().spec
         == "b/N0CALL-7")
@@ -34,7 +40,8 @@ import Testing
   func largePlans(count: Int) {
     var generator = CallGenerator(seed: 0x601D &+ UInt64(count))
     let stations = generator.stations(count)
-    let plain = FilterPlanner(addressees: stations).plan(maximumLineLength: FilterPlanner.answerableLineLength)
+    let plain = FilterPlanner(addressees: stations).plan(
+      maximumLineLength: FilterPlanner.answerableLineLength)
     let tracked = FilterPlanner(addressees: stations, senders: stations).plan(
       maximumLineLength: FilterPlanner.answerableLineLength, extraAddressees: ["BLN*"],
       extraSenders: ["WATCH-1"])
