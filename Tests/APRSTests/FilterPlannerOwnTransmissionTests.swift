@@ -41,6 +41,15 @@ import Testing
     #expect(two.byteCount == line.byteCount + "/OH7LZB/OH7LZB-0".utf8.count)
   }
 
+  @Test("no station registered yet: the b/ part alone")
+  func onlyOwnTransmissions() {
+    let line = FilterPlanner().plan(ownTransmissions: Self.requests([Self.station("N0CALL")]))
+    #expect(line.spec == "b/N0CALL/N0CALL-0")
+    #expect(
+      line.ownTransmissions.followed == ["N0CALL"]
+        && line.byteCount == "#filter b/N0CALL/N0CALL-0\r\n".utf8.count)
+  }
+
   @Test("a station tracking or watching already covers: followed for no bytes")
   func alreadyCovered() {
     let stations = ["N0CALL-7", "OH7LZB-9"].map(Self.station)

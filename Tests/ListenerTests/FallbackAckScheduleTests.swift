@@ -281,3 +281,56 @@ import Testing
     #expect(repeated.decidedCount == 2 && repeated.orderLength < 2_000)
   }
 }
+
+/// The pure pieces together on real lines: the message classified as the router does, its ACK as today's
+/// (``OutgoingLine/ack(for:toCall:)``), the station's own line recognised by ``StationAnswer``.
+@Suite struct FallbackAckLinesTests {
+  static func packet(_ line: String) -> TNC2Packet {
+    guard case .success(.packet(let packet)) = TNC2Packet.parse(Array(line.utf8)) else {
+      preconditionFailure("not a packet: \(line)")
+    }
+    return packet
+  }
+
+  /// What the caller would do with a message line: the number alone, the ACK with the full echo.
+  static func stored(
+    _ schedule: inout FallbackAckSchedule, _ line: String, now: Int64
+  ) -> [FallbackAckDecision] {
+    let message = AddressedPacket.classify(packet(line)).addressed!
+    let ack = PlannedAck(key: DedupKey(message).digest, line: OutgoingLine.ack(for: message)!)
+    return schedule.messageStored(
+      station: message.addressee, sender: message.sender, msgno: message.msgno!, ack: ack, now: now)
+  }
+
+  @Test("a reply-ack message, the station's radio answering with its own reply-ack: no ACK from the server")
+  func replyAckAnswer() {
+    var schedule = FallbackAckSchedule()
+    let t0: Int64 = 1_800_000_000_000
+    #expect(Self.stored(&schedule, "OH7AA-1>APRS,qAR,DIGI::n0call-7 :dinner?{AB}", now: t0).isEmpty)
+    let own = StationAnswer(Self.packet("N0CALL-7>APDR16,WIDE1-1,qAR,IGATE::OH7AA-1  :on my way{07}AB"))!
+    #expect(
+      schedule.heard(own, now: t0 + 3000)
+        == [
+          .answeredByAir(FallbackAckKey(station: "N0CALL-7", sender: "OH7AA-1", msgno: "AB"), rejected: false)
+        ])
+    #expect(schedule.tick(now: t0 + 60_000).isEmpty)
+  }
+
+  @Test("no answer: the one ACK is today's line for the newest copy (source the addressee as named)")
+  func fallbackLine() {
+    var schedule = FallbackAckSchedule()
+    let t0: Int64 = 1_800_000_000_000
+    _ = Self.stored(&schedule, "OH7AA-1>APRS,qAR,DIGI::n0call-7 :dinner?{AB}CD", now: t0)
+    _ = Self.stored(&schedule, "OH7AA-1>APRS,qAR,DIGI::n0call-7 :dinner?{AB}CE", now: t0 + 10_000)
+    // Another station's ack, and the station's ack to another sender, answer nothing here.
+    _ = schedule.heard(StationAnswer(Self.packet("N0CALL-8>APRS::OH7AA-1  :ackAB"))!, now: t0 + 11_000)
+    _ = schedule.heard(StationAnswer(Self.packet("N0CALL-7>APRS::OH7AA-2  :ackAB"))!, now: t0 + 12_000)
+    let decided = schedule.tick(now: t0 + 20_000)
+    guard case .sendAck(let key, let ack) = decided.first, decided.count == 1 else {
+      Issue.record("expected one sendAck, got \(decided)")
+      return
+    }
+    #expect(key == FallbackAckKey(station: "N0CALL-7", sender: "OH7AA-1", msgno: "AB"))
+    #expect(String(decoding: ack.line, as: UTF8.self) == "n0call-7>APZACL,TCPIP*::OH7AA-1  :ackAB}CE\r\n")
+  }
+}
