@@ -26,8 +26,12 @@ public struct FilterLine: Hashable, Sendable {
   public let spec: String
   /// The `g/` part: addressees of messages.
   public let addressees: Part
-  /// The `b/` part: senders (outgoing tracking); ``Part/empty`` without tracking.
+  /// The `b/` part: senders (outgoing tracking, watched calls, stations following their own transmissions);
+  /// ``Part/empty`` without any.
   public let senders: Part
+  /// The stations that asked to follow their own transmissions: whom the line follows, who fell back
+  /// (``OwnTransmissionPlan/none`` when nobody asked).
+  public internal(set) var ownTransmissions: OwnTransmissionPlan = .none
 
   /// `#filter SPEC` + CR LF, ready to send.
   public var line: [UInt8] { OutgoingLine.filter(spec) }

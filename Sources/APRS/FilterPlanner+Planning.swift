@@ -23,20 +23,37 @@ extension FilterPlanner {
   /// `N0CALL*` or `N0CALL-9`, and what subscriptions need: `BLN*`, group calls, `NWS*`), sorted in with the
   /// rest; `extraSenders`: `b/` entries likewise (watched calls). Their bytes come off the budget first. Together
   /// they must take at most ``maximumExtraBytes(maximumLineLength:)`` (Σ entry + 1), else they are left out.
+  /// `ownTransmissions`: the stations that follow their own transmissions (`ackPolicy:"fallback"`), each given an
+  /// exact `b/` entry from what the extra entries leave of ``maximumExtraBytes(maximumLineLength:)``, the oldest
+  /// request first (``ownTransmissionEntries(_:extraSenders:room:)``), before the narrowing; whom the line follows
+  /// and who fell back is ``FilterLine/ownTransmissions``. Without requests the line is the one it always was.
   /// - Precondition: `maximumLineLength` ≥ ``minimumLineLength``.
   public func plan(
     maximumLineLength: Int = FilterPlanner.maximumLineLength, extraAddressees: [String] = [],
-    extraSenders: [String] = []
+    extraSenders: [String] = [], ownTransmissions: [OwnTransmissionRequest] = []
   ) -> FilterLine {
     precondition(maximumLineLength >= Self.minimumLineLength, "a line budget below the widest plan")
     var extra = [extraAddressees, extraSenders]
     var extraBytes = extra.joined().reduce(0) { $0 + $1.utf8.count + 1 }
-    if extraBytes > Self.maximumExtraBytes(maximumLineLength: maximumLineLength) {
+    let extraRoom = Self.maximumExtraBytes(maximumLineLength: maximumLineLength)
+    if extraBytes > extraRoom {
       extra = [[], []]
       extraBytes = 0
     }
+    var followed = OwnTransmissionPlan.none
+    if !ownTransmissions.isEmpty {
+      let own = ownTransmissionEntries(
+        ownTransmissions, extraSenders: extra[Part.senders.rawValue], room: extraRoom - extraBytes)
+      extra[Part.senders.rawValue] += own.entries
+      extraBytes += FilterEntryFit.bytes(own.entries)
+      followed = own.plan
+    }
     let parts = Part.allCases.filter { !tries[$0.rawValue].isEmpty || !extra[$0.rawValue].isEmpty }
-    guard !parts.isEmpty else { return .empty }
+    guard !parts.isEmpty else {
+      var line = FilterLine.empty
+      line.ownTransmissions = followed
+      return line
+    }
     // `#filter ` + the parts joined by spaces + CR LF; a part is its type (`g/`) and the entries joined
     // by `/`, i.e. 1 + Σ (entry + 1) bytes. The budget is for the Σ (entry + 1).
     let budget = maximumLineLength - Self.lineOverhead - (parts.count - 1) - parts.count - extraBytes
@@ -47,7 +64,9 @@ extension FilterPlanner {
     } else {
       search.narrow(budget: budget)
     }
-    return search.line()
+    var line = search.line()
+    line.ownTransmissions = followed
+    return line
   }
 
   /// The most bytes (Σ entry + 1) ``plan(maximumLineLength:extraAddressees:extraSenders:)`` gives extra entries: what

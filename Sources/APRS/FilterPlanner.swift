@@ -2,7 +2,9 @@
 /// (docs/design.md "The filter at any scale").
 ///
 /// Two sets: **addressees** (`g/`: messages to registered stations) and **senders** (`b/`: outgoing
-/// tracking, every packet a station sends). Each is a ``PrefixTrie`` (8 bytes and no heap object per
+/// tracking, every packet a station sends). Stations that follow their own transmissions (`ackPolicy:"fallback"`)
+/// come as requests to ``plan(maximumLineLength:extraAddressees:extraSenders:ownTransmissions:)``: exact `b/`
+/// entries, never prefixes. Each is a ``PrefixTrie`` (8 bytes and no heap object per
 /// station), updated one station at a time with a binary search and a shift inside one chunk, never
 /// rebuilt; planning reads only the top of the tries (what a 510-byte line can name), so its cost does
 /// not grow with the number of stations.
