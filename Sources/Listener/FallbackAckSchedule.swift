@@ -26,8 +26,8 @@ import APRS
 /// 3. **The wait ends** (`now` ≥ stored + wait) without the station's answer: one
 ///    ``FallbackAckDecision/sendAck(_:ack:)``.
 /// 4. **A later copy of a message the server ACKed**: ``FallbackAckDecision/sendAck(_:ack:)`` at once, as every
-///    copy is ACKed today (docs/design.md "Store once, ACK every copy": the caller's 30 s rule, `Database.ackDue`,
-///    still applies). An answer heard after the server's ACK changes nothing: it may be the server's own ACK heard
+///    copy is ACKed today (docs/design.md "Invariants", the second: store once, ACK every copy; the caller's 30 s
+///    rule, `Database.ackDue`, still applies). An answer heard after the server's ACK changes nothing: it may be the server's own ACK heard
 ///    back through an igate (same source, addressee and text), and going quiet on it could leave the sender with
 ///    no ACK at all. So the server never ACKs one copy twice, and never leaves a copy it decided to ACK unACKed.
 /// 5. **An answer heard before the message is stored** (the radio answered a copy that reached it by RF only, or
