@@ -5,6 +5,8 @@ import Store
 struct BatchRead {
   var split: QuietSplit
   var forwards: [ForwardPlanItem]
+  /// The ids of the entries some device may be pushed (``PushEngine/pushableIDs(_:)``).
+  var pushable: Set<Int64> = []
   var devices: [DeviceRecord] = []
   var views: [PushViewKey: PushView] = [:]
 }
@@ -43,7 +45,7 @@ extension PushEngine {
     }
     // Held entries stay in the batch: an earlier keyless device may still get them; with none, the batch finishes
     // them.
-    let pushable = pushableIDs(split)
+    let pushable = read.pushable
     let kept = whole.entries.filter { pushable.contains($0.id) || forwarded.contains($0.id) }
     if !pushChannels.isEmpty {
       for entry in whole.entries where !pushable.contains(entry.id) && !forwarded.contains(entry.id) {
@@ -80,8 +82,8 @@ extension PushEngine {
   func readBatch(_ whole: PushBatch, now: Int64) throws(StoreError) -> BatchRead {
     let split = quietSplit(whole, now: now)
     var read = BatchRead(split: split, forwards: forwardPlan(whole, pushable: split.batch))
-    let pushable = pushableIDs(split)
-    let pushed = whole.entries.filter { pushable.contains($0.id) }
+    read.pushable = pushableIDs(split)
+    let pushed = whole.entries.filter { read.pushable.contains($0.id) }
     guard !pushed.isEmpty else { return read }
     let station = whole.station
     let governed = Set(split.batch?.ids ?? [])

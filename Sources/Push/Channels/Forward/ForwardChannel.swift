@@ -52,18 +52,11 @@ final class ForwardChannel: DeliveryChannel {
   /// forward to the target's own URL.
   func enqueue(_ job: DeliveryJob) {
     let target = job.target
-    let request: SlotRequest
-    if forwardKind == .email {
-      request = SlotRequest(
-        lane: .forward, station: DeliveryStation(target.station),
-        recipient: SlotRecipient(target.deliveryKey),
-        group: EndpointGroup(url: settings.email?.url ?? ""), transport: .smtp, trusted: true)
-    } else {
-      request = SlotRequest(
-        lane: .forward, station: DeliveryStation(target.station),
-        recipient: SlotRecipient(target.deliveryKey),
-        group: EndpointGroup(url: target.address))
-    }
+    let email = forwardKind == .email
+    let request = SlotRequest(
+      lane: .forward, station: DeliveryStation(target.station), recipient: SlotRecipient(target.deliveryKey),
+      group: EndpointGroup(url: email ? settings.email?.url ?? "" : target.address),
+      transport: email ? .smtp : .https, trusted: email)
     jobs.append(job, as: request)
   }
 
