@@ -4,6 +4,9 @@ import Platform
 import Store
 
 extension APIHandler {
+  /// How many fell-back stations `/health` names (the count is always whole).
+  static let fellBackListed = 50
+
   /// `GET /health`: 200 with a small JSON object when the database answers and the listener is
   /// running; 503 with `error` when the database does not answer, or when a listener has run on this
   /// database (its lease or its published state is there) but its lease has lapsed (it stopped or
@@ -23,7 +26,10 @@ extension APIHandler {
   /// `login`, `lastError` (why its last attempt to connect failed or its last connection ended, null once it
   /// logged in again), `filterSize` (registered stations the filter covers), `filterBytes` (its one `#filter` line's
   /// length, CR LF included), `filterEntries` (entries on that line), `filterExactStations` (stations matched
-  /// by an exact entry rather than a prefix), `lineRate` (lines per second over the last minute),
+  /// by an exact entry rather than a prefix), `ownTransmissions` (`followed`: how many stations' own transmissions
+  /// the filter follows, settings `ackPolicy:"fallback"` and `trackSent`; `fellBack`: the first
+  /// ``fellBackListed`` of those it had no room for, oldest request first, ACKed as under `server`;
+  /// `fellBackCount`: all of them), `lineRate` (lines per second over the last minute),
   /// `updatedAgeSeconds`, and `counters` since it started (each `ListenerCounter`, by name).
   ///
   /// `send`: `budgetFull`, true while a running listener's transmit budget (`[send] transmitBudgetPerMinute`) is
@@ -100,6 +106,17 @@ extension APIHandler {
           writer.key(key)
           writer.int(value)
         }
+        writer.key("ownTransmissions")
+        writer.beginObject()
+        writer.key("followed")
+        writer.int(listener.ownFollowed.count)
+        writer.key("fellBack")
+        writer.beginArray()
+        for station in listener.ownFellBack.prefix(Self.fellBackListed) { writer.string(station) }
+        writer.endArray()
+        writer.key("fellBackCount")
+        writer.int(listener.ownFellBack.count)
+        writer.endObject()
         writer.key("lineRate")
         writer.value(.number(JSONNumber(literal: ListenerStatus.decimal(listener.lineRate))))
         writer.key("updatedAgeSeconds")

@@ -71,6 +71,18 @@ extension APIHandler {
         "aprs_cloud_listener_subscription_entries_total",
         "Subscription entries stored for registered stations, by kind (bulletin, group, nws, watch)."
       )
+    case .airAnswered:
+      (
+        "aprs_cloud_listener_acks_saved_by_radio_total",
+        "Messages to stations with ackPolicy fallback that the station's own radio answered within the wait:"
+          + " no ACK from this server."
+      )
+    case .fallbackAcks:
+      (
+        "aprs_cloud_listener_fallback_acks_total",
+        "ACKs this server sent for stations with ackPolicy fallback because their radio was not heard"
+          + " answering within the wait."
+      )
     }
   }
 
@@ -398,6 +410,15 @@ extension APIHandler {
       out.sample(
         entries.name, [("kind", kind.rawValue)], String(listener.counts[.subscriptionEntries(kind)]))
     }
+    out.single(
+      "aprs_cloud_listener_own_transmissions_followed", "gauge",
+      "Stations whose own transmissions the filter follows (ackPolicy fallback, trackSent).",
+      String(listener.ownFollowed.count))
+    out.single(
+      "aprs_cloud_listener_own_transmissions_fell_back", "gauge",
+      "Stations that asked to have their own transmissions followed and that the filter's 510 bytes had no"
+        + " room for: ACKed as under ackPolicy server, their radio's sends not stored.",
+      String(listener.ownFellBack.count))
   }
 
   // MARK: The push sender

@@ -34,7 +34,7 @@ extension APIHandler {
     if let history { noteSync(history) }
     var writer = JSONWriter(capacity: 512 + (history?.messages.count ?? 0) * 128)
     writer.beginObject()
-    if let history { writeMessages(history.messages, to: &writer) }
+    if let history { writeMessages(history.messages, wants: wants, to: &writer) }
     writer.key("serverTime")
     writer.int(history?.serverTime ?? since)
     writeAvatarEcho(avatarResult, to: &writer)

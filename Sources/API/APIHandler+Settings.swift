@@ -5,7 +5,8 @@ import Store
 extension APIHandler {
   /// `POST /v1/settings` (docs/protocol.md "Station settings"): applies the fields given (``RequestBody/settingsUpdate()``;
   /// a bad one is a 400 naming it, and nothing changes) in one transaction and answers the whole current set,
-  /// every key present. A station that is not registered gets a 404.
+  /// every key present, and `ownTransmissions` (``ownTransmissionsState(of:)``) while the station asks the
+  /// listener to follow its own transmissions. A station that is not registered gets a 404.
   /// Only the owner of a claimed station gets here (`StationAccess.requireOwner`); a change is recorded in the
   /// station's audit trail under `client`.
   func settings(
@@ -63,13 +64,28 @@ extension APIHandler {
     Self.writeSubscriptions(subscriptions, to: &writer)
     Self.writeForward(forward, to: &writer)
     Self.writeRetention(settings.retention, to: &writer)
+    if settings.followsOwnTransmissions {
+      writer.key("ownTransmissions")
+      writer.string(ownTransmissionsState(of: address))
+    }
     writer.endObject()
     return .ok(writer, station: address)
   }
 
+  /// Whether the listener follows the station's own transmissions, as it last published
+  /// (``Store/ListenerStatus/ownFollowed``): `followed`, `fellBack` (its filter has no room: ACKed as under
+  /// `server`, its radio's sends not stored) or `pending` (not planned yet, or no listener published; a read
+  /// that fails says `pending` too: the settings themselves were stored).
+  func ownTransmissionsState(of address: String) -> String {
+    guard let status = try? database.listenerStatus() else { return "pending" }
+    if status.ownFollowed.contains(address) { return "followed" }
+    if status.ownFellBack.contains(address) { return "fellBack" }
+    return "pending"
+  }
+
   /// The settings' keys, each present: `blocked` ([] when none), `mutedUntil` (0 when not muted), `quietHours`
   /// (null when none), `quietBypass`, `ackPolicy`, `keylessDevices`, `ssids` (`"exact"`, `"all"` or the sorted
-  /// list of SSIDs), `ackSsids` (sorted, [] when none).
+  /// list of SSIDs), `ackSsids` (sorted, [] when none), `fallbackWait` (s), `airAnswered`, `trackSent`.
   static func writeSettings(_ settings: StationSettings, to writer: inout JSONWriter) {
     writer.key("blocked")
     writer.beginArray()
@@ -111,6 +127,12 @@ extension APIHandler {
     writer.beginArray()
     for ssid in settings.ackSsids.ssids { writer.int(Int64(ssid)) }
     writer.endArray()
+    writer.key("fallbackWait")
+    writer.int(Int64(settings.fallbackWait.seconds))
+    writer.key("airAnswered")
+    writer.string(settings.airAnswered.rawValue)
+    writer.key("trackSent")
+    writer.bool(settings.trackSent)
   }
 
   /// `retention`: `{"mode":"ring"}` or `{"mode":"untilPulled","max":N}`.

@@ -109,7 +109,7 @@ extension APIHandler {
   func syncResponse(_ result: SyncResult, station: String, wants: Wants = []) -> APIResponse {
     var writer = JSONWriter(capacity: 128 + result.messages.count * 128)
     writer.beginObject()
-    writeMessages(result.messages, to: &writer)
+    writeMessages(result.messages, wants: wants, to: &writer)
     writer.key("serverTime")
     writer.int(result.serverTime)
     writeAvatarHashes(result.avatarHashes, to: &writer)
@@ -146,11 +146,11 @@ extension APIHandler {
 
   /// `messages`: oldest first, each exactly the keys of docs/protocol.md ("Messages"); `seqId` is a
   /// string or null, never a number.
-  func writeMessages(_ messages: [StoredMessage], to writer: inout JSONWriter) {
+  func writeMessages(_ messages: [StoredMessage], wants: Wants = [], to writer: inout JSONWriter) {
     writer.key("messages")
     writer.beginArray()
     for message in messages where config.includeSent || message.direction == .received {
-      Self.writeMessage(message, to: &writer)
+      Self.writeMessage(message, wants: wants, to: &writer)
     }
     writer.endArray()
   }
@@ -160,8 +160,9 @@ extension APIHandler {
   /// `to` (its addressee); only requests with `want:["ssids"]` are given such entries. A subscription entry (only
   /// for `want:["subscriptions"]`) has its kind as `type` (`bulletin`, `group`, `nws`, `watch`), its
   /// `subscription` id, `to` the addressee it was sent to (not for a watch), and for a watch its `event`
-  /// (`heard`, `silent`, `emergency`) and, when the packet had one, `latitude` and `longitude` (degrees).
-  static func writeMessage(_ message: StoredMessage, to writer: inout JSONWriter) {
+  /// (`heard`, `silent`, `emergency`) and, when the packet had one, `latitude` and `longitude` (degrees). With
+  /// `want:["answeredBy"]` a received message the station's own radio answered carries `answeredBy:"air"`.
+  static func writeMessage(_ message: StoredMessage, wants: Wants = [], to writer: inout JSONWriter) {
     writer.beginObject()
     writer.key("direction")
     writer.string(message.direction.rawValue)
@@ -192,6 +193,10 @@ extension APIHandler {
         writer.key("longitude")
         writer.fixed(longitude, decimals: 6)
       }
+    }
+    if wants.contains(.answeredBy), let answeredBy = message.answeredBy {
+      writer.key("answeredBy")
+      writer.string(answeredBy.rawValue)
     }
     if message.direction == .sent, let state = message.state {
       writer.key("state")

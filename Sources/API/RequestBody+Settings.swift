@@ -1,3 +1,4 @@
+import APRS
 import JSON
 import Store
 
@@ -30,7 +31,7 @@ extension RequestBody {
     }
     if let text = try string("ackPolicy", maxLength: 16) {
       guard let policy = AckPolicy(rawValue: text) else {
-        throw .badRequest(#"ackPolicy must be "server", "device" or "never""#)
+        throw .badRequest(#"ackPolicy must be "server", "device", "never" or "fallback""#)
       }
       update.ackPolicy = policy
     }
@@ -52,6 +53,18 @@ extension RequestBody {
     if let value = self["retention"] {
       update.retention = try Self.retention(value, cap: retentionCap)
     }
+    if let seconds = try int(
+      "fallbackWait", in: Int64(FallbackWait.minimumSeconds)...Int64(FallbackWait.maximumSeconds))
+    {
+      update.fallbackWait = FallbackWait(seconds: Int(seconds))
+    }
+    if let text = try string("airAnswered", maxLength: 16) {
+      guard let choice = AirAnswered(rawValue: text) else {
+        throw .badRequest(#"airAnswered must be "push", "quiet" or "none""#)
+      }
+      update.airAnswered = choice
+    }
+    if let flag = try bool("trackSent") { update.trackSent = flag }
     return update
   }
 

@@ -428,6 +428,7 @@ struct ConnectionStateMachine: Sendable {
     status.filterBytes = filter.desiredLineBytes
     status.filterEntries = line.entryCount
     status.filterExactStations = line.exactStationCount
+    status.ownTransmissions = line.ownTransmissions
   }
 
   private mutating func reportIfChanged(_ actions: inout [ConnectionAction]) {

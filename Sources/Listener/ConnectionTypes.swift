@@ -160,6 +160,8 @@ struct ConnectionStatus: Equatable, Sendable {
   var filterEntries = 0
   /// Stations matched by an exact entry rather than a prefix (both parts).
   var filterExactStations = 0
+  /// The stations whose own transmissions the wanted filter follows, and those it had no room for.
+  var ownTransmissions = OwnTransmissionPlan.none
   /// Connections that ended (and were re-made or are being re-made).
   var reconnects = 0
   /// Why the last attempt to connect failed or the last connection ended (with the server), until the next

@@ -88,6 +88,9 @@ struct FallbackAckSchedule: Sendable {
   private(set) var evictedHeld = 0
   /// Decisions dropped because ``Limits/maximumDecided`` was reached (not counting those that aged out).
   private(set) var forgottenDecisions = 0
+  /// Held messages decided as ACKed by the server (their wait ended, or ``Limits/maximumHeld`` decided them early):
+  /// the fallback ACKs, as opposed to the ACKs of later copies (rule 4).
+  private(set) var waitsEnded = 0
 
   /// An empty schedule.
   init(limits: Limits = Limits()) {
@@ -188,6 +191,7 @@ struct FallbackAckSchedule: Sendable {
   /// The held message `key` decided as ACKed by the server, now.
   private mutating func decide(_ key: FallbackAckKey, now: Int64) -> FallbackAckDecision {
     let entry = held.removeValue(forKey: key)!
+    waitsEnded += 1
     touch(key, Decided(outcome: .acked, touchedAt: now, serial: 0), now: now)
     return .sendAck(key, ack: entry.ack)
   }

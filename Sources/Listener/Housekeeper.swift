@@ -165,6 +165,8 @@ final class Housekeeper: @unchecked Sendable {
     counts[.reconnects] = status.reconnects
     counts[.blocked] = counters.blocked.load(ordering: .relaxed)
     counts[.banned] = counters.banned.load(ordering: .relaxed)
+    counts[.airAnswered] = counters.airAnswered.load(ordering: .relaxed)
+    counts[.fallbackAcks] = counters.fallbackAcks.load(ordering: .relaxed)
     for (kind, count) in counters.subscriptionEntries.withLock({ $0 }) {
       counts[.subscriptionEntries(kind)] = count
     }

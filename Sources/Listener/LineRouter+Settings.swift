@@ -9,7 +9,10 @@ struct SettledMessage: Sendable, Equatable {
   var ack: PlannedAck?
   /// ACK policy `device`: the ACK kept with the message until a device pulls it, and sent for a later copy of a
   /// message already pulled. Nil for other policies.
-  var deviceAck: PlannedAck?
+  var deviceAck: PlannedAck? = nil
+  /// ACK policy `fallback`, the station followed: the ACK held for the station's radio
+  /// (``FallbackAckSchedule``), whether or not the connection may transmit now (that is asked when it is sent).
+  var fallbackAck: PlannedAck? = nil
 }
 
 /// What the addressees' settings made of a batch's routed messages.
@@ -38,10 +41,14 @@ extension LineRouter {
   ///   longer collects that SSID, and keeps an ACK only for an SSID in its `ackSsids`, then as its policy says.
   /// - A message for a station without settings here (not registered at the commit) and a sent copy pass
   ///   unchanged, without ACKs (the store refuses the first; the second never earns one).
+  /// - Policy `fallback`: while the filter follows the station's own transmissions (`own`,
+  ///   ``OwnTransmissions/holdsAcks(of:)``) its earned ACK is held for its radio (``SettledMessage/fallbackAck``);
+  ///   a station the filter does not follow (no room, not planned yet) and a collected copy are ACKed as under
+  ///   `server`.
   /// `canTransmit`: ACKs may be sent now (for the router's plan, and for copies of pulled messages).
   static func settle(
     _ planned: [PlannedMessage], settings: [String: StationSettings], reaches: [String: ClaimReach] = [:],
-    canTransmit: Bool
+    own: OwnTransmissions = .empty, canTransmit: Bool
   ) -> SettledBatch {
     var batch = SettledBatch()
     batch.messages.reserveCapacity(planned.count)
@@ -74,15 +81,21 @@ extension LineRouter {
         }
       }
       // The earlier devices' ACKs as without the claim; a blocked sender gets only those.
-      let policy: AckPolicy =
+      var policy: AckPolicy =
         reach?.earlierWantAcks == true && earlier ? .server : blocked ? .never : station.ackPolicy
+      if policy == .fallback && (incoming.to != nil || !own.holdsAcks(of: incoming.station)) {
+        policy = .server
+      }
       switch policy {
       case .server:
-        // The router planned an ACK where the station's stored policy is `server`; one the earlier devices ask
-        // for is the ACK the message earned.
-        let ack = policy == station.ackPolicy ? message.ack : message.earnedAck
+        // The router planned an ACK where the station's stored policy is `server` (`fallback` is stored so);
+        // one the earlier devices ask for is the ACK the message earned.
+        let stored = station.ackPolicy == .server || station.ackPolicy == .fallback
+        let ack = stored ? message.ack : message.earnedAck
         batch.messages.append(
           SettledMessage(incoming: incoming, ack: canTransmit ? ack : nil, deviceAck: nil))
+      case .fallback:
+        batch.messages.append(SettledMessage(incoming: incoming, ack: nil, fallbackAck: message.earnedAck))
       case .device:
         batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: message.earnedAck))
       case .never:

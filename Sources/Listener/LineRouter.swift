@@ -10,6 +10,8 @@ struct LiveStationSet: Sendable, Equatable {
   var coverage: SSIDCoverage
   /// The stations' subscriptions.
   var subscriptions = SubscriptionIndex.empty
+  /// The stations whose own transmissions are followed.
+  var own = OwnTransmissions.empty
 
   init(_ stations: [LiveStation], collecting: [OtherSSIDStation] = []) {
     var map: [String: Bool] = [:]
@@ -95,6 +97,9 @@ struct RoutedLine: Sendable, Equatable {
   var continuation: WeatherContinuation?
   /// An ack or rej addressed to a served station.
   var receipt: DeliveryReceipt?
+  /// A followed station's own answer (``StationAnswer``: its `ack`, `rej` or reply-ack), heard on APRS-IS: what
+  /// ``FallbackAckSchedule/heard(_:now:)`` takes.
+  var answer: StationAnswer?
   /// Why nothing is to be done (nil when there is something).
   var skip: SkipReason?
 
@@ -163,10 +168,11 @@ struct LineRouter: Sendable {
   /// Routes one line (bytes without the line ending; an ending is tolerated). `canTransmit`: ACKs may be sent.
   /// `origin`: where the line came from (a line this listener transmitted is never stored as a sent copy: its
   /// send has its own entry).
-  /// `subscriptions`: the live stations' subscriptions.
+  /// `subscriptions`: the live stations' subscriptions; `own`: the stations whose own transmissions are followed
+  /// (both read once per batch).
   func route(
     _ line: some Collection<UInt8>, stations: some ServedStations, canTransmit: Bool,
-    origin: LineOrigin = .aprsis, subscriptions: SubscriptionIndex = .empty
+    origin: LineOrigin = .aprsis, subscriptions: SubscriptionIndex = .empty, own: OwnTransmissions = .empty
   ) -> RoutedLine {
     switch TNC2Packet.parse(line) {
     case .failure:
@@ -175,17 +181,19 @@ struct LineRouter: Sendable {
       return .skipped(.comment)
     case .success(.packet(let packet)):
       return route(
-        packet, stations: stations, canTransmit: canTransmit, origin: origin, subscriptions: subscriptions)
+        packet, stations: stations, canTransmit: canTransmit, origin: origin, subscriptions: subscriptions,
+        own: own)
     }
   }
 
   /// Routes one parsed packet.
   func route(
     _ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool, origin: LineOrigin = .aprsis,
-    subscriptions: SubscriptionIndex = .empty
+    subscriptions: SubscriptionIndex = .empty, own: OwnTransmissions = .empty
   ) -> RoutedLine {
     var routed = routeAddressed(
-      packet, stations: stations, canTransmit: canTransmit, origin: origin, subscriptions: subscriptions)
+      packet, stations: stations, canTransmit: canTransmit, origin: origin, subscriptions: subscriptions,
+      own: own)
     if subscriptions.hasWatches {
       let watches = subscriptions.watches(of: packet.source)
       if !watches.isEmpty {
@@ -196,23 +204,28 @@ struct LineRouter: Sendable {
     return routed
   }
 
-  /// The message-format part of ``route(_:stations:canTransmit:origin:subscriptions:)``.
+  /// The message-format part of ``route(_:stations:canTransmit:origin:subscriptions:own:)``.
   private func routeAddressed(
     _ packet: TNC2Packet, stations: some ServedStations, canTransmit: Bool, origin: LineOrigin,
-    subscriptions: SubscriptionIndex
+    subscriptions: SubscriptionIndex, own: OwnTransmissions
   ) -> RoutedLine {
     guard case .addressed(let message) = AddressedPacket.classify(packet) else {
       return .skipped(.notMessage)
     }
+    // A followed station's own answer (never a line this listener transmitted: its ACKs carry the station's call).
+    let answer =
+      origin == .aprsis && !own.isEmpty && own.follows(StationAddress.canonical(message.sender))
+      ? StationAnswer(message) : nil
     switch message.kind {
     case .ack, .rej:
       guard stations.serves(message.addressee), let number = message.ackedMsgno else {
-        return .skipped(.notForUs)
+        return answer.map { RoutedLine(answer: $0) } ?? .skipped(.notForUs)
       }
       return RoutedLine(
         receipt: DeliveryReceipt(
           station: message.addressee, peer: message.sender, msgno: number,
-          kind: message.kind == .ack ? .ack : .rej, replyAck: message.replyAck))
+          kind: message.kind == .ack ? .ack : .rej, replyAck: message.replyAck),
+        answer: answer)
     case .bulletin, .announcement, .weather:
       let entries = Self.subscriptionEntries(for: message, subscriptions)
       if entries.isEmpty, let continuation = Self.continuation(of: message, subscriptions) {
@@ -255,7 +268,8 @@ struct LineRouter: Sendable {
           ack: nil))
     }
     routed.messages += Self.subscriptionEntries(for: message, subscriptions)
-    if routed.messages.isEmpty { routed.skip = .notForUs }
+    routed.answer = answer
+    if routed.messages.isEmpty && answer == nil { routed.skip = .notForUs }
     return routed
   }
 

@@ -36,6 +36,10 @@ final class ListenerCounters: Sendable {
   let blocked = Atomic<Int>(0)
   /// Messages dropped because the operator banned their sender.
   let banned = Atomic<Int>(0)
+  /// Messages to `fallback` stations their own radio answered within the wait (no ACK from the server).
+  let airAnswered = Atomic<Int>(0)
+  /// ACKs sent for `fallback` stations at the end of the wait.
+  let fallbackAcks = Atomic<Int>(0)
   /// Subscription entries stored, by kind.
   let subscriptionEntries = Mutex<[SubscriptionKind: Int]>([:])
   /// Batches whose transaction failed.

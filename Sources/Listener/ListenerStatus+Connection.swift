@@ -5,7 +5,8 @@ extension ListenerStatus {
   /// change, never per line): its connection's status, its login, when it read its last line (epoch ms, nil
   /// before the first), its line rate (lines per second over the last minute), its counters since start, and
   /// when this status was made and when the listener started (epoch ms), and whether copies of sent messages
-  /// wait for the transmit budget, and the last hour minute by minute.
+  /// wait for the transmit budget, and the last hour minute by minute, and whose own transmissions the filter
+  /// follows.
   init(
     connection status: ConnectionStatus, login: String, lastLineAt: Int64?, lineRate: Double,
     counts: ListenerCounts, updatedAt: Int64, startedAt: Int64, sendBudgetFull: Bool = false,
@@ -17,6 +18,7 @@ extension ListenerStatus {
       filterBytes: status.filterBytes, filterEntries: status.filterEntries,
       filterExactStations: status.filterExactStations, lastLineAt: lastLineAt,
       lineRate: lineRate, updatedAt: updatedAt, startedAt: startedAt, lastError: status.lastError,
-      counts: counts, sendBudgetFull: sendBudgetFull, history: history)
+      counts: counts, sendBudgetFull: sendBudgetFull, history: history,
+      ownFollowed: status.ownTransmissions.followed, ownFellBack: status.ownTransmissions.fellBack)
   }
 }

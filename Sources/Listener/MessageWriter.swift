@@ -28,6 +28,10 @@ struct BatchResult: Sendable, Equatable {
   var storedStations: [String] = []
   /// Sends of served stations that an ack, rej or reply-ack in this batch ended.
   var sendsAnswered: [FinishedSend] = []
+  /// Messages to `fallback` stations their own radio answered (no ACK from the server).
+  var airAnswered = 0
+  /// Held messages to `fallback` stations whose wait ended unanswered (the server ACKed them).
+  var fallbackAcks = 0
 
   init() {}
 }
@@ -45,11 +49,17 @@ struct MessageWriter {
   var router: LineRouter
   /// The least time between two ACKs of one message (ms).
   var ackIntervalMs: Int64
+  /// The ACKs held for `fallback` stations' radios (nil: every such station is ACKed as under `server`).
+  var fallback: FallbackAcks?
 
-  init(database: Database, router: LineRouter, ackIntervalMs: Int64 = 30_000) {
+  init(
+    database: Database, router: LineRouter, ackIntervalMs: Int64 = 30_000,
+    fallback: FallbackAcks? = FallbackAcks()
+  ) {
     self.database = database
     self.router = router
     self.ackIntervalMs = ackIntervalMs
+    self.fallback = fallback
   }
 
   /// Processes `lines` read from APRS-IS (without line endings). `now`: the durations' clock, epoch-like ms (the
@@ -75,20 +85,23 @@ struct MessageWriter {
     var receipts: [DeliveryReceipt] = []
     var sightings: [WatchSighting] = []
     var continuations: [WeatherContinuation] = []
+    var answers: [StationAnswer] = []
     let subscriptions = stations.subscriptionIndex
+    let own = stations.ownTransmissions
     for line in lines {
       let routed = router.route(
         line.bytes, stations: stations, canTransmit: canTransmit, origin: line.origin,
-        subscriptions: subscriptions)
+        subscriptions: subscriptions, own: own)
       if let reason = routed.skip, line.origin == .aprsis { result.skipped[reason, default: 0] += 1 }
       planned.append(contentsOf: routed.messages)
       if let receipt = routed.receipt { receipts.append(receipt) }
+      if let answer = routed.answer { answers.append(answer) }
       if let sighting = routed.sighting { sightings.append(sighting) }
       if let continuation = routed.continuation { continuations.append(continuation) }
     }
     return try commit(
-      planned, receipts: receipts, sightings: sightings, continuations: continuations, now: now,
-      stampedAt: stampedAt, into: result, canTransmit: canTransmit)
+      planned, receipts: receipts, sightings: sightings, continuations: continuations, answers: answers,
+      own: own, now: now, stampedAt: stampedAt, into: result, canTransmit: canTransmit)
   }
 
   /// Reports the watches whose silence is due at `stampedAt` (the wall clock: silences span restarts), storing
@@ -103,16 +116,22 @@ struct MessageWriter {
   /// nothing to store). `canTransmit`: ACKs may be sent now. `sightings`: packets of watched calls, whose watches
   /// are run (``WatchTracker``) in the same transaction, their events stored as entries; `continuations`: weather
   /// lines stored with the alerts they continue (one that continues none is counted as skipped weather);
-  /// `watchesDue`: also report the silences due at `stampedAt`.
+  /// `watchesDue`: also report the silences due at `stampedAt`. `answers`: followed stations' own answers heard
+  /// (``FallbackAckSchedule/heard(_:now:)``); `own`: the stations followed, whose `fallback` ACKs are held
+  /// (``LineRouter/settle(_:settings:reaches:own:canTransmit:)``, ``runFallback(stored:heard:now:stampedAt:canTransmit:)``).
   func commit(
     _ planned: [PlannedMessage], receipts: [DeliveryReceipt], sightings: [WatchSighting] = [],
-    continuations: [WeatherContinuation] = [], watchesDue: Bool = false, now: Int64, stampedAt: Int64? = nil,
-    into partial: BatchResult = BatchResult(), canTransmit: Bool = true
+    continuations: [WeatherContinuation] = [], answers: [StationAnswer] = [], own: OwnTransmissions = .empty,
+    watchesDue: Bool = false, now: Int64, stampedAt: Int64? = nil, into partial: BatchResult = BatchResult(),
+    canTransmit: Bool = true
   ) throws(StoreError) -> BatchResult {
     var result = partial
     let stamp = stampedAt ?? now
     // Nothing to store (most batches of a full feed): no transaction, no write lock.
-    guard !planned.isEmpty || !receipts.isEmpty || !sightings.isEmpty || !continuations.isEmpty || watchesDue
+    guard
+      !planned.isEmpty || !receipts.isEmpty || !sightings.isEmpty || !continuations.isEmpty
+        || !answers.isEmpty
+        || watchesDue
     else { return result }
     let (candidates, due) = try database.writeBatch { () throws(StoreError) in
       var planned = planned
@@ -132,17 +151,26 @@ struct MessageWriter {
       // The addressees' settings and whom their claims govern, read in this transaction (they hold at its commit),
       // applied before anything is written: blocked senders dropped, each station's ACK policy deciding its ACKs.
       let addressees = planned.lazy.filter { $0.incoming.direction == .received }.map(\.incoming.station)
+      let settings = try database.stationSettings(of: addressees)
       let settled = LineRouter.settle(
-        planned, settings: try database.stationSettings(of: addressees),
-        reaches: try database.claimReaches(of: addressees), canTransmit: canTransmit)
+        planned, settings: settings, reaches: try database.claimReaches(of: addressees), own: own,
+        canTransmit: canTransmit)
       result.blocked += settled.blocked
       let outcomes = try database.storeMessages(
-        settled.messages.map(\.incoming), now: now, stampedAt: stamp)
+        settled.messages.map { Self.holdingPush($0, settings: settings[$0.incoming.station]) }, now: now,
+        stampedAt: stamp)
       var stations = Set<String>()
       var candidates: [PlannedAck] = []
       var kept: [PendingDeviceAck] = []
       var copies: [String: [PlannedAck]] = [:]
+      var held: [HeldAckInput] = []
       for (message, outcome) in zip(settled.messages, outcomes) {
+        if let ack = message.fallbackAck, outcome != .unknownStation, let msgno = message.incoming.msgno {
+          held.append(
+            HeldAckInput(
+              station: message.incoming.station, sender: message.incoming.peer, msgno: Self.number(of: msgno),
+              ack: ack, wait: settings[message.incoming.station]?.fallbackWait ?? .default))
+        }
         switch outcome {
         case .stored(let messageID, _):
           if let entry = message.incoming.entry {
@@ -173,8 +201,9 @@ struct MessageWriter {
         result.receipts = try database.recordReceipts(receipts, now: stamp)
       }
       // Acks, rejs and reply-acks stop the stations' sends in flight (`/v1/send`), in this same transaction.
-      let answers = receipts.map(SendAnswer.init) + planned.compactMap { SendAnswer(replyAckIn: $0.incoming) }
-      result.sendsAnswered = try database.answerSends(answers, now: stamp)
+      let sendAnswers =
+        receipts.map(SendAnswer.init) + planned.compactMap { SendAnswer(replyAckIn: $0.incoming) }
+      result.sendsAnswered = try database.answerSends(sendAnswers, now: stamp)
       for send in result.sendsAnswered where send.state == .rejected && !stations.contains(send.station) {
         stations.insert(send.station)
         result.storedStations.append(send.station)
@@ -185,6 +214,15 @@ struct MessageWriter {
         let pulled = try database.pulledDeviceAckKeys(station: station, keys: acks.map(\.key))
         candidates.append(contentsOf: acks.filter { pulled.contains($0.key) })
       }
+      // The ACKs held for the stations' radios: what this batch stored and heard, and the waits that ended.
+      let fallback = try runFallback(
+        stored: held, heard: answers, now: now, stampedAt: stamp, canTransmit: canTransmit)
+      candidates += fallback.acks
+      result.airAnswered += fallback.airAnswered
+      result.fallbackAcks += fallback.fallbackAcks
+      for station in fallback.released where stations.insert(station).inserted {
+        result.storedStations.append(station)
+      }
       let due = try database.ackDue(keys: candidates.map(\.key), now: now, minIntervalMs: ackIntervalMs)
       return (candidates, due)
     }
@@ -193,5 +231,16 @@ struct MessageWriter {
       if isDue { result.acks.append(ack.line) } else { result.acksSuppressed += 1 }
     }
     return result
+  }
+
+  /// `message` with its push held for the station's radio: a `fallback` ACK is held and the station wants its
+  /// radio's answers pushed other than as any push (`airAnswered` not `push`): the push waits for the decision,
+  /// at most the wait.
+  static func holdingPush(_ message: SettledMessage, settings: StationSettings?) -> IncomingMessage {
+    var incoming = message.incoming
+    if message.fallbackAck != nil, let settings, settings.airAnswered != .push {
+      incoming.pushHoldMs = settings.fallbackWait.milliseconds
+    }
+    return incoming
   }
 }

@@ -134,7 +134,15 @@ final class RegistrationWatcher: @unchecked Sendable {
         "filterEntries": String(planned.entryCount), "filterExactStations": String(planned.exactStationCount),
         "allSSIDStations": String(registry.collectingCount),
         "subscriptions": String(registry.subscriptionIndex.count),
+        "ownFollowed": String(registry.ownTransmissions.followed.count),
       ])
+    let fellBack = registry.ownTransmissions.fellBack
+    if !fellBack.isEmpty {
+      // Exact b/ entries only: a prefix would let every packet of every matching sender through.
+      logger.warn(
+        "stations fell back to ackPolicy server: the filter has no room to follow their own transmissions",
+        ["count": String(fellBack.count), "stations": fellBack.prefix(10).joined(separator: " ")])
+    }
     let unwatched = registry.unwatchedCalls
     if !unwatched.isEmpty {
       // Watches are exact b/ entries: a prefix would let every packet of every matching sender through.
@@ -184,12 +192,15 @@ final class RegistrationWatcher: @unchecked Sendable {
     loaded = true
   }
 
-  /// Reads the live stations that collect other SSIDs of their call (setting `ssids`; a few rows through a
-  /// partial index) into the registry; true when that changed them.
+  /// Reads the live stations that collect other SSIDs of their call (setting `ssids`) and those that asked to
+  /// have their own transmissions followed (`ackPolicy:"fallback"`, `trackSent`), a few rows each through a
+  /// partial index, into the registry; true when that changed them.
   @discardableResult
   private func loadCoverage(heardSince boundary: Int64) throws(StoreError) -> Bool {
     let coverage = SSIDCoverage(try database.stationsCollectingOtherSSIDs(heardSince: boundary))
-    return registry.replaceCoverage(with: coverage)
+    let own = OwnTransmissions(try database.stationsFollowingOwnTransmissions(heardSince: boundary))
+    let ownChanged = registry.replaceOwnTransmissions(with: own)
+    return registry.replaceCoverage(with: coverage) || ownChanged
   }
 
   /// Reads the live stations' subscriptions into the registry when they changed since the last read (or

@@ -14,6 +14,8 @@ protocol ServedStations {
   func collectors(of address: String) -> [SSIDCollector]
   /// The live stations' subscriptions (read once per batch).
   var subscriptionIndex: SubscriptionIndex { get }
+  /// The stations whose own transmissions the filter follows (read once per batch).
+  var ownTransmissions: OwnTransmissions { get }
 }
 
 extension LiveStationSet: ServedStations {
@@ -21,6 +23,7 @@ extension LiveStationSet: ServedStations {
   func mayAck(_ address: String) -> Bool { ackMessages[address] == true }
   func collectors(of address: String) -> [SSIDCollector] { coverage.collectors(of: address) }
   var subscriptionIndex: SubscriptionIndex { subscriptions }
+  var ownTransmissions: OwnTransmissions { own }
 }
 
 /// The live registered stations the listener serves, shared by the registration watcher (the only thread that
@@ -37,6 +40,8 @@ final class StationRegistry: Sendable, ServedStations {
   /// The live stations' subscriptions.
   private let subscriptions = Mutex(SubscriptionIndex.empty)
   private let unwatched = Mutex<[String]>([])
+  /// The stations that asked to have their own transmissions followed, and what the last plan made of them.
+  private let own = Mutex(OwnTransmissions.empty)
 
   /// A registry holding what `planner` holds.
   init(_ planner: FilterPlanner = FilterPlanner()) {
@@ -68,10 +73,28 @@ final class StationRegistry: Sendable, ServedStations {
       $0.filterEntries(budget: budget - FilterEntryFit.bytes(ssidEntries))
     }
     unwatched.withLock { $0 = wanted.unwatched }
-    return snapshot.plan(
+    let requests = own.withLock { $0.requests }
+    let line = snapshot.plan(
       maximumLineLength: length, extraAddressees: ssidEntries + wanted.addressees,
-      extraSenders: wanted.senders)
+      extraSenders: wanted.senders, ownTransmissions: requests)
+    own.withLock { $0.planned(line.ownTransmissions) }
+    return line
   }
+
+  /// Replaces the stations that asked to have their own transmissions followed (what the last plan followed of
+  /// them stays until the next ``plan()``); true when what they ask changed.
+  @discardableResult
+  func replaceOwnTransmissions(with new: OwnTransmissions) -> Bool {
+    own.withLock { current in
+      guard !current.asks(like: new) else { return false }
+      var replaced = new
+      replaced.planned(OwnTransmissionPlan(followed: current.followed.sorted(), fellBack: current.fellBack))
+      current = replaced
+      return true
+    }
+  }
+
+  var ownTransmissions: OwnTransmissions { own.withLock { $0 } }
 
   /// The watched calls the last ``plan()`` left off the line (``Subscription`` watches whose `b/` entry did not
   /// fit: never widened), most watched first.

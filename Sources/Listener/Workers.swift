@@ -44,6 +44,10 @@ final class WriterWorker: @unchecked Sendable {
   let logger: Logger
   let health: ListenerHealth
   let databaseChanged: @Sendable (DatabaseFileChange) -> Void
+  /// After a failed look at the held fallback ACKs, the next is not before this (monotonic ms; writer thread only).
+  private var fallbackRetryAt: Int64 = 0
+  /// How long a failed look at the held fallback ACKs waits before the next (ms).
+  static let fallbackRetryMs: Int64 = 1_000
 
   init(
     databasePath: String, storeOptions: StoreOptions, router: LineRouter, ackIntervalMs: Int64,
@@ -87,9 +91,13 @@ final class WriterWorker: @unchecked Sendable {
     var nextSilenceCheck: Int64 = 0
     while true {
       let now = monotonicMilliseconds()
-      // Wait for lines while nothing is held (or until a watch's silence may be due); while failing, take what
-      // arrives until the next attempt is due.
-      let deadline = held.isEmpty ? max(now, nextSilenceCheck) : (retry.isFailing ? retry.nextAttemptAt : now)
+      // Wait for lines while nothing is held (or until a watch's silence may be due, or a held fallback ACK's
+      // wait ends); while failing, take what arrives until the next attempt is due.
+      let fallbackDue = writer.fallback?.nextDeadline.map {
+        max(now + max(0, $0 - steadyEpochMilliseconds()), fallbackRetryAt)
+      }
+      let idleUntil = min(max(now, nextSilenceCheck), fallbackDue ?? .max)
+      let deadline = held.isEmpty ? idleUntil : (retry.isFailing ? retry.nextAttemptAt : now)
       let (lines, closed) = queue.popBatch(
         maximum: held.isEmpty ? Self.batchLimit : Int.max, until: deadline)
       if !lines.isEmpty {
@@ -113,6 +121,7 @@ final class WriterWorker: @unchecked Sendable {
           let pending = reportSilences(writer, database)
           nextSilenceCheck = monotonicMilliseconds() + (pending ? Self.silenceCheckMs : Self.noWatchCheckMs)
         }
+        if monotonicMilliseconds() >= fallbackRetryAt { settleFallbackAcks(writer, database) }
         continue
       }
       if closed && closedAt == nil { closedAt = monotonicMilliseconds() }
@@ -205,6 +214,24 @@ final class WriterWorker: @unchecked Sendable {
     }
   }
 
+  /// Sends the ACKs of the held messages whose wait ended (``MessageWriter/settleFallbackAcks(now:stampedAt:canTransmit:)``)
+  /// and hands their pushes on; a failure is logged and tried at the next look (the schedule is as it was).
+  private func settleFallbackAcks(_ writer: MessageWriter, _ database: Database) {
+    do throws(StoreError) {
+      let result = try writer.settleFallbackAcks(
+        now: steadyEpochMilliseconds(), stampedAt: epochMilliseconds(),
+        canTransmit: connection.acceptsAcks && !health.databaseFileChanged)
+      record(result)
+      guard database.fileChange() == nil, !health.databaseFileChanged else { return }
+      connection.submit(acks: result.acks)
+      if !result.storedStations.isEmpty { notifier?.messagesStored(stations: result.storedStations) }
+    } catch {
+      fallbackRetryAt = monotonicMilliseconds() + Self.fallbackRetryMs
+      logger.warn(
+        "writer: cannot send the fallback ACKs that are due; trying again", ["error": error.description])
+    }
+  }
+
   private func record(_ result: BatchResult) {
     counters.add(counters.messagesStored, result.stored)
     counters.add(counters.duplicates, result.duplicates)
@@ -213,6 +240,8 @@ final class WriterWorker: @unchecked Sendable {
     counters.add(counters.unknownStation, result.unknownStation)
     counters.add(counters.blocked, result.blocked)
     counters.add(counters.banned, result.banned)
+    counters.add(counters.airAnswered, result.airAnswered)
+    counters.add(counters.fallbackAcks, result.fallbackAcks)
     if !result.storedEntries.isEmpty {
       counters.subscriptionEntries.withLock { counts in
         for (kind, count) in result.storedEntries { counts[kind, default: 0] += count }

@@ -23,9 +23,12 @@ enum PushAudience {
   }
 
   /// The priority of a push announcing `entries`: low when every one is a subscription entry that is not urgent
-  /// (bulletins, group and NWS messages, a watched station heard or silent), high when any is a message or an
-  /// emergency.
-  static func priority(of entries: [OutboxEntry]) -> PushPriority {
-    entries.allSatisfy { $0.message.entry.map { !$0.isUrgent } ?? false } ? .low : .high
+  /// (bulletins, group and NWS messages, a watched station heard or silent) or, with `airAnswered` ``Store/AirAnswered/quiet``,
+  /// a message the station's own radio answered; high when any other is a message or an emergency.
+  static func priority(of entries: [OutboxEntry], airAnswered: AirAnswered = .quiet) -> PushPriority {
+    entries.allSatisfy { entry in
+      if let subscription = entry.message.entry { return !subscription.isUrgent }
+      return airAnswered == .quiet && entry.message.answeredBy == .air
+    } ? .low : .high
   }
 }

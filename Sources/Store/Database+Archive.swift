@@ -206,6 +206,6 @@ extension StationSettings {
     StationSettingsUpdate(
       blocked: blocked, mutedUntil: mutedUntil, quietHours: .some(quietHours), quietBypass: quietBypass,
       ackPolicy: ackPolicy, keylessDevices: keylessDevices, ssids: ssids, ackSsids: ackSsids,
-      retention: retention)
+      retention: retention, fallbackWait: fallbackWait, airAnswered: airAnswered, trackSent: trackSent)
   }
 }

@@ -81,7 +81,7 @@ extension Database {
         let id = try insertMessage(message, station: station, timestamp: timestamp)
         try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
         if message.direction == .received {
-          try queuePush(station: station, messageID: id, now: stamp)
+          try queuePush(station: station, messageID: id, now: stamp, holdMs: message.pushHoldMs)
         }
         try trimRing(station, ring: .of(to: message.to, entry: message.entry), storing: timestamp)
         outcomes.append(.stored(messageID: id, timestamp: timestamp))
@@ -210,16 +210,18 @@ extension Database {
     return lastInsertRowID
   }
 
-  func queuePush(station: String, messageID: Int64, now: Int64) throws(StoreError) {
+  /// Queues the push of a message, due at `now` or, with `holdMs`, that much later (``IncomingMessage/pushHoldMs``).
+  func queuePush(station: String, messageID: Int64, now: Int64, holdMs: Int64 = 0) throws(StoreError) {
     let statement = try prepared(
       """
       INSERT INTO outbox (station, message_id, created_at, state, attempts, next_attempt_at)
-      VALUES (?1, ?2, ?3, 'pending', 0, ?3)
+      VALUES (?1, ?2, ?3, 'pending', 0, ?3 + ?4)
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
     try statement.bind(2, messageID)
     try statement.bind(3, now)
+    try statement.bind(4, max(0, holdMs))
     try statement.run()
   }
 
@@ -324,7 +326,7 @@ extension Database {
         """
         SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
                sends.state, sends.client_id, messages.addressee, messages.kind, messages.subscription,
-               messages.event, messages.latitude, messages.longitude
+               messages.event, messages.latitude, messages.longitude, messages.answered_by
         FROM messages LEFT JOIN sends ON sends.message_id = messages.id
         WHERE messages.station = ?1 AND messages.timestamp > ?2 AND ((1 << messages.ring) & ?3) <> 0
         ORDER BY messages.timestamp LIMIT ?4
@@ -494,10 +496,10 @@ extension Database {
       """
       SELECT recent.direction, recent.peer, recent.text, recent.msgno, recent.timestamp, sends.state,
              sends.client_id, recent.addressee, recent.kind, recent.subscription, recent.event, recent.latitude,
-             recent.longitude
+             recent.longitude, recent.answered_by
       FROM (
         SELECT id, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event, latitude,
-               longitude FROM messages
+               longitude, answered_by FROM messages
         WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2) AS recent
       LEFT JOIN sends ON sends.message_id = recent.id
       ORDER BY recent.timestamp
@@ -511,7 +513,8 @@ extension Database {
   }
 
   /// A message from a row of `direction, peer, text, msgno, timestamp, sends.state, sends.client_id` and,
-  /// when the row has them, `messages.addressee` and `messages.kind, subscription, event, latitude, longitude`.
+  /// when the row has them, `messages.addressee`, `messages.kind, subscription, event, latitude, longitude` and
+  /// `messages.answered_by`.
   static func storedMessage(_ row: Statement) throws(StoreError) -> StoredMessage {
     var state: SendState?
     if !row.isNull(5) { state = try row.value(5) }
@@ -519,7 +522,8 @@ extension Database {
       direction: try row.value(0), peer: row.text(1), text: row.text(2), msgno: row.optionalText(3),
       timestamp: row.int64(4), state: state, clientId: row.optionalText(6),
       to: row.columnCount > 7 ? row.optionalText(7) : nil,
-      entry: row.columnCount > 12 ? subscriptionEntry(row, from: 8) : nil)
+      entry: row.columnCount > 12 ? subscriptionEntry(row, from: 8) : nil,
+      answeredBy: row.columnCount > 13 ? row.optionalValue(13) : nil)
   }
 
   /// The subscription entry of a row whose columns from `first` on are `messages.kind, subscription, event,

@@ -9,7 +9,8 @@ extension Database {
       SELECT outbox.id, outbox.station, outbox.message_id, outbox.created_at, outbox.attempts,
              outbox.next_attempt_at, messages.direction, messages.peer, messages.text,
              messages.msgno, messages.timestamp, sends.state, messages.addressee, messages.kind,
-             messages.subscription, messages.event, messages.latitude, messages.longitude
+             messages.subscription, messages.event, messages.latitude, messages.longitude,
+             messages.answered_by
       FROM outbox JOIN messages ON messages.id = outbox.message_id
       LEFT JOIN sends ON sends.message_id = outbox.message_id
       WHERE outbox.state = 'pending' AND outbox.next_attempt_at <= ?1
@@ -28,7 +29,8 @@ extension Database {
           message: StoredMessage(
             direction: try statement.value(6), peer: statement.text(7), text: statement.text(8),
             msgno: statement.optionalText(9), timestamp: statement.int64(10), state: state,
-            to: statement.optionalText(12), entry: Self.subscriptionEntry(statement, from: 13)),
+            to: statement.optionalText(12), entry: Self.subscriptionEntry(statement, from: 13),
+            answeredBy: statement.optionalValue(18)),
           createdAt: statement.int64(3), attempts: statement.int(4), nextAttemptAt: statement.int64(5)))
     }
     return entries

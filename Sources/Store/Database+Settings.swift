@@ -1,3 +1,5 @@
+import APRS
+
 /// Station settings (docs/protocol.md "Station settings"): read and changed by `POST /v1/settings`, read by the
 /// listener (blocked senders, the ACK policy) and the push sender (mute, quiet hours). See ``StationSettings`` for
 /// where each setting is stored.
@@ -40,21 +42,28 @@ extension Database {
       var merged = current.applying(update)
       // A list of SSIDs always holds the station's own one.
       merged.ssids = merged.ssids.includingOwn(Self.ownSSID(of: station))
+      let fallbackChanged = (merged.ackPolicy == .fallback) != (current.ackPolicy == .fallback)
       if update.blocked != nil || update.mutedUntil != nil || update.quietHours != nil
         || update.quietBypass != nil || update.keylessDevices != nil || update.ssids != nil
-        || update.ackSsids != nil || update.retention != nil
+        || update.ackSsids != nil || update.retention != nil || update.fallbackWait != nil
+        || update.airAnswered != nil || update.trackSent != nil || fallbackChanged
       {
+        // `own_since` keeps the time of the first request while the station goes on asking.
         let statement = try prepared(
           """
           INSERT INTO station_settings (station, blocked, muted_until, quiet_start, quiet_end, quiet_utc_offset,
-            quiet_bypass, updated_at, keyless_devices, ssids, ack_ssids, retention_max)
-          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            quiet_bypass, updated_at, keyless_devices, ssids, ack_ssids, retention_max, ack_fallback,
+            fallback_wait, air_answered, track_sent, own_since)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, CASE WHEN ?17 THEN ?8 END)
           ON CONFLICT (station) DO UPDATE SET
             blocked = excluded.blocked, muted_until = excluded.muted_until, quiet_start = excluded.quiet_start,
             quiet_end = excluded.quiet_end, quiet_utc_offset = excluded.quiet_utc_offset,
             quiet_bypass = excluded.quiet_bypass, updated_at = excluded.updated_at,
             keyless_devices = excluded.keyless_devices, ssids = excluded.ssids, ack_ssids = excluded.ack_ssids,
-            retention_max = excluded.retention_max
+            retention_max = excluded.retention_max, ack_fallback = excluded.ack_fallback,
+            fallback_wait = excluded.fallback_wait, air_answered = excluded.air_answered,
+            track_sent = excluded.track_sent,
+            own_since = CASE WHEN ?17 THEN coalesce(station_settings.own_since, excluded.own_since) END
           """)
         defer { statement.reset() }
         try statement.bind(1, station)
@@ -69,14 +78,19 @@ extension Database {
         try statement.bind(10, merged.ssids.storedText)
         try statement.bind(11, merged.ackSsids.storedText)
         if case .untilPulled(let max) = merged.retention { try statement.bind(12, max) }
+        try statement.bind(13, merged.ackPolicy == .fallback)
+        try statement.bind(14, merged.fallbackWait.seconds)
+        try statement.bind(15, merged.airAnswered)
+        try statement.bind(16, merged.trackSent)
+        try statement.bind(17, merged.followsOwnTransmissions)
         try statement.run()
       }
-      if merged.ackPolicy != current.ackPolicy {
+      if merged.ackPolicy.storedPolicy != current.ackPolicy.storedPolicy {
         let statement = try prepared(
           "UPDATE stations SET ack_policy = ?2, ack_messages = (?2 = 'server') WHERE address = ?1")
         defer { statement.reset() }
         try statement.bind(1, station)
-        try statement.bind(2, merged.ackPolicy)
+        try statement.bind(2, merged.ackPolicy.storedPolicy)
         try statement.run()
       }
       let changed = merged.changedFields(comparedTo: current)
@@ -97,7 +111,8 @@ extension Database {
       """
       SELECT stations.ack_policy, settings.blocked, settings.muted_until, settings.quiet_start,
              settings.quiet_end, settings.quiet_utc_offset, settings.quiet_bypass, settings.keyless_devices,
-             settings.ssids, settings.ack_ssids, settings.retention_max
+             settings.ssids, settings.ack_ssids, settings.retention_max, settings.ack_fallback,
+             settings.fallback_wait, settings.air_answered, settings.track_sent
       FROM stations LEFT JOIN station_settings AS settings ON settings.station = stations.address
       WHERE stations.address = ?1
       """)
@@ -117,6 +132,10 @@ extension Database {
     settings.ssids = SSIDSelection(stored: statement.text(8))
     settings.ackSsids = SSIDSet(stored: statement.text(9))
     if let max = statement.optionalInt64(10) { settings.retention = .untilPulled(max: Int(max)) }
+    if settings.ackPolicy == .server && statement.int64(11) == 1 { settings.ackPolicy = .fallback }
+    settings.fallbackWait = FallbackWait(clamping: statement.int(12))
+    settings.airAnswered = statement.optionalValue(13) ?? .quiet
+    settings.trackSent = statement.int64(14) == 1
     return settings
   }
 
@@ -205,5 +224,54 @@ public struct OtherSSIDStation: Sendable, Equatable {
     self.address = address
     self.ssids = ssids
     self.ackSsids = ackSsids
+  }
+}
+
+/// A station that asked the listener to follow its own transmissions (settings `ackPolicy:"fallback"`,
+/// `trackSent`): ``Database/stationsFollowingOwnTransmissions(heardSince:)``.
+public struct OwnTransmissionStation: Sendable, Equatable {
+  /// Its canonical address (`N0CALL-7`).
+  public var address: String
+  /// When it first asked (epoch ms, `station_settings.own_since`): the oldest request has precedence for the
+  /// filter's bytes.
+  public var since: Int64
+  /// `ackPolicy:"fallback"`: its ACKs wait for its radio.
+  public var fallback: Bool
+  /// `trackSent`: what its radio sends is stored.
+  public var trackSent: Bool
+
+  /// A station; see the properties.
+  public init(address: String, since: Int64, fallback: Bool, trackSent: Bool) {
+    self.address = address
+    self.since = since
+    self.fallback = fallback
+    self.trackSent = trackSent
+  }
+}
+
+extension Database {
+  /// The live stations (heard at or after `heardSince`, epoch ms) that asked the listener to follow their own
+  /// transmissions, in address order. One look at a partial index (`station_settings_own`): these are few.
+  public func stationsFollowingOwnTransmissions(heardSince: Int64) throws(StoreError)
+    -> [OwnTransmissionStation]
+  {
+    let statement = try prepared(
+      """
+      SELECT settings.station, settings.own_since, stations.ack_policy = 'server' AND settings.ack_fallback = 1,
+             settings.track_sent
+      FROM station_settings AS settings JOIN stations ON stations.address = settings.station
+      WHERE settings.own_since IS NOT NULL AND stations.heartbeat_at >= ?1
+      ORDER BY settings.station
+      """)
+    defer { statement.reset() }
+    try statement.bind(1, heardSince)
+    var found: [OwnTransmissionStation] = []
+    while try statement.step() {
+      let station = OwnTransmissionStation(
+        address: statement.text(0), since: statement.int64(1), fallback: statement.int64(2) == 1,
+        trackSent: statement.int64(3) == 1)
+      if station.fallback || station.trackSent { found.append(station) }
+    }
+    return found
   }
 }

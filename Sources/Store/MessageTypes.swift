@@ -7,6 +7,12 @@ public enum MessageDirection: String, Sendable, CaseIterable {
   case sent
 }
 
+/// Who answered a message instead of the server (`messages.answered_by`, sql/024_own_radio.sql).
+public enum AnsweredBy: String, Sendable, CaseIterable {
+  /// The station's own radio: its `ack` or `rej`, heard through an igate within `fallbackWait`.
+  case air
+}
+
 /// A message as stored and as /v1/sync returns it.
 public struct StoredMessage: Sendable, Equatable {
   /// Received by the station, or sent by it (outgoing tracking).
@@ -31,12 +37,17 @@ public struct StoredMessage: Sendable, Equatable {
   /// For a subscription entry (`want:["subscriptions"]`): its kind, subscription and watch event; nil for a
   /// message (`type:"message"`). A bulletin, group or NWS entry's ``to`` is the addressee it was sent to.
   public var entry: SubscriptionEntry?
+  /// Who answered a received message when the server did not: ``AnsweredBy/air`` when the station's own radio
+  /// did (`ackPolicy:"fallback"`), shown as `answeredBy` to `want:["answeredBy"]` clients. Nil otherwise.
+  public var answeredBy: AnsweredBy?
 
   /// A stored message; see the properties.
   public init(
     direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64,
-    state: SendState? = nil, clientId: String? = nil, to: String? = nil, entry: SubscriptionEntry? = nil
+    state: SendState? = nil, clientId: String? = nil, to: String? = nil, entry: SubscriptionEntry? = nil,
+    answeredBy: AnsweredBy? = nil
   ) {
+    self.answeredBy = answeredBy
     self.to = to
     self.entry = entry
     self.direction = direction
@@ -116,6 +127,9 @@ public struct IncomingMessage: Sendable, Equatable {
   /// the traffic was sent to, or nil for a watch). Its dedup window slides: each copy seen within it extends it,
   /// so a bulletin repeated every 20 minutes for days is one entry.
   public var entry: SubscriptionEntry?
+  /// How long its push waits (ms; 0: none): a message whose ACK waits for the station's own radio
+  /// (`ackPolicy:"fallback"`) is pushed once that is decided (`airAnswered`), at the latest after the wait.
+  public var pushHoldMs: Int64 = 0
 
   /// An incoming message; see the properties.
   public init(

@@ -1,5 +1,7 @@
+import APRS
+
 /// When the listener ACKs a station's messages (docs/protocol.md "Station settings", `ackPolicy`); stored as its raw
-/// value in `stations.ack_policy`.
+/// value in `stations.ack_policy`, except ``fallback`` (see there).
 public enum AckPolicy: String, Sendable, CaseIterable {
   /// ACK a message once it is stored (what register's `ackMessages:true` means).
   case server
@@ -9,6 +11,26 @@ public enum AckPolicy: String, Sendable, CaseIterable {
   case device
   /// Never ACK (what register's `ackMessages:false` means; a new station's policy).
   case never
+  /// ACK a message only when the station's own radio, heard through an igate, did not answer it within
+  /// ``StationSettings/fallbackWait`` (docs/design.md "Hearing the station's own radio"). Stored as `server`
+  /// with `station_settings.ack_fallback = 1` (sql/024_own_radio.sql): a listener that cannot follow the station
+  /// (an older build, a filter without room) ACKs as `server` does, never not at all.
+  case fallback
+
+  /// The value `stations.ack_policy` holds for this policy (its CHECK knows `server`, `device`, `never`).
+  var storedPolicy: String { self == .fallback ? AckPolicy.server.rawValue : rawValue }
+}
+
+/// What is pushed for a message the station's own radio answered (`airAnswered`, policy `fallback`); stored as its
+/// raw value in `station_settings.air_answered`.
+public enum AirAnswered: String, Sendable, CaseIterable {
+  /// A push as for any message.
+  case push
+  /// A low-priority push without sound (APNs priority 5, FCM normal priority, Web Push `Urgency: low`): the
+  /// owner saw it on the radio.
+  case quiet
+  /// No push; the message is still stored and served.
+  case none
 }
 
 /// Why a push is held back (``StationSettings/pushHold(from:now:)``).
@@ -54,13 +76,24 @@ public struct StationSettings: Sendable, Equatable {
   public var ackSsids: SSIDSet
   /// How long messages are kept (`retention`): ``Retention/ring`` by default.
   public var retention: Retention
+  /// How long the ACK of a message waits for the station's own radio under ``AckPolicy/fallback``
+  /// (`fallbackWait`, s): 20 s by default. Kept while another policy is in force.
+  public var fallbackWait: FallbackWait
+  /// What is pushed for a message the station's radio answered (`airAnswered`): ``AirAnswered/quiet`` by default.
+  public var airAnswered: AirAnswered
+  /// Whether what the station's radio or other apps send is stored as `sent` entries (`trackSent`).
+  public var trackSent: Bool
 
   /// Settings; see the properties.
   public init(
     blocked: CallList = .empty, mutedUntil: Int64 = 0, quietHours: QuietHours? = nil,
     quietBypass: CallList = .empty, ackPolicy: AckPolicy = .never, keylessDevices: KeylessDevices = .allow,
-    ssids: SSIDSelection = .exact, ackSsids: SSIDSet = .empty, retention: Retention = .ring
+    ssids: SSIDSelection = .exact, ackSsids: SSIDSet = .empty, retention: Retention = .ring,
+    fallbackWait: FallbackWait = .default, airAnswered: AirAnswered = .quiet, trackSent: Bool = false
   ) {
+    self.fallbackWait = fallbackWait
+    self.airAnswered = airAnswered
+    self.trackSent = trackSent
     self.retention = retention
     self.keylessDevices = keylessDevices
     self.ssids = ssids
@@ -87,8 +120,15 @@ public struct StationSettings: Sendable, Equatable {
     if let ssids = update.ssids { result.ssids = ssids }
     if let ackSsids = update.ackSsids { result.ackSsids = ackSsids }
     if let retention = update.retention { result.retention = retention }
+    if let fallbackWait = update.fallbackWait { result.fallbackWait = fallbackWait }
+    if let airAnswered = update.airAnswered { result.airAnswered = airAnswered }
+    if let trackSent = update.trackSent { result.trackSent = trackSent }
     return result
   }
+
+  /// Whether the listener should follow the station's own transmissions (an exact `b/` entry on its filter):
+  /// under ``AckPolicy/fallback`` or with ``trackSent``.
+  public var followsOwnTransmissions: Bool { ackPolicy == .fallback || trackSent }
 
   /// The names of the settings (as /v1/settings spells them) whose values differ between these and `other`, in
   /// the order the answer lists them: what the audit trail records of a change.
@@ -103,6 +143,9 @@ public struct StationSettings: Sendable, Equatable {
     if ssids != other.ssids { fields.append("ssids") }
     if ackSsids != other.ackSsids { fields.append("ackSsids") }
     if retention != other.retention { fields.append("retention") }
+    if fallbackWait != other.fallbackWait { fields.append("fallbackWait") }
+    if airAnswered != other.airAnswered { fields.append("airAnswered") }
+    if trackSent != other.trackSent { fields.append("trackSent") }
     return fields
   }
 
@@ -153,13 +196,23 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   public var ackSsids: SSIDSet?
   /// New `retention`, or nil.
   public var retention: Retention?
+  /// New `fallbackWait`, or nil.
+  public var fallbackWait: FallbackWait?
+  /// New `airAnswered`, or nil.
+  public var airAnswered: AirAnswered?
+  /// New `trackSent`, or nil.
+  public var trackSent: Bool?
 
   /// An update; see the properties.
   public init(
     blocked: CallList? = nil, mutedUntil: Int64? = nil, quietHours: QuietHours?? = nil,
     quietBypass: CallList? = nil, ackPolicy: AckPolicy? = nil, keylessDevices: KeylessDevices? = nil,
-    ssids: SSIDSelection? = nil, ackSsids: SSIDSet? = nil, retention: Retention? = nil
+    ssids: SSIDSelection? = nil, ackSsids: SSIDSet? = nil, retention: Retention? = nil,
+    fallbackWait: FallbackWait? = nil, airAnswered: AirAnswered? = nil, trackSent: Bool? = nil
   ) {
+    self.fallbackWait = fallbackWait
+    self.airAnswered = airAnswered
+    self.trackSent = trackSent
     self.retention = retention
     self.keylessDevices = keylessDevices
     self.ssids = ssids
@@ -174,6 +227,7 @@ public struct StationSettingsUpdate: Sendable, Equatable {
   /// Whether it changes nothing (a read of the settings).
   public var isEmpty: Bool {
     blocked == nil && mutedUntil == nil && quietHours == nil && quietBypass == nil && ackPolicy == nil
-      && keylessDevices == nil && ssids == nil && ackSsids == nil && retention == nil
+      && keylessDevices == nil && ssids == nil && ackSsids == nil && retention == nil && fallbackWait == nil
+      && airAnswered == nil && trackSent == nil
   }
 }

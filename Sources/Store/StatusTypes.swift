@@ -52,6 +52,12 @@ public struct ListenerStatus: Sendable, Equatable {
   public var sendBudgetFull: Bool
   /// The last hour, minute by minute (the status page's chart).
   public var history: ActivityHistory
+  /// The stations whose own transmissions the filter follows (settings `ackPolicy:"fallback"`, `trackSent`),
+  /// sorted (docs/design.md "Hearing the station's own radio").
+  public var ownFollowed: [String]
+  /// The stations that asked for it and that the filter had no room for: their messages are ACKed as under
+  /// `server`, and what their radios send is not stored. In the planner's order (the oldest request first).
+  public var ownFellBack: [String]
 
   /// A status; every field defaults to what a reader assumes when nothing was published.
   public init(
@@ -60,8 +66,10 @@ public struct ListenerStatus: Sendable, Equatable {
     filterEntries: Int = 0, filterExactStations: Int = 0, lastLineAt: Int64? = nil, lineRate: Double = 0,
     updatedAt: Int64? = nil, startedAt: Int64? = nil, lastError: String? = nil,
     counts: ListenerCounts = ListenerCounts(), sendBudgetFull: Bool = false,
-    history: ActivityHistory = ActivityHistory()
+    history: ActivityHistory = ActivityHistory(), ownFollowed: [String] = [], ownFellBack: [String] = []
   ) {
+    self.ownFollowed = ownFollowed
+    self.ownFellBack = ownFellBack
     self.state = state
     self.connected = connected
     self.verified = verified
@@ -134,6 +142,11 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
   case nwsEntries
   /// Subscription entries stored: watched stations heard, silent or in an emergency.
   case watchEntries
+  /// Messages to `fallback` stations that the station's own radio answered within the wait (`ack` or `rej` heard
+  /// through an igate): ACKs the radio saved the server.
+  case airAnswered
+  /// ACKs sent for `fallback` stations because their radio was not heard answering within the wait.
+  case fallbackAcks
 
   /// The counter of the subscription entries of `kind` stored.
   public static func subscriptionEntries(_ kind: SubscriptionKind) -> ListenerCounter {
@@ -174,6 +187,7 @@ extension ListenerStatus {
   enum Field: String, CaseIterable {
     case state, connected, verified, receiveOnly, server, login, filterSize, filterBytes, filterEntries
     case filterExactStations, lastLineAt, lineRate, updatedAt, startedAt, lastError, sendBudgetFull, history
+    case ownFollowed, ownFellBack
   }
 
   /// Every key of the record starts with this.
@@ -211,6 +225,8 @@ extension ListenerStatus {
     case .lastError: lastError ?? ""
     case .sendBudgetFull: sendBudgetFull ? "1" : "0"
     case .history: history.text
+    case .ownFollowed: ownFollowed.joined(separator: " ")
+    case .ownFellBack: ownFellBack.joined(separator: " ")
     }
   }
 
@@ -227,7 +243,8 @@ extension ListenerStatus {
       lastLineAt: StatusText.time(text(.lastLineAt)), lineRate: StatusText.rate(text(.lineRate)),
       updatedAt: StatusText.time(text(.updatedAt)), startedAt: StatusText.time(text(.startedAt)),
       lastError: text(.lastError), sendBudgetFull: text(.sendBudgetFull) == "1",
-      history: ActivityHistory(text: text(.history) ?? ""))
+      history: ActivityHistory(text: text(.history) ?? ""),
+      ownFollowed: StatusText.calls(text(.ownFollowed)), ownFellBack: StatusText.calls(text(.ownFellBack)))
     for counter in ListenerCounter.allCases {
       counts[counter] = StatusText.count(rows[Self.key(counter)])
     }
@@ -546,5 +563,11 @@ enum StatusText {
   static func rate(_ text: String?) -> Double {
     guard let text, let value = Double(text), value.isFinite, value >= 0 else { return 0 }
     return value
+  }
+
+  /// Station addresses separated by single spaces; none for nil or empty text.
+  static func calls(_ text: String?) -> [String] {
+    guard let text else { return [] }
+    return text.split(separator: " ").map(String.init)
   }
 }

@@ -19,9 +19,13 @@ public struct Wants: OptionSet, Sendable, Hashable {
   /// and saying what was evicted unpulled (`dropped`, `oldestTimestamp`).
   public static let inbox = Wants(rawValue: 1 << 2)
 
+  /// `"answeredBy"`: a received message the station's own radio answered (`ackPolicy:"fallback"`) carries
+  /// `answeredBy:"air"`.
+  public static let answeredBy = Wants(rawValue: 1 << 3)
+
   /// The names this build knows, as `want` spells them.
   public static let names: [(name: String, wants: Wants)] = [
-    ("ssids", .ssids), ("subscriptions", .subscriptions), ("inbox", .inbox),
+    ("ssids", .ssids), ("subscriptions", .subscriptions), ("inbox", .inbox), ("answeredBy", .answeredBy),
   ]
 
   /// The option `name` stands for; nil for a name this build does not know (ignored: clients may ask for what

@@ -11,7 +11,8 @@ import Testing
 @Suite struct AllSSIDAPITests {
   nonisolated(unsafe) static let identity = APIFixture.settingsIdentity
   /// The keys every settings answer ends with while no subscription or retention is set.
-  static let lastKeys = #""subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
+  static let lastKeys =
+    #""fallbackWait":20,"airAnswered":"quiet","trackSent":false,"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
 
   /// A message for another SSID of the call, stored as the listener would.
   private func deliverOther(_ fixture: APIFixture, to: String, text: String) throws {

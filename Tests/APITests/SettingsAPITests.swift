@@ -17,7 +17,7 @@ import Testing
     #expect(reply.status == 200, "\(reply.text)")
     #expect(
       reply.text
-        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
+        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow","ssids":"exact","ackSsids":[],"fallbackWait":20,"airAnswered":"quiet","trackSent":false,"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
     )
   }
 
@@ -32,20 +32,20 @@ import Testing
     #expect(
       reply.text
         == #"{"blocked":["KJ7ABC","OH7AA-1"],"mutedUntil":0,"quietHours":{"start":1320,"end":420,"#
-        + #""utcOffsetMinutes":120},"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
+        + #""utcOffsetMinutes":120},"quietBypass":[],"ackPolicy":"never","keylessDevices":"allow","ssids":"exact","ackSsids":[],"fallbackWait":20,"airAnswered":"quiet","trackSent":false,"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
     )
     reply = fixture.settings(
       ["mutedUntil": 1_800_000_360_000, "quietBypass": ["N0CALL-9"], "ackPolicy": "device"])
     #expect(
       reply.text
         == #"{"blocked":["KJ7ABC","OH7AA-1"],"mutedUntil":1800000360000,"quietHours":{"start":1320,"end":420,"#
-        + #""utcOffsetMinutes":120},"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
+        + #""utcOffsetMinutes":120},"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow","ssids":"exact","ackSsids":[],"fallbackWait":20,"airAnswered":"quiet","trackSent":false,"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
     )
     // null turns the quiet hours off; an empty list clears; mutedUntil 0 unmutes.
     reply = fixture.settings(["quietHours": NSNull(), "blocked": [String](), "mutedUntil": 0])
     #expect(
       reply.text
-        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow","ssids":"exact","ackSsids":[],"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
+        == #"{"blocked":[],"mutedUntil":0,"quietHours":null,"quietBypass":["N0CALL-9"],"ackPolicy":"device","keylessDevices":"allow","ssids":"exact","ackSsids":[],"fallbackWait":20,"airAnswered":"quiet","trackSent":false,"subscriptions":[],"forward":[],"retention":{"mode":"ring"}}"#
     )
     // The station's identity as curl users write it; the store agrees.
     reply = fixture.post("/v1/settings", ["callsign": "n0call-7", "auth": 13023])
@@ -99,7 +99,7 @@ import Testing
     (#""mutedUntil":9223372036854775807"#, "mutedUntil must be between 0 and"),
     (#""quietBypass":["N0CALL-7",""]"#, "quietBypass[1] must be a call"),
     (#""quietBypass":{}"#, "quietBypass must be an array"),
-    (#""ackPolicy":"sometimes""#, #"ackPolicy must be "server", "device" or "never""#),
+    (#""ackPolicy":"sometimes""#, #"ackPolicy must be "server", "device", "never" or "fallback""#),
     (#""ackPolicy":true"#, "ackPolicy must be a string"),
   ])
   func aBadValueIsA400NamingTheFieldAndChangesNothing(field: String, message: String) throws {

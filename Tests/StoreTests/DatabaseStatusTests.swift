@@ -39,7 +39,8 @@ import Testing
         server: "rotate.aprs2.net:14580",
         login: "N0CALL-10", filterSize: 60, filterBytes: 498, filterEntries: 41, filterExactStations: 20,
         lastLineAt: 1_800_000_000_123,
-        lineRate: 12.5, updatedAt: 1_800_000_000_456, startedAt: 1_799_999_000_000, counts: counts)
+        lineRate: 12.5, updatedAt: 1_800_000_000_456, startedAt: 1_799_999_000_000, counts: counts,
+        ownFollowed: ["N0CALL-7", "OH7AA"], ownFellBack: ["KJ7ABC"])
       let before = database.transactionCounts
       try database.publishListenerStatus(status)
       #expect(database.transactionCounts.writes == before.writes + 1)
@@ -49,12 +50,14 @@ import Testing
           listener.acksDropped = 61
           listener.acksSent = 41
           listener.acksSuppressed = 51
+          listener.airAnswered = 191
           listener.banned = 141
           listener.blocked = 131
           listener.bulletinEntries = 151
           listener.connected = 1
           listener.drops = 71
           listener.duplicates = 21
+          listener.fallbackAcks = 201
           listener.filterBytes = 498
           listener.filterEntries = 41
           listener.filterExactStations = 20
@@ -70,6 +73,8 @@ import Testing
           listener.messagesStored = 11
           listener.notForUs = 111
           listener.nwsEntries = 171
+          listener.ownFellBack = KJ7ABC
+          listener.ownFollowed = N0CALL-7 OH7AA
           listener.receipts = 31
           listener.receiveOnly = 0
           listener.reconnects = 121

@@ -95,7 +95,8 @@ extension PushEngine {
       let visible = PushAudience.visible(entries, to: key.wants)
       guard !visible.isEmpty else { continue }
       read.views[key] = PushView(
-        ids: visible.map(\.id), content: try pushContent(station, visible, wants: key.wants))
+        ids: visible.map(\.id),
+        content: try pushContent(station, visible, wants: key.wants, airAnswered: split.airAnswered))
     }
     return read
   }
@@ -169,9 +170,9 @@ extension PushEngine {
   /// station has not pulled as `wants` counts it (other-SSID and subscription entries only for devices that take
   /// them) and never less than this burst, the senders, the newest sender's avatar, the priority; for a sent
   /// message, its `sendFailed` notice.
-  private func pushContent(_ station: String, _ entries: [OutboxEntry], wants: Wants) throws(StoreError)
-    -> PushContent
-  {
+  private func pushContent(
+    _ station: String, _ entries: [OutboxEntry], wants: Wants, airAnswered: AirAnswered = .quiet
+  ) throws(StoreError) -> PushContent {
     let newest = PushBatch(station: station, entries: entries).newest
     if newest.message.direction == .sent {  // a message the station sent ended rejected or expired
       return .sendFailed(
@@ -189,6 +190,6 @@ extension PushEngine {
     return PushContent(
       station: station, fromCall: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
       count: max(unpulled, entries.count), senders: senders, avatar: avatar, to: newest.message.to,
-      entry: newest.message.entry, priority: PushAudience.priority(of: entries))
+      entry: newest.message.entry, priority: PushAudience.priority(of: entries, airAnswered: airAnswered))
   }
 }

@@ -24,6 +24,9 @@ struct QuietSplit: Equatable {
   func governs(_ device: DeviceRecord) -> Bool { reach?.governs(device) ?? true }
   /// Why the first held entry was held.
   var reason: PushHold?
+  /// What the station pushes for a message its own radio answered (`airAnswered`): ``Store/AirAnswered/quiet`` makes
+  /// such a push low priority without sound (``PushAudience/priority(of:airAnswered:)``).
+  var airAnswered: AirAnswered = .quiet
 
   /// Splits `batch` by `settings` at `now` (epoch ms), pure: while muted every message is held; inside the quiet
   /// hours every message but those from `quietBypass` senders. A subscription entry is held by both unless its
@@ -35,6 +38,7 @@ struct QuietSplit: Equatable {
     _ batch: PushBatch, settings: StationSettings, bypassing: Set<String> = [], now: Int64
   ) -> QuietSplit {
     var split = QuietSplit()
+    split.airAnswered = settings.airAnswered
     var kept: [OutboxEntry] = []
     for entry in batch.entries {
       let hold =

@@ -5,8 +5,8 @@ import Store
 extension PushPayload {
   // MARK: APNs
 
-  /// The APNs payload: `aps` with the alert, `gcm.message_id` (`messageID`, unique per push), then
-  /// the data keys at the top level.
+  /// The APNs payload: `aps` with the alert (and `sound` unless the push is ``PushPriority/low``),
+  /// `gcm.message_id` (`messageID`, unique per push), then the data keys at the top level.
   public static func apns(_ content: PushContent, preview: Bool, messageID: String)
     -> Result<BuiltPayload, PayloadTooLarge>
   {
@@ -16,8 +16,11 @@ extension PushPayload {
       writer.key("aps")
       writer.beginObject()
       writeBanner(text, as: "alert", to: &writer)
-      writer.key("sound")
-      writer.string("default")
+      // A low-priority push (subscription entries, what the station's radio answered) makes no sound.
+      if content.priority != .low {
+        writer.key("sound")
+        writer.string("default")
+      }
       writer.key("thread-id")
       writer.string(content.station)
       writer.endObject()

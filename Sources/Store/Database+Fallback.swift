@@ -1,0 +1,63 @@
+/// What the listener learnt of a message held for the station's own radio (`ackPolicy:"fallback"`,
+/// docs/design.md "Hearing the station's own radio"): the message's `answered_by` and its held push
+/// (sql/024_own_radio.sql).
+extension Database {
+  /// How a held message was decided.
+  public enum FallbackDecision: Sendable, Equatable {
+    /// The station's own radio answered it within the wait: the message is `answered_by = 'air'`, and its push
+    /// goes as `airAnswered` says (``AirAnswered/none``: not at all).
+    case answeredByAir(AirAnswered)
+    /// The wait ended without the radio's answer; the server ACKed it: its push goes as any push.
+    case serverAcked
+  }
+
+  /// Applies `decision` to the newest received message of `station` (canonical) from `sender` (canonical)
+  /// numbered `msgno` (the number alone; a stored `MM}AA` matches `MM`), within the caller's write transaction.
+  /// Its push, held by ``IncomingMessage/pushHoldMs``, is made due at `now` (epoch ms) or, for
+  /// ``AirAnswered/none``, dropped. Returns whether a push was made due (the caller wakes the push sender); false
+  /// also when no such message is stored (its ring moved on, the station was deleted).
+  public func decideHeldMessage(
+    station: String, sender: String, msgno: String, _ decision: FallbackDecision, now: Int64
+  ) throws(StoreError) -> Bool {
+    let find = try prepared(
+      """
+      SELECT id FROM messages
+      WHERE station = ?1 AND direction = 'received' AND addressee IS NULL AND kind IS NULL AND peer = ?2
+        AND (msgno = ?3 OR substr(msgno, 1, length(?3) + 1) = ?3 || '}')
+      ORDER BY timestamp DESC LIMIT 1
+      """)
+    let id: Int64
+    do {
+      defer { find.reset() }
+      try find.bind(1, station)
+      try find.bind(2, sender)
+      try find.bind(3, msgno)
+      guard try find.step() else { return false }
+      id = find.int64(0)
+    }
+    if case .answeredByAir(let push) = decision {
+      let mark = try prepared("UPDATE messages SET answered_by = 'air' WHERE id = ?1")
+      defer { mark.reset() }
+      try mark.bind(1, id)
+      try mark.run()
+      if push == .none {
+        let drop = try prepared(
+          "DELETE FROM outbox WHERE message_id = ?1 AND state = 'pending' AND attempts = 0")
+        defer { drop.reset() }
+        try drop.bind(1, id)
+        try drop.run()
+        return false
+      }
+    }
+    let release = try prepared(
+      """
+      UPDATE outbox SET next_attempt_at = ?2
+      WHERE message_id = ?1 AND state = 'pending' AND attempts = 0 AND next_attempt_at > ?2
+      """)
+    defer { release.reset() }
+    try release.bind(1, id)
+    try release.bind(2, now)
+    try release.run()
+    return changes > 0
+  }
+}
