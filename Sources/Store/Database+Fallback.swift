@@ -52,7 +52,7 @@ extension Database {
     let release = try prepared(
       """
       UPDATE outbox SET next_attempt_at = ?2
-      WHERE message_id = ?1 AND state = 'pending' AND attempts = 0 AND next_attempt_at > ?2
+      WHERE message_id = ?1 AND state = 'pending' AND attempts = 0 AND next_attempt_at >= ?2
       """)
     defer { release.reset() }
     try release.bind(1, id)

@@ -101,6 +101,13 @@ import Testing
     (#""quietBypass":{}"#, "quietBypass must be an array"),
     (#""ackPolicy":"sometimes""#, #"ackPolicy must be "server", "device", "never" or "fallback""#),
     (#""ackPolicy":true"#, "ackPolicy must be a string"),
+    (#""fallbackWait":0"#, "fallbackWait must be between 1 and 60"),
+    (#""fallbackWait":61"#, "fallbackWait must be between 1 and 60"),
+    (#""fallbackWait":"20""#, "fallbackWait must be an integer"),
+    (#""fallbackWait":20.5"#, "fallbackWait must be an integer between 1 and 60"),
+    (#""airAnswered":"loud""#, #"airAnswered must be "push", "quiet" or "none""#),
+    (#""airAnswered":1"#, "airAnswered must be a string"),
+    (#""trackSent":"yes""#, "trackSent must be true or false"),
   ])
   func aBadValueIsA400NamingTheFieldAndChangesNothing(field: String, message: String) throws {
     let fixture = try APIFixture.withClaimedStation()
@@ -126,6 +133,25 @@ import Testing
     #expect(fixture.settings()["ackPolicy"]?.stringValue == "device")
     #expect(fixture.post("/v1/register", registerBody(["ackMessages": false])).status == 200)
     #expect(fixture.settings()["ackPolicy"]?.stringValue == "never")
+  }
+
+  @Test func theOwnRadioSettingsAreTakenAndSayWhetherTheListenerFollowsTheStation() throws {
+    let fixture = try APIFixture.withClaimedStation()
+    #expect(fixture.settings()["ownTransmissions"] == nil)
+    let reply = fixture.settings(["ackPolicy": "fallback", "fallbackWait": 30, "airAnswered": "none"])
+    #expect(reply.status == 200, "\(reply.text)")
+    #expect(reply["ackPolicy"]?.stringValue == "fallback" && reply["fallbackWait"]?.intValue == 30)
+    #expect(reply["airAnswered"]?.stringValue == "none" && reply["trackSent"] == .bool(false))
+    // No listener published yet: pending.
+    #expect(reply["ownTransmissions"]?.stringValue == "pending")
+    try fixture.database.publishListenerStatus(ListenerStatus(state: "online", ownFollowed: ["N0CALL-7"]))
+    #expect(fixture.settings()["ownTransmissions"]?.stringValue == "followed")
+    try fixture.database.publishListenerStatus(ListenerStatus(state: "online", ownFellBack: ["N0CALL-7"]))
+    #expect(fixture.settings()["ownTransmissions"]?.stringValue == "fellBack")
+    // trackSent alone asks to be followed too; neither: the key goes.
+    #expect(fixture.settings(["ackPolicy": "server", "trackSent": true])["ownTransmissions"] != nil)
+    #expect(fixture.settings(["trackSent": false])["ownTransmissions"] == nil)
+    #expect(fixture.settings()["fallbackWait"]?.intValue == 30)
   }
 
   @Test func unregisterDeletesTheSettings() throws {

@@ -173,6 +173,10 @@ import Testing
     #expect(string(alert["body"]) == "Hello {not a msgno} \"quoted\"")
     #expect(string(aps["sound"]) == "default")
     #expect(string(aps["thread-id"]) == "N0CALL-7")
+    // A low-priority push (subscription entries, what the station's radio answered) makes no sound.
+    var quiet = content()
+    quiet.priority = .low
+    #expect(try object(apnsPayload(quiet)["aps"])["sound"] == nil)
     let headers = Dictionary(
       uniqueKeysWithValues: PushPayload.apnsHeaders(
         station: "N0CALL-7", bundleId: "org.example.app", expiration: 99))

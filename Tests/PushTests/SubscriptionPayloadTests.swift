@@ -50,6 +50,18 @@ import Testing
     #expect(PushAudience.priority(of: [otherSSID]) == .high)
   }
 
+  @Test func whatTheStationsRadioAnsweredGoesQuietlyUnlessTheOwnerAskedForAPush() {
+    var answered = outbox(6)
+    answered.message.answeredBy = .air
+    let direct = outbox(1)
+    let entry = outbox(3, to: "BLN1WX", entry: bulletin)
+    #expect(PushAudience.priority(of: [answered]) == .low)
+    #expect(PushAudience.priority(of: [answered], airAnswered: .quiet) == .low)
+    #expect(PushAudience.priority(of: [answered, entry]) == .low)
+    #expect(PushAudience.priority(of: [answered], airAnswered: .push) == .high)
+    #expect(PushAudience.priority(of: [answered, direct]) == .high)
+  }
+
   @Test func eachKindHasItsBannerAndWithoutPreviewsNoText() {
     let cases: [(SubscriptionEntry, String?, String, String, String)] = [
       (bulletin, "BLN1WX", "WX1ABC", "Bulletin BLN1WX from WX1ABC", "New APRS bulletin"),
