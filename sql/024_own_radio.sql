@@ -29,3 +29,9 @@ END;
 -- 'air': the station's own radio answered the message (its `ack` or `rej`, heard through an igate, within the
 -- wait), so the server sent no ACK. NULL otherwise.
 ALTER TABLE messages ADD COLUMN answered_by TEXT CHECK (answered_by IN ('air'));
+
+-- `trackSent`: a message the station's radio or another app of its own sent, heard on APRS-IS, stored as a `sent`
+-- entry: 'sent' until its peer's ack or rej (correlated by the message number) makes it 'acked' or 'rejected'.
+-- NULL for every other entry (a `/v1/send` has its state in `sends`; operator-wide outgoing tracking keeps none).
+-- Such entries are shown only to `want:["sent"]` clients.
+ALTER TABLE messages ADD COLUMN heard_state TEXT CHECK (heard_state IN ('sent', 'acked', 'rejected'));

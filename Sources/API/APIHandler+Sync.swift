@@ -161,7 +161,9 @@ extension APIHandler {
   /// for `want:["subscriptions"]`) has its kind as `type` (`bulletin`, `group`, `nws`, `watch`), its
   /// `subscription` id, `to` the addressee it was sent to (not for a watch), and for a watch its `event`
   /// (`heard`, `silent`, `emergency`) and, when the packet had one, `latitude` and `longitude` (degrees). With
-  /// `want:["answeredBy"]` a received message the station's own radio answered carries `answeredBy:"air"`.
+  /// `want:["answeredBy"]` a received message the station's own radio answered carries `answeredBy:"air"`; with
+  /// `want:["sent"]` the entries of what the station's radio sent (`trackSent`) carry `state` (`sent`, `acked`,
+  /// `rejected`).
   static func writeMessage(_ message: StoredMessage, wants: Wants = [], to writer: inout JSONWriter) {
     writer.beginObject()
     writer.key("direction")
@@ -197,6 +199,11 @@ extension APIHandler {
     if wants.contains(.answeredBy), let answeredBy = message.answeredBy {
       writer.key("answeredBy")
       writer.string(answeredBy.rawValue)
+    }
+    if message.direction == .sent, let heard = message.heardState {
+      // What the station's radio sent (`trackSent`, only for `want:["sent"]`): where it stands.
+      writer.key("state")
+      writer.string(heard.rawValue)
     }
     if message.direction == .sent, let state = message.state {
       writer.key("state")

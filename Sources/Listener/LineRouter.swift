@@ -126,7 +126,9 @@ struct RoutedLine: Sendable, Equatable {
 ///   collecting the same SSID only the first in address order that asked for its ACKs.
 /// - With outgoing tracking, a message sent BY a served station is stored for that station as sent, peer = the
 ///   addressee (its key is distinct from the received copy's, so a message between two served stations is kept
-///   by both). Never ACKed. Not for a line this listener transmitted (``LineOrigin/transmitted``): a `/v1/send`
+///   by both). Never ACKed. So is one sent by a followed station with `trackSent`
+///   (``OwnTransmissions/tracksSent(of:)``), marked ``IncomingMessage/heardSent`` (its state follows the peer's
+///   ack or rej; shown only to `want:["sent"]`). Not for a line this listener transmitted (``LineOrigin/transmitted``): a `/v1/send`
 ///   has its own sent entry.
 /// - A line this listener transmitted is routed as if APRS-IS had delivered it (aprsc never echoes a client's
 ///   own packets): a `/v1/send` to a station registered here is stored for it with the key a copy from APRS-IS
@@ -258,14 +260,16 @@ struct LineRouter: Sendable {
     }
     collect(
       message, key: key, windowMs: windowMs, stations: stations, canTransmit: canTransmit, into: &routed)
-    if trackOutgoing, origin == .aprsis, stations.serves(sender) {
-      routed.messages.append(
-        PlannedMessage(
-          incoming: IncomingMessage(
-            station: sender, direction: .sent, peer: message.addressee, text: message.text,
-            msgno: message.seqId,
-            dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs),
-          ack: nil))
+    // `trackSent`: what a followed station's radio sends (the station as the store names it).
+    let ownSender = own.isEmpty ? nil : StationAddress.canonical(sender)
+    let tracksSent = ownSender.map { own.tracksSent(of: $0) } ?? false
+    if origin == .aprsis, tracksSent || (trackOutgoing && stations.serves(sender)) {
+      var incoming = IncomingMessage(
+        station: tracksSent ? ownSender! : sender, direction: .sent, peer: message.addressee,
+        text: message.text,
+        msgno: message.seqId, dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs)
+      incoming.heardSent = tracksSent
+      routed.messages.append(PlannedMessage(incoming: incoming, ack: nil))
     }
     routed.messages += Self.subscriptionEntries(for: message, subscriptions)
     routed.answer = answer

@@ -32,6 +32,8 @@ struct BatchResult: Sendable, Equatable {
   var airAnswered = 0
   /// Held messages to `fallback` stations whose wait ended unanswered (the server ACKed them).
   var fallbackAcks = 0
+  /// `sent` entries of the stations' own radios (`trackSent`) their peers' acks or rejs answered.
+  var heardSendsAnswered = 0
 
   init() {}
 }
@@ -199,6 +201,8 @@ struct MessageWriter {
       }
       if !receipts.isEmpty {
         result.receipts = try database.recordReceipts(receipts, now: stamp)
+        // The peers' answers to what the stations' radios sent (`trackSent`).
+        result.heardSendsAnswered = try database.answerHeardSends(receipts, now: stamp)
       }
       // Acks, rejs and reply-acks stop the stations' sends in flight (`/v1/send`), in this same transaction.
       let sendAnswers =

@@ -61,3 +61,41 @@ extension Database {
     return changes > 0
   }
 }
+
+extension Database {
+  /// The peers' acks and rejs of what the stations' own radios sent (`trackSent`): each receipt makes the newest
+  /// `sent` entry of its station to that peer with that number (the number alone; a stored `MM}AA` matches `MM`)
+  /// `acked` or `rejected`, re-stamped so the next sync carries the change, inside the caller's write transaction.
+  /// An entry already answered stays as it is (a repeated ack changes nothing). Returns how many entries changed.
+  public func answerHeardSends(_ receipts: [DeliveryReceipt], now: Int64) throws(StoreError) -> Int {
+    guard !receipts.isEmpty else { return 0 }
+    let find = try prepared(
+      """
+      SELECT id FROM messages
+      WHERE station = ?1 AND direction = 'sent' AND heard_state = 'sent' AND peer = ?2
+        AND (msgno = ?3 OR substr(msgno, 1, length(?3) + 1) = ?3 || '}')
+      ORDER BY timestamp DESC LIMIT 1
+      """)
+    let update = try prepared("UPDATE messages SET heard_state = ?2, timestamp = ?3 WHERE id = ?1")
+    var changed = 0
+    for receipt in receipts {
+      let id: Int64
+      do {
+        defer { find.reset() }
+        try find.bind(1, receipt.station.canonicalAddress)
+        try find.bind(2, receipt.peer.canonicalAddress)
+        try find.bind(3, receipt.msgno)
+        guard try find.step() else { continue }
+        id = find.int64(0)
+      }
+      let timestamp = try nextMessageTimestamp(now: now)
+      defer { update.reset() }
+      try update.bind(1, id)
+      try update.bind(2, receipt.kind == .rej ? HeardState.rejected : HeardState.acked)
+      try update.bind(3, timestamp)
+      try update.run()
+      changed += 1
+    }
+    return changed
+  }
+}

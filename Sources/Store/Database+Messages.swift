@@ -190,8 +190,8 @@ extension Database {
     let statement = try prepared(
       """
       INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event,
-        latitude, longitude)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        latitude, longitude, heard_state)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -206,6 +206,7 @@ extension Database {
     try statement.bind(10, message.entry?.event?.rawValue)
     try statement.bind(11, message.entry?.latitude)
     try statement.bind(12, message.entry?.longitude)
+    try statement.bind(13, message.heardSent && message.direction == .sent ? HeardState.sent : nil)
     try statement.run()
     return lastInsertRowID
   }
@@ -326,9 +327,11 @@ extension Database {
         """
         SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
                sends.state, sends.client_id, messages.addressee, messages.kind, messages.subscription,
-               messages.event, messages.latitude, messages.longitude, messages.answered_by
+               messages.event, messages.latitude, messages.longitude, messages.answered_by,
+               messages.heard_state
         FROM messages LEFT JOIN sends ON sends.message_id = messages.id
         WHERE messages.station = ?1 AND messages.timestamp > ?2 AND ((1 << messages.ring) & ?3) <> 0
+          AND (messages.heard_state IS NULL OR ?5)
         ORDER BY messages.timestamp LIMIT ?4
         """)
       var messages: [StoredMessage] = []
@@ -339,6 +342,7 @@ extension Database {
         try select.bind(3, wants.ringMask)
         // One more than a page: whether there is more.
         try select.bind(4, Self.pageSize(for: wants) + 1)
+        try select.bind(5, wants.contains(.sent))
         while try select.step() { messages.append(try Self.storedMessage(select)) }
       }
       afterSyncMessagesRead?()
@@ -496,10 +500,10 @@ extension Database {
       """
       SELECT recent.direction, recent.peer, recent.text, recent.msgno, recent.timestamp, sends.state,
              sends.client_id, recent.addressee, recent.kind, recent.subscription, recent.event, recent.latitude,
-             recent.longitude, recent.answered_by
+             recent.longitude, recent.answered_by, recent.heard_state
       FROM (
         SELECT id, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event, latitude,
-               longitude, answered_by FROM messages
+               longitude, answered_by, heard_state FROM messages
         WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2) AS recent
       LEFT JOIN sends ON sends.message_id = recent.id
       ORDER BY recent.timestamp
@@ -513,8 +517,8 @@ extension Database {
   }
 
   /// A message from a row of `direction, peer, text, msgno, timestamp, sends.state, sends.client_id` and,
-  /// when the row has them, `messages.addressee`, `messages.kind, subscription, event, latitude, longitude` and
-  /// `messages.answered_by`.
+  /// when the row has them, `messages.addressee`, `messages.kind, subscription, event, latitude, longitude`,
+  /// `messages.answered_by` and `messages.heard_state`.
   static func storedMessage(_ row: Statement) throws(StoreError) -> StoredMessage {
     var state: SendState?
     if !row.isNull(5) { state = try row.value(5) }
@@ -523,7 +527,8 @@ extension Database {
       timestamp: row.int64(4), state: state, clientId: row.optionalText(6),
       to: row.columnCount > 7 ? row.optionalText(7) : nil,
       entry: row.columnCount > 12 ? subscriptionEntry(row, from: 8) : nil,
-      answeredBy: row.columnCount > 13 ? row.optionalValue(13) : nil)
+      answeredBy: row.columnCount > 13 ? row.optionalValue(13) : nil,
+      heardState: row.columnCount > 14 ? row.optionalValue(14) : nil)
   }
 
   /// The subscription entry of a row whose columns from `first` on are `messages.kind, subscription, event,

@@ -13,6 +13,16 @@ public enum AnsweredBy: String, Sendable, CaseIterable {
   case air
 }
 
+/// Where a `sent` entry of the station's own radio stands (`trackSent`; `messages.heard_state`): shown as `state`.
+public enum HeardState: String, Sendable, CaseIterable {
+  /// Heard on APRS-IS; no answer from the peer yet.
+  case sent
+  /// The peer ACKed it.
+  case acked
+  /// The peer rejected it.
+  case rejected
+}
+
 /// A message as stored and as /v1/sync returns it.
 public struct StoredMessage: Sendable, Equatable {
   /// Received by the station, or sent by it (outgoing tracking).
@@ -40,13 +50,16 @@ public struct StoredMessage: Sendable, Equatable {
   /// Who answered a received message when the server did not: ``AnsweredBy/air`` when the station's own radio
   /// did (`ackPolicy:"fallback"`), shown as `answeredBy` to `want:["answeredBy"]` clients. Nil otherwise.
   public var answeredBy: AnsweredBy?
+  /// For a `sent` entry of the station's own radio (`trackSent`, `want:["sent"]`): where it stands. Nil otherwise.
+  public var heardState: HeardState?
 
   /// A stored message; see the properties.
   public init(
     direction: MessageDirection, peer: String, text: String, msgno: String?, timestamp: Int64,
     state: SendState? = nil, clientId: String? = nil, to: String? = nil, entry: SubscriptionEntry? = nil,
-    answeredBy: AnsweredBy? = nil
+    answeredBy: AnsweredBy? = nil, heardState: HeardState? = nil
   ) {
+    self.heardState = heardState
     self.answeredBy = answeredBy
     self.to = to
     self.entry = entry
@@ -130,6 +143,8 @@ public struct IncomingMessage: Sendable, Equatable {
   /// How long its push waits (ms; 0: none): a message whose ACK waits for the station's own radio
   /// (`ackPolicy:"fallback"`) is pushed once that is decided (`airAnswered`), at the latest after the wait.
   public var pushHoldMs: Int64 = 0
+  /// A `sent` entry of what the station's own radio sent (`trackSent`), stored with ``HeardState/sent``.
+  public var heardSent = false
 
   /// An incoming message; see the properties.
   public init(

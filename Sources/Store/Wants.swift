@@ -23,9 +23,14 @@ public struct Wants: OptionSet, Sendable, Hashable {
   /// `answeredBy:"air"`.
   public static let answeredBy = Wants(rawValue: 1 << 3)
 
+  /// `"sent"`: the `sent` entries of what the station's own radio or other apps sent (`trackSent`), each with
+  /// its `state` (`sent`, `acked`, `rejected`).
+  public static let sent = Wants(rawValue: 1 << 4)
+
   /// The names this build knows, as `want` spells them.
   public static let names: [(name: String, wants: Wants)] = [
     ("ssids", .ssids), ("subscriptions", .subscriptions), ("inbox", .inbox), ("answeredBy", .answeredBy),
+    ("sent", .sent),
   ]
 
   /// The option `name` stands for; nil for a name this build does not know (ignored: clients may ask for what
