@@ -127,7 +127,13 @@ extension StationsCommand {
       ],
       ["devices", claim == nil ? String(devices) : "\(devices) (\(keyedDevices) with the key)"],
       ["messages", String(messages)],
-      ["ack policy", settings.ackPolicy.rawValue],
+      [
+        "ack policy",
+        settings.ackPolicy == .fallback
+          ? "fallback (waits \(settings.fallbackWait) for the station's radio; answered by it: \(settings.airAnswered.rawValue) push)"
+          : settings.ackPolicy.rawValue,
+      ],
+      ["track sent", settings.trackSent ? "yes (the station's radio's messages are stored)" : "no"],
       ["blocked", calls(settings.blocked)],
       [
         "muted until",

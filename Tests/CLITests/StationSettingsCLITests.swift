@@ -29,6 +29,16 @@ import Testing
     #expect(lines.contains("quiet hours   22:00-07:30 local (UTC-05:30)"))
     #expect(lines.contains("quiet bypass  W1AW"))
 
+    #expect(lines.contains("track sent    no"))
+    try fixture.database.updateStationSettings(
+      "N0CALL-7", StationSettingsUpdate(ackPolicy: .fallback, trackSent: true), now: fixture.now)
+    let fallback = try runCLI(["stations", "n0call-7", "--db", fixture.path]).stdout
+    #expect(
+      fallback.contains(
+        "ack policy    fallback (waits 20s for the station's radio; answered by it: quiet push)\n"),
+      "\(fallback)")
+    #expect(fallback.contains("track sent    yes (the station's radio's messages are stored)\n"))
+
     let plain = try runCLI(["stations", "KJ7ABC", "--db", fixture.path])
     #expect(plain.status == 0, "\(plain.stderr)")
     #expect(plain.stdout.contains("ack policy    never\n"))
