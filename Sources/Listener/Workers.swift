@@ -146,6 +146,8 @@ final class WriterWorker: @unchecked Sendable {
       defer { health.attempt(startedAt: nil) }
       do throws(StoreError) {
         try store(batch, writer, database)
+        // A busy feed never leaves the writer idle: the waits that ended are looked at after each batch too.
+        if monotonicMilliseconds() >= fallbackRetryAt { settleFallbackAcks(writer, database) }
         // The batch may have started a watch's silence: look within the usual interval.
         nextSilenceCheck = min(nextSilenceCheck, monotonicMilliseconds() + Self.silenceCheckMs)
         held.removeOldest(batch.count)
