@@ -112,6 +112,18 @@ struct FallbackAckSchedule: Sendable {
   /// Whether the message's ACK is held now.
   func isHeld(_ key: FallbackAckKey) -> Bool { held[key] != nil }
 
+  /// Whether the schedule knows the message at all (held, or decided and still remembered).
+  func knows(_ key: FallbackAckKey) -> Bool { held[key] != nil || decided[key] != nil }
+
+  /// Remembers a decision made before this schedule existed (a restart: what the store says of a message the
+  /// schedule does not know), without a decision of its own: `answeredByAir` (the stored entry says so) as rule 2
+  /// (later copies earn nothing), otherwise as ACKed by the server (rule 4: every later copy is ACKed at once).
+  mutating func remember(_ key: FallbackAckKey, answeredByAir: Bool, now: Int64) {
+    guard !knows(key) else { return }
+    let outcome: Outcome = answeredByAir ? .air(rejected: false, reported: true) : .acked
+    touch(key, Decided(outcome: outcome, touchedAt: now, serial: 0), now: now)
+  }
+
   /// A numbered message to `station` from `sender` was stored (or found a duplicate of one stored), earning `ack`
   /// today; `wait` is the station's ``FallbackWait``. `msgno` is the number alone (`MM` of `{MM}AA`).
   mutating func messageStored(

@@ -34,6 +34,8 @@ struct HeldAckInput: Sendable, Equatable {
   var msgno: String
   var ack: PlannedAck
   var wait: FallbackWait
+  /// A copy of a message stored before (the store found its dedup key).
+  var duplicate = false
 }
 
 /// What the schedule's decisions came to, inside the writer's transaction.
@@ -67,6 +69,14 @@ extension MessageWriter {
       let waitsEnded = schedule.waitsEnded
       var decisions: [FallbackAckDecision] = []
       for input in stored {
+        let key = FallbackAckKey(station: input.station, sender: input.sender, msgno: input.msgno)
+        if input.duplicate, !schedule.knows(key) {
+          // A copy of a message stored before this writer knew it (a restart): its wait is over or lost. What
+          // the store says decides: answered by the air, nothing; otherwise ACKed at once, never held again.
+          let air =
+            try database.answeredBy(station: key.station, sender: key.sender, msgno: key.msgno) == .air
+          schedule.remember(key, answeredByAir: air, now: now)
+        }
         decisions += schedule.messageStored(
           station: input.station, sender: input.sender, msgno: input.msgno, ack: input.ack, now: now,
           wait: input.wait)

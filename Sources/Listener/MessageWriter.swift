@@ -171,7 +171,8 @@ struct MessageWriter {
           held.append(
             HeldAckInput(
               station: message.incoming.station, sender: message.incoming.peer, msgno: Self.number(of: msgno),
-              ack: ack, wait: settings[message.incoming.station]?.fallbackWait ?? .default))
+              ack: ack, wait: settings[message.incoming.station]?.fallbackWait ?? .default,
+              duplicate: outcome == .duplicate))
         }
         switch outcome {
         case .stored(let messageID, _):

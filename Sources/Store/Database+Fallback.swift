@@ -19,22 +19,7 @@ extension Database {
   public func decideHeldMessage(
     station: String, sender: String, msgno: String, _ decision: FallbackDecision, now: Int64
   ) throws(StoreError) -> Bool {
-    let find = try prepared(
-      """
-      SELECT id FROM messages
-      WHERE station = ?1 AND direction = 'received' AND addressee IS NULL AND kind IS NULL AND peer = ?2
-        AND (msgno = ?3 OR substr(msgno, 1, length(?3) + 1) = ?3 || '}')
-      ORDER BY timestamp DESC LIMIT 1
-      """)
-    let id: Int64
-    do {
-      defer { find.reset() }
-      try find.bind(1, station)
-      try find.bind(2, sender)
-      try find.bind(3, msgno)
-      guard try find.step() else { return false }
-      id = find.int64(0)
-    }
+    guard let (id, _) = try heldMessage(station: station, sender: sender, msgno: msgno) else { return false }
     if case .answeredByAir(let push) = decision {
       let mark = try prepared("UPDATE messages SET answered_by = 'air' WHERE id = ?1")
       defer { mark.reset() }
@@ -63,6 +48,31 @@ extension Database {
 }
 
 extension Database {
+  /// Who answered the newest received message of `station` from `sender` numbered `msgno` (canonical calls, the
+  /// number alone), as stored: ``AnsweredBy/air`` or nil (the server, or not stored).
+  public func answeredBy(station: String, sender: String, msgno: String) throws(StoreError) -> AnsweredBy? {
+    try heldMessage(station: station, sender: sender, msgno: msgno)?.answeredBy
+  }
+
+  /// The id and `answered_by` of the newest received message of `station` from `sender` numbered `msgno`.
+  private func heldMessage(station: String, sender: String, msgno: String) throws(StoreError)
+    -> (id: Int64, answeredBy: AnsweredBy?)?
+  {
+    let find = try prepared(
+      """
+      SELECT id, answered_by FROM messages
+      WHERE station = ?1 AND direction = 'received' AND addressee IS NULL AND kind IS NULL AND peer = ?2
+        AND (msgno = ?3 OR substr(msgno, 1, length(?3) + 1) = ?3 || '}')
+      ORDER BY timestamp DESC LIMIT 1
+      """)
+    defer { find.reset() }
+    try find.bind(1, station)
+    try find.bind(2, sender)
+    try find.bind(3, msgno)
+    guard try find.step() else { return nil }
+    return (find.int64(0), find.optionalValue(1))
+  }
+
   /// The peers' acks and rejs of what the stations' own radios sent (`trackSent`): each receipt makes the newest
   /// `sent` entry of its station to that peer with that number (the number alone; a stored `MM}AA` matches `MM`)
   /// `acked` or `rejected`, re-stamped so the next sync carries the change, inside the caller's write transaction.

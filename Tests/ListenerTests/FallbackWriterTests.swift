@@ -160,6 +160,29 @@ import Testing
     #expect(try setup.test.database.dueOutbox(now: Self.t0 + 5_000).count == 1)
   }
 
+  @Test func afterARestartACopyIsAckedAtOnceUnlessTheRadioHadAnswered() throws {
+    let setup = try Setup()
+    defer { setup.test.remove() }
+    _ = try setup.process(Self.message, at: Self.t0)
+    // The listener restarts within the wait: a new writer, a schedule that knows nothing.
+    let restarted = MessageWriter(database: setup.test.database, router: LineRouter())
+    #expect(restarted.fallback?.nextDeadline == nil)
+    let copy = try restarted.process(
+      [bytes(Self.message)], stations: setup.stations, canTransmit: true, now: Self.t0 + 30_000)
+    #expect(copy.duplicates == 1 && copy.acks.map(text) == [Self.ourAck])  // never held again
+    #expect(restarted.fallback?.nextDeadline == nil)
+
+    // The radio had answered before the restart: the stored entry says so, and a copy earns nothing.
+    let answered = "OH7AA-1>APRS,WIDE1-1,qAo,OH7AA::OH7LZB   :Second{43"
+    _ = try setup.process(answered, at: Self.t0)
+    _ = try setup.process(
+      "OH7LZB>APK005,WIDE1-1,qAR,OH2XYZ::OH7AA-1  :ack43", at: Self.t0 + 1_000)
+    let again = MessageWriter(database: setup.test.database, router: LineRouter())
+    let late = try again.process(
+      [bytes(answered)], stations: setup.stations, canTransmit: true, now: Self.t0 + 40_000)
+    #expect(late.duplicates == 1 && late.acks.isEmpty && late.airAnswered == 0)
+  }
+
   @Test func aFailedTransactionPutsTheScheduleBack() throws {
     let fallback = FallbackAcks()
     let ack = PlannedAck(key: "k", line: bytes(Self.ourAck))
