@@ -217,6 +217,13 @@ import Testing
         == "7|-\n8|-\n9|air\n")
     #expect(
       rig.waitForCounter("airAnswered", 1) && rig.waitForCounter("fallbackAcks", 1), "\(rig.healthSummary)")
+
+    // Both opt out: the line is today's again, byte for byte, and the answers no longer speak of ownTransmissions.
+    for station in [fallback, bare] {
+      let answer = try rig.settings(station, #""ackPolicy":"server""#)
+      #expect(answer.string("ackPolicy") == "server" && answer["ownTransmissions"] == nil, "\(answer)")
+    }
+    #expect(rig.waitForFilter { $0 == today }, "filter: \(rig.filter()), today: \(today)")
     #expect(rig.listener?.terminate() == 0)
   }
 
@@ -279,5 +286,72 @@ import Testing
     #expect(
       metrics.contains("aprs_cloud_listener_own_transmissions_fell_back \(fellBack.count)"), "\(metrics)")
     #expect(rig.listener?.terminate() == 0)
+  }
+
+  /// The push of a held message waits for the decision unless `airAnswered` is `push` (``SettingsRig``: N0CALL-7's
+  /// Android phone and the push fake): `none`, the radio answers: no push at all; `quiet`, the radio answers: one
+  /// push right after its answer, low priority (FCM `normal`); no answer: the push at the wait's end, as any push
+  /// (`high`), with the ACK; `push`: the push at once.
+  @Test func theHeldPushWaitsForTheDecisionAsAirAnsweredSays() throws {
+    let rig = try SettingsRig()
+    defer { rig.stop() }
+    let station = "N0CALL-7"
+    let none = try rig.settings(#""ackPolicy":"fallback","fallbackWait":3,"airAnswered":"none""#)
+    #expect(none.string("airAnswered") == "none", "\(none)")
+    let followed = waitUntil(timeout: 10, interval: 0.05) {
+      Self.senders(of: ((try? rig.aprsis.currentFilter()) ?? nil) ?? "").contains(station)
+    }
+    #expect(followed, "filter: \(String(describing: try? rig.aprsis.currentFilter()))\n\(rig.listener.log)")
+    func priorities() throws -> [String] {
+      try rig.push.endToEndRequests("fcm").compactMap {
+        endToEndObject($0, "body", "message", "android")?.string("priority")
+      }
+    }
+
+    // none: the radio answers, nothing is pushed (its push is dropped), nothing ACKed.
+    let first = Date()
+    #expect(
+      try rig.aprsis.inject([messageLine(from: Self.sender, to: station, text: "one", msgno: "1")]) == 1)
+    #expect(try rig.database.waitUntil { try $0.meta("messagesStored") == "1" }, "\(rig.listener.log)")
+    #expect(try rig.aprsis.inject([radioAnswer(station, to: Self.sender, "ack", "1")]) == 1)
+    let quietFor = Int((3 + 1.5 - Date().timeIntervalSince(first)) * 1000)
+    #expect(
+      try !rig.push.endToEndWait("fcm", count: 1, timeoutMs: max(100, quietFor)),
+      "pushed: \(String(describing: try? priorities()))")
+    #expect(try rig.database.int("SELECT count(*) FROM outbox") == 0)
+    #expect(try rig.aprsis.transmitted().isEmpty)
+
+    // quiet: one push right after the radio's answer, low priority.
+    #expect(try rig.settings(#""airAnswered":"quiet""#).string("airAnswered") == "quiet")
+    let second = Date()
+    #expect(
+      try rig.aprsis.inject([messageLine(from: Self.sender, to: station, text: "two", msgno: "2")]) == 1)
+    #expect(try rig.database.waitUntil { try $0.meta("messagesStored") == "2" }, "\(rig.listener.log)")
+    #expect(try !rig.push.endToEndWait("fcm", count: 1, timeoutMs: 500), "pushed before the decision")
+    #expect(try rig.aprsis.inject([radioAnswer(station, to: Self.sender, "ack", "2")]) == 1)
+    #expect(try rig.push.endToEndWait("fcm", count: 1, timeoutMs: 2_500), "no push:\n\(rig.listener.log)")
+    #expect(
+      Date().timeIntervalSince(second) < 3, "the push waited for the wait's end, not the radio's answer")
+    #expect(try priorities() == ["normal"])
+
+    // No answer: the push comes with the ACK at the wait's end, as any push.
+    let third = Date()
+    #expect(
+      try rig.aprsis.inject([messageLine(from: Self.sender, to: station, text: "three", msgno: "3")]) == 1)
+    #expect(try !rig.push.endToEndWait("fcm", count: 2, timeoutMs: 2_500), "pushed before the wait's end")
+    #expect(try rig.push.endToEndWait("fcm", count: 2, timeoutMs: 3_000), "no push:\n\(rig.listener.log)")
+    #expect(Date().timeIntervalSince(third) >= 3)
+    #expect(try priorities() == ["normal", "high"])
+    #expect(try rig.aprsis.ackLines() == ["N0CALL-7>APZACL,TCPIP*::OH7AA-1  :ack3"])
+
+    // push: at once, before any decision.
+    #expect(try rig.settings(#""airAnswered":"push""#).string("airAnswered") == "push")
+    let fourth = Date()
+    #expect(
+      try rig.aprsis.inject([messageLine(from: Self.sender, to: station, text: "four", msgno: "4")]) == 1)
+    #expect(try rig.push.endToEndWait("fcm", count: 3, timeoutMs: 2_500), "no push:\n\(rig.listener.log)")
+    #expect(Date().timeIntervalSince(fourth) < 2.5)
+    #expect(try priorities() == ["normal", "high", "high"])
+    #expect(rig.listener.terminate() == 0)
   }
 }
