@@ -30,9 +30,12 @@ import Testing
     #expect(entries.first?.string("state") == "sent" && entries.first?.string("seqId") == "17")
     #expect(try rig.sync(station).isEmpty)  // the shipping app's answers are unchanged
 
-    #expect(try rig.aprsis.inject([messageLine(from: "KJ7ABC-7", to: station, text: "ack17", msgno: nil)]) == 1)
     #expect(
-      try rig.database.waitUntil { try $0.int("SELECT count(*) FROM messages WHERE heard_state = 'acked'") == 1 },
+      try rig.aprsis.inject([messageLine(from: "KJ7ABC-7", to: station, text: "ack17", msgno: nil)]) == 1)
+    #expect(
+      try rig.database.waitUntil {
+        try $0.int("SELECT count(*) FROM messages WHERE heard_state = 'acked'") == 1
+      },
       "not acked:\n\(rig.log)")
     entries = try rig.sync(station, want: ["sent"])
     #expect(entries.map { $0.string("state") } == ["acked"], "\(entries)")
