@@ -215,9 +215,9 @@ struct LineRouter: Sendable {
       return .skipped(.notMessage)
     }
     // A followed station's own answer (never a line this listener transmitted: its ACKs carry the station's call).
+    // (`sender` is already canonical: `CALL-0` as `CALL`, as the store names stations.)
     let answer =
-      origin == .aprsis && !own.isEmpty && own.follows(StationAddress.canonical(message.sender))
-      ? StationAnswer(message) : nil
+      origin == .aprsis && !own.isEmpty && own.follows(message.sender) ? StationAnswer(message) : nil
     switch message.kind {
     case .ack, .rej:
       guard stations.serves(message.addressee), let number = message.ackedMsgno else {
@@ -260,14 +260,12 @@ struct LineRouter: Sendable {
     }
     collect(
       message, key: key, windowMs: windowMs, stations: stations, canTransmit: canTransmit, into: &routed)
-    // `trackSent`: what a followed station's radio sends (the station as the store names it).
-    let ownSender = own.isEmpty ? nil : StationAddress.canonical(sender)
-    let tracksSent = ownSender.map { own.tracksSent(of: $0) } ?? false
+    // `trackSent`: what a followed station's radio sends.
+    let tracksSent = !own.isEmpty && own.tracksSent(of: sender)
     if origin == .aprsis, tracksSent || (trackOutgoing && stations.serves(sender)) {
       var incoming = IncomingMessage(
-        station: tracksSent ? ownSender! : sender, direction: .sent, peer: message.addressee,
-        text: message.text,
-        msgno: message.seqId, dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs)
+        station: sender, direction: .sent, peer: message.addressee, text: message.text, msgno: message.seqId,
+        dedupKey: Self.sentKeyPrefix + key.digest, dedupWindowMs: windowMs)
       incoming.heardSent = tracksSent
       routed.messages.append(PlannedMessage(incoming: incoming, ack: nil))
     }
