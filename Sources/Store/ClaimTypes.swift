@@ -193,6 +193,11 @@ public enum AuditAction: String, Sendable, CaseIterable {
   case proven
   /// A proven claim took the station back from another claim (the detail says from which client it came).
   case replaced
+  /// A net sent something on air for the station: a join, a renewal, a leave or a post (the detail names the
+  /// room and what).
+  case net
+  /// A bulletin or announcement was sent or cancelled (the detail names its addressee).
+  case bulletin
 }
 
 /// One entry of a station's audit trail.

@@ -35,7 +35,7 @@ import Testing
         "ack_state", "bans", "claim_codes", "claim_requests", "dedup", "device_acks", "devices",
         "devices_seen", "drops",
         "forward_targets", "listener_lease",
-        "messages", "meta",
+        "messages", "meta", "net_memberships",
         "outbox", "rate_limits", "read_markers", "receipts", "send_numbers", "sends", "sqlite_sequence",
         "station_audit",
         "station_changes", "station_settings", "station_tombstones", "stations", "subscriptions",
