@@ -31,13 +31,13 @@ extension APIHandler {
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
             try .response(handler.register(caller))
           },
-          wakes: .registrations)
+          wakes: [.registrations])
       case .heartbeat:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
             try .response(handler.heartbeat(caller))
           },
-          wakes: .registrations)
+          wakes: [.registrations])
       case .sync:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
@@ -48,7 +48,7 @@ extension APIHandler {
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
             try .response(handler.unregister(caller))
           },
-          wakes: .registrations)
+          wakes: [.registrations])
       case .avatars:
         Route(
           .caller(.station) { (handler: APIHandler, caller: Caller) throws(APIError) in
@@ -60,7 +60,7 @@ extension APIHandler {
             try .response(
               handler.send(caller.body, station: caller.station, client: caller.client, now: caller.now))
           },
-          wakes: .sends)
+          wakes: [.sends])
       case .settings:
         Route(
           .caller(.owner("reading or changing settings")) {
@@ -68,8 +68,8 @@ extension APIHandler {
             try .response(
               handler.settings(caller.body, station: caller.station, client: caller.client, now: caller.now))
           },
-          wakes: .registrations)
-      case .claim: Route(.claimant, wakes: .registrations)
+          wakes: [.registrations, .sends])
+      case .claim: Route(.claimant, wakes: [.registrations])
       case .read:
         Route(
           .caller(.devices("marking messages read")) {
@@ -111,12 +111,12 @@ extension APIHandler {
     let allow: String
     /// Who may call it and what answers.
     let access: Access
-    /// What a successful request wakes in the listener, nil for none (a sync wakes it only when it marked pulls:
-    /// ``noteSync(_:)``).
-    let wakes: ListenerWake?
+    /// What a successful request wakes in the listener, none for most (a sync wakes it only when it marked pulls:
+    /// ``noteSync(_:)``; settings also wake the sends: a net's join or leave).
+    let wakes: [ListenerWake]
 
     init(
-      methods: Set<String> = ["POST"], allow: String = "POST", _ access: Access, wakes: ListenerWake? = nil
+      methods: Set<String> = ["POST"], allow: String = "POST", _ access: Access, wakes: [ListenerWake] = []
     ) {
       self.methods = methods
       self.allow = allow

@@ -66,10 +66,10 @@ extension APIHandler {
           + " or banned (the operator banned the sender: the same)."
       )
     case .banned: metric(of: .blocked)
-    case .bulletinEntries, .groupEntries, .nwsEntries, .watchEntries:
+    case .bulletinEntries, .groupEntries, .nwsEntries, .watchEntries, .netEntries:
       (
         "aprs_cloud_listener_subscription_entries_total",
-        "Subscription entries stored for registered stations, by kind (bulletin, group, nws, watch)."
+        "Subscription entries stored for registered stations, by kind (bulletin, group, nws, watch, net)."
       )
     case .airAnswered:
       (

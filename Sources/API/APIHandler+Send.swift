@@ -1,4 +1,5 @@
 import APRS
+import Config
 import JSON
 import Store
 
@@ -24,6 +25,7 @@ extension APIHandler {
     -> APIResponse
   {
     if body.contains("cancel") { return try cancelSend(body, station: station, now: now) }
+    if body.contains("room") { return try roomSend(body, station: station, client: client, now: now) }
     let address = station.description
     let request = try Self.sendRequest(
       body, station: station, logins: [config.listenerLogin].compactMap { $0 })
@@ -40,11 +42,7 @@ extension APIHandler {
         "this server cannot transmit on APRS-IS: its login is receive-only or unverified; messages can only be"
           + " received")
     }
-    let limits = SendLimits(
-      perMinute: config.send.perMinute, inFlight: config.send.inFlight, address: client.key,
-      perAddressPerMinute: config.send.sendsPerAddressPerMinute,
-      globalPerMinute: config.send.sendsPerMinuteGlobal,
-      network: client.network?.description, wideNetwork: client.wideNetwork?.description)
+    let limits = sendLimits(client)
     let creation = try store { () throws(StoreError) in
       try database.createSend(request, limits: limits, now: now)
     }
@@ -56,15 +54,36 @@ extension APIHandler {
       serverTime = time
     case .unknownStation:
       throw .stationNotFound(address)
+    default:
+      try Self.throwSendRefusal(creation, config: config.send)
+      throw .stationNotFound(address)
+    }
+    return sendAnswer(message, serverTime: serverTime, station: address)
+  }
+
+  /// The send limits of a request from `client` (`[send]`).
+  func sendLimits(_ client: ClientAddress) -> SendLimits {
+    SendLimits(
+      perMinute: config.send.perMinute, inFlight: config.send.inFlight, address: client.key,
+      perAddressPerMinute: config.send.sendsPerAddressPerMinute,
+      globalPerMinute: config.send.sendsPerMinuteGlobal,
+      network: client.network?.description, wideNetwork: client.wideNetwork?.description)
+  }
+
+  /// Throws the 429 of a send the limits refused (`creation` one of the `tooMany…` cases; the others return).
+  static func throwSendRefusal(_ creation: SendCreation, config: SendConfig) throws(APIError) {
+    switch creation {
+    case .created, .replayed, .unknownStation:
+      return
     case .tooManyPerMinute(let retryAfterMs):
       throw .rateLimited(what: "messages sent this minute", retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyInFlight:
       throw .rateLimited(
-        what: "messages waiting for an answer (at most \(config.send.inFlight))",
+        what: "messages waiting for an answer (at most \(config.inFlight))",
         retryAfterSeconds: Self.inFlightRetryAfterSeconds)
     case .tooManyFromAddress(let retryAfterMs):
       throw .rateLimited(
-        what: "messages sent from this address this minute (at most \(config.send.sendsPerAddressPerMinute))",
+        what: "messages sent from this address this minute (at most \(config.sendsPerAddressPerMinute))",
         retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyFromNetwork(let retryAfterMs, let network, let limit):
       throw .rateLimited(
@@ -74,10 +93,9 @@ extension APIHandler {
     case .tooManyGlobal(let retryAfterMs):
       throw .rateLimited(
         what:
-          "messages sent through this server this minute (at most \(config.send.sendsPerMinuteGlobal) from"
+          "messages sent through this server this minute (at most \(config.sendsPerMinuteGlobal) from"
           + " everyone)", retryAfterSeconds: Self.seconds(retryAfterMs))
     }
-    return sendAnswer(message, serverTime: serverTime, station: address)
   }
 
   /// `POST /v1/send` `{callsign, ssid, auth, cancel:"<clientId>"}` (docs/protocol.md "Owned stations"): the station's
@@ -112,7 +130,7 @@ extension APIHandler {
   }
 
   /// `{"message":{…},"serverTime":…}`.
-  private func sendAnswer(_ message: StoredMessage, serverTime: Int64, station: String) -> APIResponse {
+  func sendAnswer(_ message: StoredMessage, serverTime: Int64, station: String) -> APIResponse {
     var writer = JSONWriter(capacity: 256)
     writer.beginObject()
     writer.key("message")
@@ -148,6 +166,18 @@ extension APIHandler {
     var text = try body.requiredString("text", maxLength: 1024)
     while text.unicodeScalars.last == " " { text.unicodeScalars.removeLast() }
     if let problem = OutgoingMessage.textProblem(text) { throw .badRequest(problem) }
+    let clientId = try sendClientId(body)
+    guard !OutgoingMessage.isDisallowedSource(station.description) else {
+      throw .badRequest(
+        "callsign: APRS-IS drops every packet from \(station.description) (N0CALL, NOCALL and SERVER can receive"
+          + " but never send)")
+    }
+    return NewSend(
+      station: station.description, addressee: addressee.description, text: text, clientId: clientId)
+  }
+
+  /// `clientId` of a send: at most 64 characters, no control characters; empty counts as absent.
+  static func sendClientId(_ body: RequestBody) throws(APIError) -> String? {
     let clientId = try body.string("clientId", maxLength: 1024).flatMap { $0.isEmpty ? nil : $0 }
     if let clientId {
       guard clientId.unicodeScalars.count <= maximumClientIdLength else {
@@ -157,12 +187,6 @@ extension APIHandler {
         throw .badRequest("clientId must not contain control characters")
       }
     }
-    guard !OutgoingMessage.isDisallowedSource(station.description) else {
-      throw .badRequest(
-        "callsign: APRS-IS drops every packet from \(station.description) (N0CALL, NOCALL and SERVER can receive"
-          + " but never send)")
-    }
-    return NewSend(
-      station: station.description, addressee: addressee.description, text: text, clientId: clientId)
+    return clientId
   }
 }

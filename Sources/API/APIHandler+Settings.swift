@@ -20,8 +20,11 @@ extension APIHandler {
       throw .badRequest("forward: forwarding is off on this server")
     }
     let address = station.description
+    if let drafts { try checkNetJoins(drafts, station: address) }
+    let limits = sendLimits(client)
     let stored: (StationSettings, [Subscription], [ForwardTarget])?
     var failedField = "subscriptions"
+    var refusedJoin: (room: NetRoom, creation: SendCreation)?
     do throws(StoreError) {
       stored = try database.writeBatch {
         () throws(StoreError) -> (StationSettings, [Subscription], [ForwardTarget])? in
@@ -31,6 +34,12 @@ extension APIHandler {
         if let drafts {
           guard let replaced = try database.replaceSubscriptions(of: address, with: drafts, now: now) else {
             return nil
+          }
+          let settlement = try database.settleNets(
+            address, before: subscriptions, after: replaced, limits: limits, client: client.key, now: now)
+          if case .refused(let room, let creation) = settlement {
+            refusedJoin = (room, creation)
+            throw .invalidArgument("the join of \(room) was refused")
           }
           subscriptions = replaced
         }
@@ -48,6 +57,10 @@ extension APIHandler {
         return (settings, subscriptions, forward)
       }
     } catch .invalidArgument(let reason) {
+      if let refusedJoin {
+        // The send limits refused a join: nothing changed.
+        try Self.throwSendRefusal(refusedJoin.creation, config: config.send)
+      }
       // An `id` the station does not have: nothing changed.
       throw .badRequest("\(failedField)\(reason.hasPrefix("[") ? "" : ": ")\(reason)")
     } catch {
@@ -182,6 +195,23 @@ extension APIHandler {
         if let seconds = watch.silentFor { writer.int(Int64(seconds)) } else { writer.null() }
         writer.key("emergency")
         writer.bool(watch.emergency)
+      case .net(let net):
+        writer.key("server")
+        writer.string(net.service.call)
+        writer.key("group")
+        writer.string(net.group)
+        writer.key("room")
+        writer.string(net.room)
+        writer.key("join")
+        writer.string(net.join.rawValue)
+        if let text = net.text {
+          writer.key("text")
+          writer.string(text)
+        }
+        writer.key("renew")
+        writer.bool(net.renew)
+        writer.key("digest")
+        writer.int(Int64(net.digestSeconds))
       }
       writer.key("bypass")
       writer.bool(subscription.bypass)

@@ -163,7 +163,7 @@ extension APIHandler {
   /// (`heard`, `silent`, `emergency`) and, when the packet had one, `latitude` and `longitude` (degrees). With
   /// `want:["answeredBy"]` a received message the station's own radio answered carries `answeredBy:"air"`; with
   /// `want:["sent"]` the entries of what the station's radio sent (`trackSent`) carry `state` (`sent`, `acked`,
-  /// `rejected`).
+  /// `rejected`). A net's entry (only for `want:["rooms"]`) has `type:"net"` and its `room` (`ANSRVR/HOTG`).
   static func writeMessage(_ message: StoredMessage, wants: Wants = [], to writer: inout JSONWriter) {
     writer.beginObject()
     writer.key("direction")
@@ -185,6 +185,10 @@ extension APIHandler {
     if let entry = message.entry {
       writer.key("subscription")
       writer.string(entry.subscription)
+      if let room = entry.room {
+        writer.key("room")
+        writer.string(room.description)
+      }
       if let event = entry.event {
         writer.key("event")
         writer.string(event.rawValue)

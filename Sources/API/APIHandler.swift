@@ -58,8 +58,8 @@ public final class APIHandler {
     let route = endpoint.route
     let answer = self.route(request, route)
     // After the request's commit: the listener looks at once (a refused request changed nothing).
-    if case .response(let response) = answer, response.status < 300, let wake = route.wakes {
-      wakeListener(wake)
+    if case .response(let response) = answer, response.status < 300 {
+      for wake in route.wakes { wakeListener(wake) }
     }
     return answer
   }

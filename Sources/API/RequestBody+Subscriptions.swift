@@ -10,7 +10,10 @@ extension RequestBody {
   /// - `nws`: `zones`, 1–50 NWS county or zone codes (`OHC081`, `PAZ125`; the original server's `OH_C081` is
   ///   `OHC081`) or BOM areas as WXSVR-AU names them (`NSW_FW001`, `TAS_MW002`), stored canonical
   ///   (``NWSZones/canonical(_:)``);
-  /// - `watch`: `call`, and `heardAfter` / `silentFor` (s, 300 to 30 days) and `emergency`, at least one of them.
+  /// - `watch`: `call`, and `heardAfter` / `silentFor` (s, 300 to 30 days) and `emergency`, at least one of them;
+  /// - `net`: `server` (`ANSRVR` or `CQSRVR`), `group` (1–9 letters or digits), `join` (`silent` or `post`; by
+  ///   default ANSRVR's silent join, CQSRVR's post: it has no silent one), `text` (what a `post` join posts;
+  ///   `QRV` when absent), `renew` (default true) and `digest` (s, 0 to 86400, default 600): ``netRule(_:field:)``.
   /// `id` keeps a subscription the station has. Anything wrong is a 400 naming it (`subscriptions[2].zones[0]`).
   func subscriptionDrafts() throws(APIError) -> [SubscriptionDraft]? {
     guard let value = self["subscriptions"] else { return nil }
@@ -76,7 +79,7 @@ extension RequestBody {
       throw .badRequest("\(field).kind is required")
     }
     guard let kind = SubscriptionKind(rawValue: kindText) else {
-      throw .badRequest(#"\#(field).kind must be "bulletin", "group", "nws" or "watch""#)
+      throw .badRequest(#"\#(field).kind must be "bulletin", "group", "nws", "watch" or "net""#)
     }
     let rule: SubscriptionRule
     switch kind {
@@ -115,7 +118,77 @@ extension RequestBody {
         throw .badRequest("\(field) watches nothing: give heardAfter, silentFor or emergency:true")
       }
       rule = .watch(watch)
+    case .net:
+      rule = .net(try netRule(object, field: field))
     }
     return SubscriptionDraft(id: id, rule: rule, bypass: bypass)
+  }
+
+  /// The fields of a `net` subscription (docs/protocol.md "Nets and rooms"); anything wrong is a 400 naming it.
+  private static func netRule(_ object: JSONObject, field: String) throws(APIError) -> NetRule {
+    func text(_ key: String, maxLength: Int) throws(APIError) -> String? {
+      guard let member = object[key], member != .null else { return nil }
+      guard case .string(let string) = member, string.utf8.count <= maxLength else {
+        throw .badRequest("\(field).\(key) must be a string of at most \(maxLength) bytes")
+      }
+      return string
+    }
+    guard let serverText = try text("server", maxLength: 16) else {
+      throw .badRequest(#"\#(field).server is required: "ANSRVR" or "CQSRVR""#)
+    }
+    guard let service = NetService(call: serverText) else {
+      throw .badRequest(#"\#(field).server must be "ANSRVR" or "CQSRVR", the net services this server knows"#)
+    }
+    guard let groupText = try text("group", maxLength: 16) else {
+      throw .badRequest("\(field).group is required")
+    }
+    guard let group = NetService.groupName(groupText) else {
+      throw .badRequest("\(field).group must be one word of 1 to 9 letters or digits, such as HOTG")
+    }
+    var join: NetRule.Join = service.silentJoinText(group: group) == nil ? .post : .silent
+    if let joinText = try text("join", maxLength: 16) {
+      guard let given = NetRule.Join(rawValue: joinText) else {
+        throw .badRequest(#"\#(field).join must be "silent" or "post""#)
+      }
+      join = given
+    }
+    if join == .silent, service.silentJoinText(group: group) == nil {
+      throw .badRequest(
+        #"\#(field).join: \#(service.call) has no silent join (a member registers by posting); use "post""#)
+    }
+    var postText: String?
+    if let given = try text("text", maxLength: 256) {
+      guard join == .post else {
+        throw .badRequest("\(field).text is what a post join posts; join is silent")
+      }
+      var trimmed = given
+      while trimmed.unicodeScalars.last == " " { trimmed.unicodeScalars.removeLast() }
+      if let problem = OutgoingMessage.textProblem(trimmed) { throw .badRequest("\(field).text: \(problem)") }
+      guard service.postText(group: group, text: trimmed) != nil else {
+        throw .badRequest(
+          "\(field).text is too long: CQ \(group) and the text must fit \(NetService.maximumTextLength) characters"
+        )
+      }
+      postText = trimmed
+    }
+    var renew = true
+    if let member = object["renew"], member != .null {
+      guard case .bool(let bool) = member else {
+        throw .badRequest("\(field).renew must be true or false, not \(member.typeName)")
+      }
+      renew = bool
+    }
+    var digest = NetRule.defaultDigestSeconds
+    if let member = object["digest"], member != .null {
+      let range = Int64(NetRule.minimumDigestSeconds)...Int64(NetRule.maximumDigestSeconds)
+      guard case .number(let number) = member, let integer = number.int64, range.contains(integer) else {
+        throw .badRequest(
+          "\(field).digest must be a number of seconds from \(NetRule.minimumDigestSeconds) to"
+            + " \(NetRule.maximumDigestSeconds)")
+      }
+      digest = Int(integer)
+    }
+    return NetRule(
+      service: service, group: group, join: join, text: postText, renew: renew, digestSeconds: digest)
   }
 }

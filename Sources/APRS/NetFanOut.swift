@@ -4,10 +4,16 @@
 /// - CQSRVR's copy: an UNNUMBERED message from the original sender, gated by the service (`qAO,CQSRVR` in the
 ///   path), whose text is the post as sent: `AE5PL-10>APJIC1,qAO,CQSRVR::W5EJL-1  :CQ MYTEST Listening…`. The room
 ///   is `CQSRVR/MYTEST`, the peer the original sender, the text what follows the group.
-/// - The service's answers (from the service's call itself): `Message has been sent to MYTEST`, `Removed from
+/// - CQSRVR's answers (from the service's call itself): `Message has been sent to MYTEST`, `Removed from
 ///   MYTEST`: ``Kind/answer``, the room named by the group in the text.
+/// - ANSRVR's copy: a message from the original sender whose text is `N:GROUP text`
+///   (`HK3BCA-7>APWW11,TCPIP,KB7COX-10*::KJ7STI-1 :N:HOTG …`, as igates have logged it); numbered or not.
+/// - ANSRVR's answers: from ANSRVR itself, `N:GROUP text` (`ANSRVR>APWW11,…::AA1PR-9  :N:HOTG 161 Messages
+///   Sent{JL}`, Dire Wolf's logs).
 ///
-/// Nil for anything else (a direct message, a copy without the service in its path, a numbered copy).
+/// Nil for anything else (a direct message, a CQSRVR copy without the service in its path or numbered). Whether
+/// a packet that has the form is really the fan-out of a group is for the station to say: only a member of the
+/// room reads it as one (the listener's router).
 public struct NetFanOut: Hashable, Sendable {
   /// What it is.
   public enum Kind: String, Hashable, Sendable {
@@ -29,7 +35,7 @@ public struct NetFanOut: Hashable, Sendable {
   public var kind: Kind
 
   /// The room, `SERVICE/GROUP` (`CQSRVR/MYTEST`).
-  public var room: String { "\(service.call)/\(group)" }
+  public var room: NetRoom { NetRoom(service: service, group: group) }
 
   /// Makes a value from its parts (tests).
   public init(service: NetService, group: String, peer: String, text: String, kind: Kind) {
@@ -44,6 +50,12 @@ public struct NetFanOut: Hashable, Sendable {
   public init?(_ packet: TNC2Packet) {
     guard let message = AddressedPacket.classify(packet).addressed, message.kind == .message else {
       return nil
+    }
+    if let (group, rest) = Self.notice(message.text) {
+      // ANSRVR's form: from the service an answer, from anyone else a post.
+      let kind: Kind = NetService(call: message.sender) == .ansrvr ? .answer : .post
+      self.init(service: .ansrvr, group: group, peer: message.sender, text: rest, kind: kind)
+      return
     }
     if let service = NetService(call: message.sender) {
       // The service's own answer names the group last.
@@ -64,5 +76,14 @@ public struct NetFanOut: Hashable, Sendable {
     guard words.count == 3, words[0].uppercased() == "CQ", let group = NetService.groupName(String(words[1]))
     else { return nil }
     self.init(service: service, group: group, peer: message.sender, text: String(words[2]), kind: .post)
+  }
+
+  /// `N:GROUP text` split into the group and the text (empty when there is none), nil for any other text.
+  static func notice(_ text: String) -> (group: String, text: String)? {
+    guard text.hasPrefix("N:") else { return nil }
+    let rest = text.dropFirst(2)
+    let word = rest.prefix { $0 != " " }
+    guard let group = NetService.groupName(String(word)) else { return nil }
+    return (group, String(rest.dropFirst(word.count).drop { $0 == " " }))
   }
 }

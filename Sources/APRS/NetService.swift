@@ -7,8 +7,10 @@
 ///   30 minutes. The service ACKs the command and answers `Message has been sent to <GROUP>` or
 ///   `Removed from <GROUP>`; members receive an unnumbered copy from the original sender, gated `qAO,CQSRVR`
 ///   (``NetFanOut``).
-/// - ANSRVR (the nets' own instructions, e.g. #APRSThursday's): `CQ <group> <text>` posts and registers for
-///   12 hours; `U <group>` leaves.
+/// - ANSRVR (the nets' own instructions, e.g. #APRSThursday's; ANSRVR publishes no command page we could read):
+///   `CQ <group> <text>` posts and registers for 12 hours; `U <group>` leaves; `K <group>` joins without posting
+///   (as the net clients of 2026 send it). The service answers `N:<GROUP> …` and members receive each post from its
+///   original sender as `N:<GROUP> <text>` (``NetFanOut``).
 public enum NetService: String, Sendable, CaseIterable {
   case ansrvr = "ANSRVR"
   case cqsrvr = "CQSRVR"
@@ -42,6 +44,13 @@ public enum NetService: String, Sendable, CaseIterable {
     let whole = "CQ \(group) \(text)"
     guard !text.isEmpty, whole.utf8.count <= Self.maximumTextLength else { return nil }
     return whole
+  }
+
+  /// The text that joins `group` without posting: ANSRVR's `K GROUP`; nil for a service without a silent join
+  /// (CQSRVR registers only with a `CQ`) or a group that is not one word of letters and digits.
+  public func silentJoinText(group: String) -> String? {
+    guard self == .ansrvr, let group = Self.groupName(group) else { return nil }
+    return "K \(group)"
   }
 
   /// The text that leaves `group`: `U GROUP`.

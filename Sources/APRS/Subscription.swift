@@ -33,6 +33,9 @@ public enum SubscriptionKind: String, Hashable, Sendable, CaseIterable {
   case nws
   /// A station heard, silent, or in an emergency.
   case watch
+  /// A group of a net service (ANSRVR, CQSRVR) the station is a member of: the service's fan-out and answers
+  /// become the entries of its room (``NetRule``).
+  case net
 }
 
 /// What a subscription matches.
@@ -46,6 +49,8 @@ public enum SubscriptionRule: Hashable, Sendable {
   case nws(zones: Set<String>)
   /// A watched station.
   case watch(WatchRule)
+  /// A net membership.
+  case net(NetRule)
 
   public var kind: SubscriptionKind {
     switch self {
@@ -53,6 +58,7 @@ public enum SubscriptionRule: Hashable, Sendable {
     case .group: .group
     case .nws: .nws
     case .watch: .watch
+    case .net: .net
     }
   }
 }

@@ -33,6 +33,8 @@ public struct SubscriptionIndex: Sendable, Equatable {
   private var groups: [String: [SubscriptionMatch]] = [:]
   /// Watched calls (canonical), with who watches them.
   private var watched: [String: [SubscriptionMatch]] = [:]
+  /// Net memberships by station, then room: the subscription (the station's first to the room).
+  private var nets: [String: [NetRoom: SubscriptionMatch]] = [:]
   /// The subscriptions indexed.
   public private(set) var count = 0
   /// Whether any station subscribes to a zone (NWS): only then can a weather line continue a stored alert.
@@ -57,6 +59,9 @@ public struct SubscriptionIndex: Sendable, Equatable {
           groups[call, default: []].append(match)
         }
       case .watch(let rule): watched[rule.call, default: []].append(match)
+      case .net(let rule):
+        let room = NetRoom(service: rule.service, group: rule.group)
+        if nets[station]?[room] == nil { nets[station, default: [:]][room] = match }
       }
     }
     scanned = scannedLists.keys.sorted().map {
@@ -100,6 +105,15 @@ public struct SubscriptionIndex: Sendable, Equatable {
     return watched[StationAddress.canonical(source)] ?? []
   }
 
+  /// The net subscription by which `station` (canonical) is a member of `room`, nil when it is none.
+  public func membership(of station: String, in room: NetRoom) -> SubscriptionMatch? {
+    guard !nets.isEmpty else { return nil }
+    return nets[station]?[room]
+  }
+
+  /// Whether any station is a member of some net (the router then reads messages to members for fan-out).
+  public var hasNets: Bool { !nets.isEmpty }
+
   /// Whether any station watches some call (the router then reads every packet's sender).
   public var hasWatches: Bool { !watched.isEmpty }
 
@@ -118,7 +132,7 @@ public struct SubscriptionIndex: Sendable, Equatable {
         case .bulletin(let pattern):
           addressees.insert(pattern.isExact ? pattern.text : pattern.literalPrefix + "*")
         case .nws: addressees.formUnion(Self.weatherEntries)
-        case .group, .watch: break
+        case .group, .watch, .net: break
         }
       }
     }

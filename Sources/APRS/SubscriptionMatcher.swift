@@ -29,7 +29,7 @@ public struct SubscriptionMatcher: Sendable, Equatable {
         guard message.kind == .weather else { return false }
         if zones == nil { zones = Set(NWSZones.zones(in: message.text)) }
         return !(zones ?? []).isDisjoint(with: wanted)
-      case .watch:
+      case .watch, .net:
         return false
       }
     }

@@ -65,8 +65,9 @@ extension LineRouter {
         batch.blocked += 1
         continue
       }
-      if incoming.entry != nil {
-        // A subscription entry is never ACKed, whatever the station's policy.
+      if incoming.entry != nil && incoming.entry?.room == nil {
+        // A subscription entry is never ACKed, whatever the station's policy (a room's entry is a message to the
+        // station: its policy holds).
         batch.messages.append(SettledMessage(incoming: incoming, ack: nil, deviceAck: nil))
         continue
       }

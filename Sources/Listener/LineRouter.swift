@@ -251,12 +251,11 @@ struct LineRouter: Sendable {
         PlannedAck(key: key.digest, line: $0)
       }
       let ack = canTransmit && stations.mayAck(message.addressee) ? earned : nil
-      routed.messages.append(
-        PlannedMessage(
-          incoming: IncomingMessage(
-            station: message.addressee, direction: .received, peer: sender, text: message.text,
-            msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs),
-          ack: ack, earnedAck: earned))
+      var incoming = IncomingMessage(
+        station: message.addressee, direction: .received, peer: sender, text: message.text,
+        msgno: message.seqId, dedupKey: key.digest, dedupWindowMs: windowMs)
+      if subscriptions.hasNets { Self.readAsRoomEntry(packet, into: &incoming, subscriptions) }
+      routed.messages.append(PlannedMessage(incoming: incoming, ack: ack, earnedAck: earned))
     }
     collect(
       message, key: key, windowMs: windowMs, stations: stations, canTransmit: canTransmit, into: &routed)
@@ -273,6 +272,20 @@ struct LineRouter: Sendable {
     routed.answer = answer
     if routed.messages.isEmpty && answer == nil { routed.skip = .notForUs }
     return routed
+  }
+
+  /// Makes `incoming` (a message to a served station) the entry of a room when the station is a member of the room
+  /// whose fan-out or service answer `packet` carries (``NetFanOut``): the room's entry, the post's text without
+  /// the service's command, the real sender as peer. Its ACK and dedup stay a message's.
+  static func readAsRoomEntry(
+    _ packet: TNC2Packet, into incoming: inout IncomingMessage, _ subscriptions: SubscriptionIndex
+  ) {
+    guard let fanOut = NetFanOut(packet),
+      let member = subscriptions.membership(of: StationAddress.canonical(incoming.station), in: fanOut.room)
+    else { return }
+    incoming.entry = .room(fanOut.room, subscription: member.subscription.id)
+    incoming.peer = fanOut.peer
+    if !fanOut.text.isEmpty { incoming.text = fanOut.text }
   }
 
   /// The continuation `message` may be: a weather line with an alert's identity that names no zone, while some

@@ -313,7 +313,11 @@ public final class ListenerRuntime: Sendable {
       budgetChanged: { full in
         shared.sendBudgetFull.store(full, ordering: .relaxed)
         housekeeper.requestPublish()
-      }, followsClockSteps: true)
+      }, followsClockSteps: true,
+      renewalLimits: SendLimits(
+        perMinute: send.perMinute, inFlight: send.inFlight,
+        perAddressPerMinute: send.sendsPerAddressPerMinute,
+        globalPerMinute: send.sendsPerMinuteGlobal))
     sender.run(wake: wakes.sends)
   }
 

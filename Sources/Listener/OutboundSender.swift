@@ -1,3 +1,4 @@
+import APRS
 import Logging
 import Platform
 import Store
@@ -53,6 +54,9 @@ final class OutboundSender: @unchecked Sendable {
   private var steps: WallClockSteps?
   /// The newest send at the previous look (the sends there before a step found now).
   private var newestSendID: Int64 = 0
+  /// The limits a net's renewal is sent under (the station's sends per minute and in flight, everyone's per
+  /// minute: `[send]`); nil renews nothing.
+  let renewalLimits: SendLimits?
 
   init(
     database: Database, scheduler: SendScheduler, pollMs: Int64, logger: Logger,
@@ -61,9 +65,11 @@ final class OutboundSender: @unchecked Sendable {
     budget: TransmitBudget = TransmitBudget(perMinute: 60),
     budgetChanged: @escaping @Sendable (Bool) -> Void = { _ in },
     clock: @escaping EpochClock = epochMilliseconds,
-    monotonic: @escaping @Sendable () -> Int64 = monotonicMilliseconds, followsClockSteps: Bool = false
+    monotonic: @escaping @Sendable () -> Int64 = monotonicMilliseconds, followsClockSteps: Bool = false,
+    renewalLimits: SendLimits? = nil
   ) {
     steps = followsClockSteps ? WallClockSteps() : nil
+    self.renewalLimits = renewalLimits
     self.database = database
     self.scheduler = scheduler
     self.pollMs = pollMs
@@ -106,15 +112,40 @@ final class OutboundSender: @unchecked Sendable {
     guard dataVersion != version || transmitting != wasTransmitting || due else { return }
     version = dataVersion
     wasTransmitting = transmitting
+    if transmitting { try renewNets(now: now) }
     try pass(now: now, canTransmit: transmitting)
     let after = clock()
-    let next = try database.nextSendEvent(now: after, canTransmit: transmitting)
+    var next = try database.nextSendEvent(now: after, canTransmit: transmitting)
+    if transmitting, renewalLimits != nil, let renewal = try database.nextNetRenewal() {
+      next = min(next ?? renewal, renewal)
+    }
     if waiting.isEmpty {
       nextEvent = next
     } else {
       // Due copies wait for the budget: look again when it has room (sooner for an event still to come).
       let room = after + budget.waitMs(now: monotonic())
       nextEvent = next.map { $0 > after ? min($0, room) : room } ?? room
+    }
+  }
+
+  /// Renews the nets' memberships due at `now` whose station was active in the last day
+  /// (``Database/netActiveWindowMs``): each renewal a send of the station (the service's silent join), transmitted
+  /// by the pass that follows.
+  private func renewNets(now: Int64) throws(StoreError) {
+    guard let limits = renewalLimits else { return }
+    for renewal in try database.dueNetRenewals(now: now, activeSince: now - Database.netActiveWindowMs) {
+      let creation = try database.renewNet(renewal, limits: limits, now: now)
+      let room = NetRoom(service: renewal.rule.service, group: renewal.rule.group)
+      switch creation {
+      case .created?:
+        logger.info("net membership renewed", ["station": renewal.station, "room": room.description])
+      case nil:
+        break
+      case let refused?:
+        logger.warn(
+          "net renewal waits for the send limits",
+          ["station": renewal.station, "room": room.description, "refusal": "\(refused)"])
+      }
     }
   }
 

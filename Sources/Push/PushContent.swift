@@ -34,6 +34,9 @@ public struct PushContent: Sendable, Equatable {
   /// How urgently the providers deliver it: low when it announces only subscription entries that are not
   /// urgent (``Store/SubscriptionEntry/isUrgent``), else high.
   public var priority: PushPriority
+  /// For a room's digest push (a net's entry): the room's entries since its previous digest (data key
+  /// `roomCount`); nil for every other push.
+  public var roomCount: Int?
 
   public init(
     station: String, fromCall: String, seqId: String?, text: String, count: Int, senders: [String] = [],
@@ -176,6 +179,7 @@ public struct NotificationText: Sendable, Equatable {
   static func subscription(_ content: PushContent, _ entry: SubscriptionEntry, preview: Bool)
     -> NotificationText
   {
+    if let room = entry.room { return net(content, room: room, preview: preview) }
     if content.count > 1 && !entry.isUrgent {
       var senders: [String] = [content.fromCall]
       for sender in content.senders where !senders.contains(sender) { senders.append(sender) }
@@ -190,6 +194,7 @@ public struct NotificationText: Sendable, Equatable {
     case .bulletin: (title, generic) = ("Bulletin \(to) from \(peer)", "New APRS bulletin")
     case .group: (title, generic) = ("\(to): \(peer)", "New APRS group message")
     case .nws: (title, generic) = ("\(to) from \(peer)", "New NWS alert")
+    case .net: (title, generic) = ("\(to): \(peer)", "New net message")
     case .watch:
       switch entry.event {
       case .heard: (title, generic) = ("\(peer) heard", "A watched station was heard")
@@ -199,6 +204,17 @@ public struct NotificationText: Sendable, Equatable {
       }
     }
     return NotificationText(title: title, body: preview ? content.text : generic)
+  }
+
+  /// The banner of a room's digest push (``PushContent/roomCount``): one entry as `HOTG net: K1ABC` and its text
+  /// (with previews), several as `HOTG net: 12 new` and `Last from K1ABC`.
+  static func net(_ content: PushContent, room: NetRoom, preview: Bool) -> NotificationText {
+    let count = content.roomCount ?? 1
+    guard count > 1 else {
+      return NotificationText(
+        title: "\(room.group) net: \(content.fromCall)", body: preview ? content.text : "New net message")
+    }
+    return NotificationText(title: "\(room.group) net: \(count) new", body: "Last from \(content.fromCall)")
   }
 
   /// `A`, `A and B`, `A, B and C`, `A, B, C and 2 others`.

@@ -74,7 +74,7 @@ extension Database {
         UPDATE device_acks SET pulled_at = ?3
         WHERE station = ?1 AND pulled_at IS NULL AND message_id IN (
           SELECT id FROM messages WHERE station = ?1 AND timestamp > ?2 AND timestamp >= ?4
-            AND ((1 << ring) & ?5) <> 0 AND timestamp <= ?6)
+            AND ((1 << (ring + (room IS NOT NULL))) & ?5) <> 0 AND timestamp <= ?6)
         """)
       defer { statement.reset() }
       try statement.bind(1, address)

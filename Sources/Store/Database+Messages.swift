@@ -70,7 +70,7 @@ extension Database {
         var duplicate = try isDuplicate(message.dedupKey, station: station, now: now)
         if !duplicate { duplicate = try isEchoOfOwnSend(message, station: station, stampedAt: stamp) }
         if duplicate {
-          if message.entry != nil {
+          if message.entry != nil && message.entry?.room == nil {
             try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
           }
           outcomes.append(.duplicate)
@@ -81,7 +81,13 @@ extension Database {
         let id = try insertMessage(message, station: station, timestamp: timestamp)
         try recordDedup(message.dedupKey, station: station, now: now, windowMs: message.dedupWindowMs)
         if message.direction == .received {
-          try queuePush(station: station, messageID: id, now: stamp, holdMs: message.pushHoldMs)
+          let holdMs =
+            if let entry = message.entry, let room = entry.room {
+              try roomDigestHold(station, room: room, subscription: entry.subscription, now: stamp)
+            } else {
+              message.pushHoldMs
+            }
+          try queuePush(station: station, messageID: id, now: stamp, holdMs: holdMs)
         }
         try trimRing(station, ring: .of(to: message.to, entry: message.entry), storing: timestamp)
         outcomes.append(.stored(messageID: id, timestamp: timestamp))
@@ -190,8 +196,8 @@ extension Database {
     let statement = try prepared(
       """
       INSERT INTO messages (station, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event,
-        latitude, longitude, heard_state)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+        latitude, longitude, heard_state, room)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -201,12 +207,13 @@ extension Database {
     try statement.bind(5, message.msgno)
     try statement.bind(6, timestamp)
     try statement.bind(7, message.to?.canonicalAddress)
-    try statement.bind(8, message.entry?.kind.rawValue)
+    try statement.bind(8, message.entry?.storedKind.rawValue)
     try statement.bind(9, message.entry?.subscription)
     try statement.bind(10, message.entry?.event?.rawValue)
     try statement.bind(11, message.entry?.latitude)
     try statement.bind(12, message.entry?.longitude)
     try statement.bind(13, message.heardSent && message.direction == .sent ? HeardState.sent : nil)
+    try statement.bind(14, message.entry?.room?.description)
     try statement.run()
     return lastInsertRowID
   }
@@ -266,7 +273,7 @@ extension Database {
       defer { statement.reset() }
       try statement.bind(1, station)
       try statement.bind(2, options.ringSize - 1)
-      try statement.bind(3, ring.rawValue)
+      try statement.bind(3, ring.storedRing.rawValue)
       try statement.bind(4, keepAfter)
       try statement.bind(5, cap - 1)
       try statement.bind(6, cursor)
@@ -328,9 +335,10 @@ extension Database {
         SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
                sends.state, sends.client_id, messages.addressee, messages.kind, messages.subscription,
                messages.event, messages.latitude, messages.longitude, messages.answered_by,
-               messages.heard_state
+               messages.heard_state, messages.room
         FROM messages LEFT JOIN sends ON sends.message_id = messages.id
-        WHERE messages.station = ?1 AND messages.timestamp > ?2 AND ((1 << messages.ring) & ?3) <> 0
+        WHERE messages.station = ?1 AND messages.timestamp > ?2
+          AND ((1 << (messages.ring + (messages.room IS NOT NULL))) & ?3) <> 0
           AND (messages.heard_state IS NULL OR ?5)
         ORDER BY messages.timestamp LIMIT ?4
         """)
@@ -450,7 +458,7 @@ extension Database {
       """
       SELECT count(*) FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received' AND ((1 << messages.ring) & ?2) <> 0
+        AND messages.direction = 'received' AND ((1 << (messages.ring + (messages.room IS NOT NULL))) & ?2) <> 0
       """ + Self.notMarkedRead)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
@@ -479,7 +487,7 @@ extension Database {
       SELECT messages.peer, max(messages.timestamp) AS newest
       FROM messages JOIN stations ON stations.address = messages.station
       WHERE messages.station = ?1 AND messages.timestamp > stations.last_sync_cursor
-        AND messages.direction = 'received' AND ((1 << messages.ring) & ?3) <> 0
+        AND messages.direction = 'received' AND ((1 << (messages.ring + (messages.room IS NOT NULL))) & ?3) <> 0
       """ + Self.notMarkedRead + """
         GROUP BY messages.peer ORDER BY newest DESC LIMIT ?2
         """)
@@ -500,10 +508,10 @@ extension Database {
       """
       SELECT recent.direction, recent.peer, recent.text, recent.msgno, recent.timestamp, sends.state,
              sends.client_id, recent.addressee, recent.kind, recent.subscription, recent.event, recent.latitude,
-             recent.longitude, recent.answered_by, recent.heard_state
+             recent.longitude, recent.answered_by, recent.heard_state, recent.room
       FROM (
         SELECT id, direction, peer, text, msgno, timestamp, addressee, kind, subscription, event, latitude,
-               longitude, answered_by, heard_state FROM messages
+               longitude, answered_by, heard_state, room FROM messages
         WHERE station = ?1 ORDER BY timestamp DESC LIMIT ?2) AS recent
       LEFT JOIN sends ON sends.message_id = recent.id
       ORDER BY recent.timestamp
@@ -526,18 +534,22 @@ extension Database {
       direction: try row.value(0), peer: row.text(1), text: row.text(2), msgno: row.optionalText(3),
       timestamp: row.int64(4), state: state, clientId: row.optionalText(6),
       to: row.columnCount > 7 ? row.optionalText(7) : nil,
-      entry: row.columnCount > 12 ? subscriptionEntry(row, from: 8) : nil,
+      entry: row.columnCount > 12
+        ? subscriptionEntry(row, from: 8, room: row.columnCount > 15 ? 15 : nil) : nil,
       answeredBy: row.columnCount > 13 ? row.optionalValue(13) : nil,
       heardState: row.columnCount > 14 ? row.optionalValue(14) : nil)
   }
 
   /// The subscription entry of a row whose columns from `first` on are `messages.kind, subscription, event,
-  /// latitude, longitude`; nil for a message.
-  static func subscriptionEntry(_ row: Statement, from first: Int32) -> SubscriptionEntry? {
+  /// latitude, longitude`, and whose column `room` (when given) is `messages.room`; nil for a message. A row with
+  /// a room is a net's entry (stored with kind `group`: sql/025_nets.sql).
+  static func subscriptionEntry(_ row: Statement, from first: Int32, room: Int32? = nil) -> SubscriptionEntry?
+  {
     guard let kind = row.optionalValue(first, as: SubscriptionKind.self) else { return nil }
+    let netRoom = room.flatMap { row.optionalText($0) }.flatMap { NetRoom($0) }
     return SubscriptionEntry(
-      kind: kind, subscription: row.optionalText(first + 1) ?? "",
+      kind: netRoom == nil ? kind : .net, subscription: row.optionalText(first + 1) ?? "",
       event: row.optionalValue(first + 2, as: WatchEventName.self), latitude: row.optionalDouble(first + 3),
-      longitude: row.optionalDouble(first + 4))
+      longitude: row.optionalDouble(first + 4), room: netRoom)
   }
 }

@@ -94,8 +94,8 @@ extension Database {
       let timestamp = try nextMessageTimestamp(now: now)
       let insert = try prepared(
         """
-        INSERT INTO messages (station, direction, peer, text, msgno, timestamp)
-        VALUES (?1, 'sent', ?2, ?3, ?4, ?5)
+        INSERT INTO messages (station, direction, peer, text, msgno, timestamp, kind, subscription, room)
+        VALUES (?1, 'sent', ?2, ?3, ?4, ?5, ?6, ?7, ?8)
         """)
       do {
         defer { insert.reset() }
@@ -104,6 +104,9 @@ extension Database {
         try insert.bind(3, send.text)
         try insert.bind(4, msgno)
         try insert.bind(5, timestamp)
+        try insert.bind(6, send.entry?.storedKind.rawValue)
+        try insert.bind(7, send.entry?.subscription)
+        try insert.bind(8, send.entry?.room?.description)
         try insert.run()
       }
       let id = lastInsertRowID
@@ -123,11 +126,11 @@ extension Database {
         try row.bind(7, queuedForMs)
         try row.run()
       }
-      try trimRing(station)
+      try trimRing(station, ring: .of(to: nil, entry: send.entry))
       try addToMetaCounter(SendStatus.acceptedKey, 1)
       let message = StoredMessage(
         direction: .sent, peer: addressee, text: send.text, msgno: msgno, timestamp: timestamp,
-        state: .pending, clientId: send.clientId)
+        state: .pending, clientId: send.clientId, entry: send.entry)
       return .created(message, serverTime: timestamp)
     }
   }
@@ -137,7 +140,9 @@ extension Database {
     let statement = try prepared(
       """
       SELECT messages.direction, messages.peer, messages.text, messages.msgno, messages.timestamp,
-             sends.state, sends.client_id
+             sends.state, sends.client_id, messages.addressee, messages.kind, messages.subscription,
+             messages.event, messages.latitude, messages.longitude, messages.answered_by, messages.heard_state,
+             messages.room
       FROM messages LEFT JOIN sends ON sends.message_id = messages.id WHERE messages.id = ?1
       """)
     defer { statement.reset() }
@@ -146,7 +151,7 @@ extension Database {
   }
 
   /// The id of the station's send with this `clientId`, nil when there is none.
-  private func sendID(station: String, clientId: String) throws(StoreError) -> Int64? {
+  func sendID(station: String, clientId: String) throws(StoreError) -> Int64? {
     let statement = try prepared("SELECT message_id FROM sends WHERE station = ?1 AND client_id = ?2")
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -364,7 +369,7 @@ extension Database {
   /// Moves a pending send to `state` (inside the caller's write transaction): the schedule cleared, the message
   /// re-stamped, the outcome counted, and for `rejected` and `expired` a push queued. Nil when it was not
   /// pending (or is gone).
-  private func finishSend(id: Int64, state: SendState, now: Int64) throws(StoreError) -> FinishedSend? {
+  func finishSend(id: Int64, state: SendState, now: Int64) throws(StoreError) -> FinishedSend? {
     let select = try prepared(
       "SELECT station, addressee, msgno FROM sends WHERE message_id = ?1 AND state = 'pending'")
     var found: (station: String, addressee: String, msgno: String)?

@@ -19,8 +19,9 @@ extension Database {
   public func subscriptions(of station: String) throws(StoreError) -> [Subscription] {
     let statement = try prepared(
       """
-      SELECT id, kind, target, heard_after, silent_for, emergency, bypass FROM subscriptions
-      WHERE station = ?1 ORDER BY position
+      SELECT id, kind, target, heard_after, silent_for, emergency, bypass, net_join, net_text, net_renew,
+             net_digest
+      FROM subscriptions WHERE station = ?1 ORDER BY position
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
@@ -64,8 +65,8 @@ extension Database {
       let insert = try prepared(
         """
         INSERT INTO subscriptions (station, id, position, kind, target, heard_after, silent_for, emergency, bypass,
-          created_at)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+          created_at, net_join, net_text, net_renew, net_digest)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
         """)
       var used = Set(drafts.compactMap(\.id))
       var serial = 0
@@ -88,6 +89,11 @@ extension Database {
         try insert.bind(8, watch?.emergency ?? false)
         try insert.bind(9, draft.bypass)
         try insert.bind(10, now)
+        let net: NetRule? = if case .net(let rule) = draft.rule { rule } else { nil }
+        try insert.bind(11, net?.join.rawValue)
+        try insert.bind(12, net?.text)
+        try insert.bind(13, net?.renew ?? false)
+        try insert.bind(14, net?.digestSeconds)
         try insert.run()
       }
       let stored = try subscriptions(of: address)
@@ -103,14 +109,16 @@ extension Database {
     case .group(let call): (.group, call, nil)
     case .nws(let zones): (.nws, zones.sorted().joined(separator: " "), nil)
     case .watch(let watch): (.watch, watch.call, watch)
+    case .net(let net): (.net, net.room, nil)
     }
   }
 
-  /// Reads one row of `SELECT id, kind, target, heard_after, silent_for, emergency, bypass`.
-  static func subscription(_ row: Statement) -> Subscription? {
-    let target = row.text(2)
+  /// Reads one row of `SELECT id, kind, target, heard_after, silent_for, emergency, bypass, net_join, net_text,
+  /// net_renew, net_digest`, those columns from `first` on.
+  static func subscription(_ row: Statement, from first: Int32 = 0) -> Subscription? {
+    let target = row.text(first + 2)
     let rule: SubscriptionRule
-    switch row.optionalValue(1, as: SubscriptionKind.self) {
+    switch row.optionalValue(first + 1, as: SubscriptionKind.self) {
     case .bulletin:
       guard let pattern = try? BulletinPattern(target) else { return nil }
       rule = .bulletin(pattern)
@@ -122,10 +130,19 @@ extension Database {
     case .watch:
       rule = .watch(
         WatchRule(
-          call: target, heardAfter: row.optionalInt64(3).map { Int($0) },
-          silentFor: row.optionalInt64(4).map { Int($0) }, emergency: row.bool(5)))
+          call: target, heardAfter: row.optionalInt64(first + 3).map { Int($0) },
+          silentFor: row.optionalInt64(first + 4).map { Int($0) }, emergency: row.bool(first + 5)))
+    case .net:
+      guard let room = NetRoom(target), let join = row.optionalValue(first + 7, as: NetRule.Join.self) else {
+        return nil
+      }
+      rule = .net(
+        NetRule(
+          service: room.service, group: room.group, join: join, text: row.optionalText(first + 8),
+          renew: row.bool(first + 9),
+          digestSeconds: Int(row.optionalInt64(first + 10) ?? Int64(NetRule.defaultDigestSeconds))))
     case nil: return nil
     }
-    return Subscription(id: row.text(0), rule: rule, bypass: row.bool(6))
+    return Subscription(id: row.text(first + 0), rule: rule, bypass: row.bool(first + 6))
   }
 }

@@ -36,7 +36,8 @@ extension Database {
     let statement = try prepared(
       """
       SELECT subscriptions.id, subscriptions.kind, subscriptions.target, subscriptions.heard_after,
-             subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.station
+             subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.net_join,
+             subscriptions.net_text, subscriptions.net_renew, subscriptions.net_digest, subscriptions.station
       FROM subscriptions JOIN stations ON stations.address = subscriptions.station
       WHERE stations.heartbeat_at >= ?1
       ORDER BY subscriptions.station, subscriptions.position
@@ -45,7 +46,7 @@ extension Database {
     try statement.bind(1, heardSince)
     var found: [(station: String, Subscription)] = []
     while try statement.step() {
-      if let subscription = Self.subscription(statement) { found.append((statement.text(7), subscription)) }
+      if let subscription = Self.subscription(statement) { found.append((statement.text(11), subscription)) }
     }
     return found
   }
@@ -112,7 +113,8 @@ extension Database {
     try statement.run()
   }
 
-  /// The columns of a watch row: the subscription's (as ``subscription(_:)`` reads them), then the state's.
+  /// The columns of a watch row: the subscription's (as ``subscription(_:from:)`` reads a watch's), then the
+  /// state's.
   private static let watchColumns = """
     SELECT subscriptions.id, subscriptions.kind, subscriptions.target, subscriptions.heard_after,
            subscriptions.silent_for, subscriptions.emergency, subscriptions.bypass, subscriptions.station,
@@ -142,7 +144,7 @@ extension Database {
 
   /// After a station's subscriptions were replaced (inside that transaction): its watches keep their states (a
   /// changed `silentFor` moves the deadline), new watches start at `now`, states of removed ones go, and the
-  /// entries of a kind it no longer subscribes to are deleted.
+  /// entries of a kind it no longer subscribes to are deleted (a room's entries stay: they show what the net did).
   func settleSubscriptionChanges(of station: String, subscriptions: [Subscription], now: Int64)
     throws(StoreError)
   {
@@ -182,7 +184,7 @@ extension Database {
     let kinds = Set(subscriptions.map(\.kind.rawValue))
     let entries = try prepared(
       """
-      DELETE FROM messages WHERE station = ?1 AND kind IS NOT NULL
+      DELETE FROM messages WHERE station = ?1 AND kind IS NOT NULL AND room IS NULL
         AND kind NOT IN (SELECT value FROM json_each(?2))
       """)
     defer { entries.reset() }

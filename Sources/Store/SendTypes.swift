@@ -26,12 +26,18 @@ public struct NewSend: Sendable, Equatable {
   public var text: String
   /// The caller's idempotency key, if any (at most 64 characters).
   public var clientId: String?
+  /// For a net's send (a join, renewal, leave or post to a room): the room entry it is shown as
+  /// (``SubscriptionEntry/room(_:subscription:)``); nil for a message, shown as every send is.
+  public var entry: SubscriptionEntry?
 
-  public init(station: String, addressee: String, text: String, clientId: String?) {
+  public init(
+    station: String, addressee: String, text: String, clientId: String?, entry: SubscriptionEntry? = nil
+  ) {
     self.station = station
     self.addressee = addressee
     self.text = text
     self.clientId = clientId
+    self.entry = entry
   }
 }
 

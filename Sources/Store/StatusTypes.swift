@@ -147,6 +147,8 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
   case airAnswered
   /// ACKs sent for `fallback` stations because their radio was not heard answering within the wait.
   case fallbackAcks
+  /// Subscription entries stored: the entries of nets' rooms (fan-out and the services' answers).
+  case netEntries
 
   /// The counter of the subscription entries of `kind` stored.
   public static func subscriptionEntries(_ kind: SubscriptionKind) -> ListenerCounter {
@@ -155,6 +157,7 @@ public enum ListenerCounter: String, Sendable, CaseIterable {
     case .group: .groupEntries
     case .nws: .nwsEntries
     case .watch: .watchEntries
+    case .net: .netEntries
     }
   }
 

@@ -14,17 +14,30 @@ public struct SubscriptionEntry: Sendable, Hashable {
   public var latitude: Double?
   /// The position the packet reported (degrees, east positive), when it had one.
   public var longitude: Double?
+  /// For a net's entry (kind ``SubscriptionKind/net``): its room (`messages.room`). Only requests with
+  /// `want:["rooms"]` (``Wants/rooms``) see such entries.
+  public var room: NetRoom?
 
   public init(
     kind: SubscriptionKind, subscription: String, event: WatchEventName? = nil, latitude: Double? = nil,
-    longitude: Double? = nil
+    longitude: Double? = nil, room: NetRoom? = nil
   ) {
     self.kind = kind
     self.subscription = subscription
     self.event = event
     self.latitude = latitude
     self.longitude = longitude
+    self.room = room
   }
+
+  /// A room entry of `room`, matched by the net subscription `subscription`.
+  public static func room(_ room: NetRoom, subscription: String) -> SubscriptionEntry {
+    SubscriptionEntry(kind: .net, subscription: subscription, room: room)
+  }
+
+  /// The kind `messages.kind` stores: a net's entry is stored as `group` with its room beside (sql/025_nets.sql:
+  /// the column's CHECK stays as it was).
+  public var storedKind: SubscriptionKind { kind == .net ? .group : kind }
 
   /// Whether its push goes out at once at high priority and through quiet hours (not through a mute): a watched
   /// station's emergency. Every other subscription entry is pushed at low priority.
@@ -50,10 +63,18 @@ public enum EntryRing: Int, Sendable, CaseIterable {
   case otherSSIDs = 1
   /// Subscription entries (`want:["subscriptions"]`).
   case subscriptions = 2
+  /// Room entries (`want:["rooms"]`): kept in the subscription ring, seen as a ring of their own. The store's
+  /// queries read it as `messages.ring + (messages.room IS NOT NULL)`.
+  case rooms = 3
 
-  /// The ring an entry with these fields is in.
+  /// The ring its rows are stored and trimmed in (`messages.ring`): room entries are kept with the subscription
+  /// entries.
+  public var storedRing: EntryRing { self == .rooms ? .subscriptions : self }
+
+  /// The ring an entry with these fields is seen in.
   public static func of(to: String?, entry: SubscriptionEntry?) -> EntryRing {
-    entry != nil ? .subscriptions : (to != nil ? .otherSSIDs : .direct)
+    guard let entry else { return to != nil ? .otherSSIDs : .direct }
+    return entry.room != nil ? .rooms : .subscriptions
   }
 }
 
@@ -64,6 +85,7 @@ extension Wants {
     var mask = 1 << EntryRing.direct.rawValue
     if contains(.ssids) { mask |= 1 << EntryRing.otherSSIDs.rawValue }
     if contains(.subscriptions) { mask |= 1 << EntryRing.subscriptions.rawValue }
+    if contains(.rooms) { mask |= 1 << EntryRing.rooms.rawValue }
     return mask
   }
 }

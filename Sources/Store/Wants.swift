@@ -27,10 +27,14 @@ public struct Wants: OptionSet, Sendable, Hashable {
   /// its `state` (`sent`, `acked`, `rejected`).
   public static let sent = Wants(rawValue: 1 << 4)
 
+  /// `"rooms"`: the entries of the station's nets (subscription kind `net`): the service's fan-out and answers and
+  /// the station's own sends to the service, each with `type:"net"` and its `room`, and the room's digest pushes.
+  public static let rooms = Wants(rawValue: 1 << 5)
+
   /// The names this build knows, as `want` spells them.
   public static let names: [(name: String, wants: Wants)] = [
     ("ssids", .ssids), ("subscriptions", .subscriptions), ("inbox", .inbox), ("answeredBy", .answeredBy),
-    ("sent", .sent),
+    ("sent", .sent), ("rooms", .rooms),
   ]
 
   /// The option `name` stands for; nil for a name this build does not know (ignored: clients may ask for what

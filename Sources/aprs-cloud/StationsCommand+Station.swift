@@ -173,6 +173,11 @@ extension StationsCommand {
         if let seconds = watch.silentFor { parts.append("silent for \(seconds) s") }
         if watch.emergency { parts.append("emergencies") }
         what = parts.joined(separator: ", ")
+      case .net(let net):
+        var parts = [net.room, net.join == .silent ? "silent join" : "joined by posting"]
+        if net.renew { parts.append("renewed") }
+        parts.append(net.digestSeconds == 0 ? "every entry pushed" : "digest \(net.digestSeconds) s")
+        what = parts.joined(separator: ", ")
       }
       if subscription.bypass { what += " (bypasses mute and quiet hours)" }
       rows.append(["  " + subscription.id, subscription.kind.rawValue, Format.printable(what)])

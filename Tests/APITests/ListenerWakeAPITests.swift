@@ -13,7 +13,8 @@ import Testing
     // The register, then the claim.
     #expect(fixture.wakes.take() == [.registrations, .registrations])
     #expect(fixture.settings(["ackPolicy": "device"]).status == 200)
-    #expect(fixture.wakes.take() == [.registrations])
+    // Settings also wake the sends: a net's join or leave goes out at once.
+    #expect(fixture.wakes.take() == [.registrations, .sends])
     let beat = fixture.post(
       "/v1/heartbeat",
       APIFixture.settingsIdentity.merging(["platform": "android", "pushToken": "fcm-token:APA91b-test"]) {

@@ -50,7 +50,7 @@ import Testing
         == NetFanOut(
           service: .cqsrvr, group: "MYTEST", peer: "AE5PL-10", text: "Listening for APRS contacts",
           kind: .post))
-    #expect(NetFanOut(copy)?.room == "CQSRVR/MYTEST")
+    #expect(NetFanOut(copy)?.room.description == "CQSRVR/MYTEST")
     // A lower-case group is the same room.
     #expect(
       NetFanOut(try packet("AE5PL-10>APJIC1,qAO,CQSRVR::W5EJL-1  :cq mytest hi"))?.group == "MYTEST")
@@ -58,7 +58,7 @@ import Testing
 
   @Test func theServicesAnswersNameTheirRoom() throws {
     let sent = try packet("CQSRVR>APJIC1,TCPIP*::AE5PL-10 :Message has been sent to MYTEST{00")
-    #expect(NetFanOut(sent)?.kind == .answer && NetFanOut(sent)?.room == "CQSRVR/MYTEST")
+    #expect(NetFanOut(sent)?.kind == .answer && NetFanOut(sent)?.room.description == "CQSRVR/MYTEST")
     #expect(NetFanOut(sent)?.text == "Message has been sent to MYTEST")
     let removed = try packet("CQSRVR>APJIC1,TCPIP*::AE5PL-10 :Removed from MYTEST{01")
     #expect(NetFanOut(removed)?.kind == .answer && NetFanOut(removed)?.group == "MYTEST")

@@ -71,6 +71,7 @@ import Testing
           listener.linesRead = 1
           listener.login = N0CALL-10
           listener.messagesStored = 11
+          listener.netEntries = 211
           listener.notForUs = 111
           listener.nwsEntries = 171
           listener.ownFellBack = KJ7ABC
