@@ -2,7 +2,7 @@ import JSON
 
 extension APIHandler {
   /// `GET /v1/info` (also `HEAD`, and `POST` with any body; no auth):
-  /// `{"server":"aprs-cloud","version":…,"protocolVersion":"1.5","features":[…],"maxWait":300,"vapidPublicKey":…}`
+  /// `{"server":"aprs-cloud","version":…,"protocolVersion":"1.6","features":[…],"maxWait":300,"vapidPublicKey":…}`
   /// (`protocolVersion`: ``ServerInfo/protocolVersion``, docs/protocol.md "Versions"), the key only when
   /// Web Push is on and the listener has made it; `send` only while the listener's login can transmit (a
   /// receive-only or unverified one cannot: `/v1/send` would answer 503).

@@ -10,7 +10,7 @@ public struct ServerInfo: Sendable {
   /// (docs/protocol.md "Versions" lists what each one added). A minor version only adds (new endpoints, new
   /// opt-in fields, new features); what a client of an older one gets never changes. `features` still says what
   /// is switched on here.
-  public static let protocolVersion = "1.5"
+  public static let protocolVersion = "1.6"
 
   /// The `version` member.
   public var version = "0.1"

@@ -72,10 +72,16 @@ public struct PushContent: Sendable, Equatable {
   public var collapseID: String { PushPayload.collapseID(station: collapseName) }
 
   /// What the collapse id is made from: the station, `<station>-sent` for a `sendFailed` notice,
-  /// `<station>-subs` for a subscription entry (also the Web Push `Topic` of such a push).
+  /// `<station>-subs` for a subscription entry, `<station>-net-<GROUP>` for a room's digest (also the Web Push
+  /// `Topic` of such a push).
   public var collapseName: String {
     switch kind {
-    case .messages: entry == nil ? station : station + "-subs"
+    case .messages:
+      if let room = entry?.room {
+        station + "-net-" + room.group
+      } else {
+        entry == nil ? station : station + "-subs"
+      }
     case .sendFailed: station + "-sent"
     case .claimCode: station + "-claim"
     case .forwardDisabled: station + "-forward"

@@ -79,11 +79,16 @@ public enum PushPayload {
     }
     var pairs: [(key: String, value: String)]
     if let entry = content.entry {
-      // A subscription entry: `type` (its kind), `subscription` (its id), `event` for a watch, then the sender
+      // A subscription entry: `type` (its kind), `subscription` (its id), `event` for a watch, `room` and
+      // `roomCount` for a net's room, then the sender
       // (`fromCall`, the watched station for a watch), `to` (its addressee: `BLN1WX`, a group, an NWS zone
       // product; the station for a watch) and `count`.
       pairs = [("type", entry.kind.rawValue), ("subscription", entry.subscription)]
       if let event = entry.event { pairs.append(("event", event.rawValue)) }
+      if let room = entry.room {
+        // A room's digest: the room and how many of its entries the push announces (the sender is the last).
+        pairs += [("room", room.description), ("roomCount", String(content.roomCount ?? 1))]
+      }
       pairs += [("fromCall", content.fromCall), ("to", content.addressee), ("count", String(content.count))]
     } else {
       pairs = [

@@ -144,7 +144,7 @@ import Testing
         reply.object?.keys == ["server", "version", "protocolVersion", "features", "maxWait"], "\(method)")
       #expect(reply["server"]?.stringValue == "aprs-cloud")
       // The version of the /v1 contract docs/protocol.md states ("Versions").
-      #expect(reply["protocolVersion"]?.stringValue == "1.5")
+      #expect(reply["protocolVersion"]?.stringValue == "1.6")
       // Every build has station settings; nothing else is on in a bare configuration.
       #expect(reply["features"] == .array([.string("settings"), .string("claim")]))
       #expect(reply["maxWait"]?.intValue == 300)

@@ -187,9 +187,14 @@ extension PushEngine {
     let avatar = try database.pushAvatar(of: newest.message.peer)
     // `count` never under-counts the banner it replaces: at least this burst, even when another device of the
     // station synced it already.
-    return PushContent(
+    var content = PushContent(
       station: station, fromCall: newest.message.peer, seqId: newest.message.msgno, text: newest.message.text,
       count: max(unpulled, entries.count), senders: senders, avatar: avatar, to: newest.message.to,
       entry: newest.message.entry, priority: PushAudience.priority(of: entries, airAnswered: airAnswered))
+    if let room = newest.message.entry?.room {
+      // A room's digest: the window's entries of that room (held until it ended: `roomDigestHold`).
+      content.roomCount = entries.filter { $0.message.entry?.room == room }.count
+    }
+    return content
   }
 }
