@@ -74,7 +74,8 @@ extension APIHandler {
         + subscriptions.count * 64)
     writer.beginObject()
     Self.writeSettings(settings, to: &writer)
-    Self.writeSubscriptions(subscriptions, to: &writer)
+    let memberships = try netMemberships(of: address, subscriptions)
+    Self.writeSubscriptions(subscriptions, memberships: memberships, now: now, to: &writer)
     Self.writeForward(forward, to: &writer)
     Self.writeRetention(settings.retention, to: &writer)
     if settings.followsOwnTransmissions {
@@ -164,8 +165,29 @@ extension APIHandler {
     writer.endObject()
   }
 
-  /// `subscriptions`: each with its `id`, `kind`, the kind's fields and `bypass` ([] when none).
-  static func writeSubscriptions(_ subscriptions: [Subscription], to writer: inout JSONWriter) {
+  /// The memberships of the station's nets, by subscription id (none for a net not joined yet).
+  private func netMemberships(of station: String, _ subscriptions: [Subscription]) throws(APIError)
+    -> [String: NetMembership]
+  {
+    var found: [String: NetMembership] = [:]
+    for subscription in subscriptions {
+      guard case .net(let rule) = subscription.rule else { continue }
+      let room = NetRoom(service: rule.service, group: rule.group)
+      if let membership = try store({ () throws(StoreError) in
+        try database.netMembership(of: station, room: room)
+      }) {
+        found[subscription.id] = membership
+      }
+    }
+    return found
+  }
+
+  /// `subscriptions`: each with its `id`, `kind`, the kind's fields and `bypass` ([] when none). A net's carries
+  /// its `membership` when `memberships` has it (the settings answer; an export has none).
+  static func writeSubscriptions(
+    _ subscriptions: [Subscription], memberships: [String: NetMembership] = [:], now: Int64 = 0,
+    to writer: inout JSONWriter
+  ) {
     writer.key("subscriptions")
     writer.beginArray()
     for subscription in subscriptions {
@@ -212,11 +234,40 @@ extension APIHandler {
         writer.bool(net.renew)
         writer.key("digest")
         writer.int(Int64(net.digestSeconds))
+        if let membership = memberships[subscription.id] {
+          writer.key("membership")
+          writeMembership(membership, service: net.service, now: now, to: &writer)
+        }
       }
       writer.key("bypass")
       writer.bool(subscription.bypass)
       writer.endObject()
     }
     writer.endArray()
+  }
+
+  /// `{"state","joinedAt","renewAt"}` of a net's membership (docs/protocol.md "Joining: the `net` subscription"):
+  /// `joining` while the last join or renewal waits for the service's ACK, `joined` once it ACKed, `lapsed` past
+  /// the service's lapse without a renewal, `unanswered` when the service never ACKed it (expired, rejected or
+  /// cancelled).
+  static func writeMembership(
+    _ membership: NetMembership, service: NetService, now: Int64, to writer: inout JSONWriter
+  ) {
+    let lapsed = service.membershipMs.map { lapse in (membership.joinedAt ?? now) + lapse <= now } ?? false
+    let state =
+      switch membership.joinState {
+      case .pending?: "joining"
+      case .acked?: lapsed ? "lapsed" : "joined"
+      case nil: lapsed ? "lapsed" : "joined"
+      case .rejected?, .expired?, .cancelled?: "unanswered"
+      }
+    writer.beginObject()
+    writer.key("state")
+    writer.string(state)
+    writer.key("joinedAt")
+    if let at = membership.joinedAt { writer.int(at) } else { writer.null() }
+    writer.key("renewAt")
+    if let at = membership.renewAt { writer.int(at) } else { writer.null() }
+    writer.endObject()
   }
 }

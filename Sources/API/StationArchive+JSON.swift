@@ -237,10 +237,18 @@ extension StationArchive {
         }
         event = known
       }
+      var room: NetRoom?
+      if kind == .net {
+        // A net's entry names its room (`SERVICE/GROUP`).
+        guard let given = try body.string("room", maxLength: 32), let parsed = NetRoom(given) else {
+          throw .badRequest("room is required for a net entry: SERVICE/GROUP, such as ANSRVR/HOTG")
+        }
+        room = parsed
+      }
       entry = SubscriptionEntry(
         kind: kind, subscription: subscription, event: event,
         latitude: try Self.degrees(body, "latitude", limit: 90),
-        longitude: try Self.degrees(body, "longitude", limit: 180))
+        longitude: try Self.degrees(body, "longitude", limit: 180), room: room)
     }
     var state: SendState?
     var clientId: String?

@@ -1,4 +1,5 @@
 import API
+import APRS
 import Foundation
 import JSON
 import Store
@@ -49,10 +50,24 @@ import Testing
     #expect(join["peer"]?.stringValue == "ANSRVR" && join["state"]?.stringValue == "pending")
     let old = fixture.post("/v1/sync", Self.identity.merging(["since": 0]) { $1 })
     #expect(old.messages.isEmpty, "the shipping app sees nothing of it")
-    // Left: the join is cancelled and the leave sent.
+    let joining = try #require(subscriptions(reply).first?["membership"] as? [String: Any])
+    #expect(joining["state"] as? String == "joining" && joining["joinedAt"] as? Int64 == fixture.clock.now)
+    #expect(joining["renewAt"] as? Int64 == fixture.clock.now + 11 * 3_600_000)
+    // The service ACKs the join.
+    let seq = try #require(join["seqId"]?.stringValue)
+    _ = try fixture.database.answerSends(
+      [SendAnswer(station: "N0CALL-7", peer: "ANSRVR", msgno: seq, kind: .ack)], now: fixture.clock.now)
+    let joined = subscriptions(fixture.settings()).first?["membership"] as? [String: Any]
+    #expect(joined?["state"] as? String == "joined")
+    fixture.clock.advance(ms: 12 * 3_600_000)
+    #expect(
+      (subscriptions(fixture.settings()).first?["membership"] as? [String: Any])?["state"] as? String
+        == "lapsed")
+    // Left: the leave is sent (a join still in flight would be cancelled: DatabaseNetsTests).
     #expect(fixture.settings(["subscriptions": [Any]()]).status == 200)
     #expect(rooms(fixture).map { $0["text"]?.stringValue } == ["K HOTG", "U HOTG"])
-    #expect(rooms(fixture).map { $0["state"]?.stringValue } == ["cancelled", "pending"])
+    #expect(
+      rooms(fixture).map { $0["state"]?.stringValue } == ["acked", "pending"], "an acked join stays acked")
   }
 
   static let badNets: [(String, String)] = [
@@ -148,5 +163,29 @@ import Testing
     #expect(send(fixture, ["room": "ANSRVR/HOTG", "to": "K1ABC", "text": "x"]).status == 400)
     let long = send(fixture, ["room": "ANSRVR/HOTG", "text": String(repeating: "x", count: 60)])
     #expect(long.error?.hasPrefix("text is too long for ANSRVR/HOTG") == true, "\(long.text)")
+  }
+
+  @Test func anExportCarriesTheNetAndItsRoomEntriesAndAnImportKeepsThem() throws {
+    let fixture = try fixture()
+    let settings = fixture.settings(["subscriptions": [["kind": "net", "server": "ANSRVR", "group": "HOTG"]]])
+    let id = try #require(subscriptions(settings).first?["id"] as? String)
+    fixture.clock.advance(ms: 1)
+    _ = try fixture.database.storeMessages(
+      [
+        IncomingMessage(
+          station: "N0CALL-7", peer: "KC8OWL", text: "Happy APRSThursday!", msgno: "12", dedupKey: "k",
+          dedupWindowMs: 3_600_000, entry: .room(NetRoom(service: .ansrvr, group: "HOTG"), subscription: id))
+      ], now: fixture.clock.now)
+    let exported = fixture.post("/v1/export", Self.identity)
+    #expect(exported.status == 200, "\(exported.text)")
+    #expect(exported.text.contains(#""kind":"net","server":"ANSRVR","group":"HOTG","room":"ANSRVR/HOTG""#))
+    let fresh = try APIFixture()
+    fresh.clock.advance(ms: 1_000_000)
+    let archive = try StationArchive(document: Array(exported.text.utf8), retentionCap: 500)
+    #expect(try fresh.database.importStation(archive, withClaim: true, now: fresh.clock.now).entries == 2)
+    let entries = fresh.post("/v1/sync", Self.identity.merging(["since": 0, "want": ["rooms"]]) { $1 })
+      .messages
+    #expect(entries.map { $0["room"]?.stringValue } == ["ANSRVR/HOTG", "ANSRVR/HOTG"])
+    #expect(entries.last?["peer"]?.stringValue == "KC8OWL" && entries.last?["type"]?.stringValue == "net")
   }
 }
