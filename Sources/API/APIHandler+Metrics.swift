@@ -103,6 +103,7 @@ extension APIHandler {
       let sends = try database.sendStatus()
       let bans = try database.bans(now: now)
       let forwardTargets = try database.forwardTargetCounts()
+      let netMembers = try database.netMemberCounts()
       out.single(
         "aprs_cloud_database_up", "gauge", "1 when the database answered this scrape, 0 when it did not.", "1"
       )
@@ -113,6 +114,12 @@ extension APIHandler {
       writePushMetrics(push, to: &out)
       writeForwardTargetMetrics(forwardTargets, to: &out)
       writeSendMetrics(sends, to: &out)
+      out.family(
+        "aprs_cloud_net_members", "gauge",
+        "Stations' memberships of net groups in force (joined through this server and not left), by service.")
+      for service in NetService.allCases {
+        out.sample("aprs_cloud_net_members", [("service", service.call)], String(netMembers[service] ?? 0))
+      }
       out.family("aprs_cloud_bans", "gauge", "The operator's bans in force (aprs-cloud ban), by kind.")
       for kind in BanKind.allCases {
         out.sample(

@@ -407,3 +407,21 @@ extension Database {
     return digestMs
   }
 }
+
+extension Database {
+  /// The memberships in force (joined and not left), by service: what `/metrics` shows
+  /// (`aprs_cloud_net_members`). Every service is present, 0 when it has none.
+  public func netMemberCounts() throws(StoreError) -> [NetService: Int] {
+    let statement = try prepared(
+      """
+      SELECT substr(room, 1, instr(room, '/') - 1), count(*) FROM net_memberships
+      WHERE left_at IS NULL AND joined_at IS NOT NULL GROUP BY 1
+      """)
+    defer { statement.reset() }
+    var counts = Dictionary(uniqueKeysWithValues: NetService.allCases.map { ($0, 0) })
+    while try statement.step() {
+      if let service = NetService(rawValue: statement.text(0)) { counts[service] = Int(statement.int64(1)) }
+    }
+    return counts
+  }
+}

@@ -47,6 +47,7 @@ import Testing
     let membership = try #require(try database.netMembership(of: "N0CALL-7", room: Self.hotg))
     #expect(membership.joinedAt == Self.t0)
     #expect(membership.renewAt == Self.t0 + 12 * 3_600_000 - Database.netRenewMarginMs)
+    #expect(try database.netMemberCounts() == [.ansrvr: 1, .cqsrvr: 0])
     // Kept as it is: nothing sent.
     let kept = try database.subscriptions(of: "N0CALL-7").map { SubscriptionDraft(id: $0.id, rule: $0.rule) }
     #expect(try change(database, to: kept, now: Self.t0 + 1) == .settled(joined: [], left: []))
@@ -58,6 +59,7 @@ import Testing
     #expect(sends.map(\.state) == [.cancelled, .pending])
     #expect(try database.dueSends(now: Self.t0 + 2, canTransmit: true).map(\.text) == ["U HOTG"])
     #expect(try database.netMembership(of: "N0CALL-7", room: Self.hotg) == nil)
+    #expect(try database.netMemberCounts() == [.ansrvr: 0, .cqsrvr: 0])
     let audit = try database.auditTrail(of: "N0CALL-7").filter { $0.action == .net }.map(\.detail)
     #expect(audit == ["ANSRVR/HOTG leave: U HOTG", "ANSRVR/HOTG join: K HOTG"])
   }
