@@ -67,10 +67,7 @@ extension APIHandler {
     case .notMember:
       throw .badRequest("room: \(address) is no member of \(room); add a net subscription of it first")
     case .tooSoon(let retryAfterMs):
-      throw .rateLimited(
-        what: "posts to \(room) (\(room.service.call) takes one per group every"
-          + " \((room.service.postIntervalMs ?? 0) / 60_000) minutes)",
-        retryAfterSeconds: Self.seconds(retryAfterMs))
+      throw Self.tooSoonToPost(room, retryAfterMs: retryAfterMs)
     case .sent(.created(let message, let serverTime)), .sent(.replayed(let message, let serverTime)):
       return sendAnswer(message, serverTime: serverTime, station: address)
     case .sent(.unknownStation):
@@ -79,5 +76,13 @@ extension APIHandler {
       try Self.throwSendRefusal(refused, config: config.send)
       throw .stationNotFound(address)
     }
+  }
+
+  /// The 429 of a post (or a join by post) inside the service's least time between posts.
+  static func tooSoonToPost(_ room: NetRoom, retryAfterMs: Int64) -> APIError {
+    .rateLimited(
+      what: "posts to \(room) (\(room.service.call) takes one per group every"
+        + " \((room.service.postIntervalMs ?? 0) / 60_000) minutes)",
+      retryAfterSeconds: seconds(retryAfterMs))
   }
 }

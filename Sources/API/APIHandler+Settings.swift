@@ -24,7 +24,7 @@ extension APIHandler {
     let limits = sendLimits(client)
     let stored: (StationSettings, [Subscription], [ForwardTarget])?
     var failedField = "subscriptions"
-    var refusedJoin: (room: NetRoom, creation: SendCreation)?
+    var refusedJoin: RefusedJoin?
     do throws(StoreError) {
       stored = try database.writeBatch {
         () throws(StoreError) -> (StationSettings, [Subscription], [ForwardTarget])? in
@@ -37,9 +37,14 @@ extension APIHandler {
           }
           let settlement = try database.settleNets(
             address, before: subscriptions, after: replaced, limits: limits, client: client.key, now: now)
-          if case .refused(let room, let creation) = settlement {
-            refusedJoin = (room, creation)
+          switch settlement {
+          case .settled: break
+          case .refused(let room, let creation):
+            refusedJoin = .limits(room, creation)
             throw .invalidArgument("the join of \(room) was refused")
+          case .tooSoon(let room, let retryAfterMs):
+            refusedJoin = .tooSoon(room, retryAfterMs)
+            throw .invalidArgument("the join of \(room) was too soon")
           }
           subscriptions = replaced
         }
@@ -57,9 +62,13 @@ extension APIHandler {
         return (settings, subscriptions, forward)
       }
     } catch .invalidArgument(let reason) {
-      if let refusedJoin {
+      switch refusedJoin {
+      case nil: break
+      case .limits(_, let creation)?:
         // The send limits refused a join: nothing changed.
-        try Self.throwSendRefusal(refusedJoin.creation, config: config.send)
+        try Self.throwSendRefusal(creation, config: config.send)
+      case .tooSoon(let room, let retryAfterMs)?:
+        throw Self.tooSoonToPost(room, retryAfterMs: retryAfterMs)
       }
       // An `id` the station does not have: nothing changed.
       throw .badRequest("\(failedField)\(reason.hasPrefix("[") ? "" : ": ")\(reason)")
@@ -269,5 +278,13 @@ extension APIHandler {
     writer.key("renewAt")
     if let at = membership.renewAt { writer.int(at) } else { writer.null() }
     writer.endObject()
+  }
+
+  /// Why a settings change that joins a net was refused (nothing changed).
+  private enum RefusedJoin {
+    /// The send limits refused the join.
+    case limits(NetRoom, SendCreation)
+    /// A join by post inside the service's least time between posts (ms to wait).
+    case tooSoon(NetRoom, Int64)
   }
 }

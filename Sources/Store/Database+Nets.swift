@@ -6,6 +6,9 @@ public enum NetSettlement: Sendable, Equatable {
   case settled(joined: [NetRoom], left: [NetRoom])
   /// The send limits refused the join of `room` (the caller rolls the whole change back and answers 429).
   case refused(room: NetRoom, SendCreation)
+  /// A join by post inside the service's least time between posts since the station's last post to the room
+  /// (ms to wait; the caller rolls back and answers 429).
+  case tooSoon(room: NetRoom, retryAfterMs: Int64)
 }
 
 /// One membership the listener renews now (``Database/dueNetRenewals(now:activeSince:)``).
@@ -44,7 +47,9 @@ extension Database {
   ///   the service's leave (``NetService/leaveText(group:)``), never refused by the limits (``leaveLimits``);
   /// - a net kept changes only its renewal (``NetRule/renew`` switched).
   /// Each join and leave writes an audit entry (`net`) under `client`. Returns ``NetSettlement/refused(room:_:)``
-  /// as soon as the limits refuse a join: the caller must roll back.
+  /// as soon as the limits refuse a join, ``NetSettlement/tooSoon(room:retryAfterMs:)`` for a join by post inside
+  /// the service's least time between posts (CQSRVR: a leave and a rejoin cannot skip it): the caller must roll
+  /// back.
   public func settleNets(
     _ station: String, before: [Subscription], after: [Subscription], limits: SendLimits, client: String,
     now: Int64
@@ -60,6 +65,11 @@ extension Database {
         continue
       }
       guard let text = rule.joinText else { continue }
+      if rule.join == .post, let interval = room.service.postIntervalMs,
+        let last = try lastPost(address, room: room), now < last + interval
+      {
+        return .tooSoon(room: room, retryAfterMs: last + interval - now)
+      }
       let send = NewSend(
         station: address, addressee: room.service.call, text: text, clientId: nil,
         entry: .room(room, subscription: subscription.id))
@@ -78,6 +88,15 @@ extension Database {
       left.append(room)
     }
     return .settled(joined: joined, left: left)
+  }
+
+  /// The station's last post to `room` through this server (epoch ms), a member or not any more.
+  private func lastPost(_ station: String, room: NetRoom) throws(StoreError) -> Int64? {
+    let statement = try prepared("SELECT last_post_at FROM net_memberships WHERE station = ?1 AND room = ?2")
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, room.description)
+    return try statement.step() ? statement.optionalInt64(0) : nil
   }
 
   /// The net subscriptions of a list by room (the first for a room).
@@ -330,8 +349,8 @@ extension Database {
     let station = send.station.canonicalAddress
     return try writeBatch { () throws(StoreError) -> RoomPostCreation in
       guard let member = Self.netRules(try subscriptions(of: station))[room] else { return .notMember }
-      let membership = try netMembership(of: station, room: room)
-      if let interval = room.service.postIntervalMs, let last = membership?.lastPostAt, now < last + interval
+      if let interval = room.service.postIntervalMs, let last = try lastPost(station, room: room),
+        now < last + interval
       {
         if let clientId = send.clientId, try sendID(station: station, clientId: clientId) != nil {
           return .sent(try createSend(send, limits: limits, now: now))

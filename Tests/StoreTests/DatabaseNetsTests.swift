@@ -110,6 +110,11 @@ import Testing
     #expect(
       try database.createRoomPost(post, room: Self.hotg, limits: Self.limits, client: "x", now: Self.t0)
         == .notMember)
+    // A leave and a rejoin by post cannot skip the 30 minutes since the last post.
+    _ = try change(database, to: [], now: Self.t0 + 40 * 60_000)
+    #expect(
+      try change(database, to: [net(.cqsrvr, "MYTEST", join: .post)], now: Self.t0 + 41 * 60_000)
+        == .tooSoon(room: room, retryAfterMs: 19 * 60_000))
   }
 
   @Test func aMembershipIsRenewedOnlyWhileTheStationIsActive() throws {
