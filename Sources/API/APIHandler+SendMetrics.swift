@@ -8,8 +8,8 @@ extension APIHandler {
     out.family(
       "aprs_cloud_sends_total", "counter",
       "Messages sent through /v1/send, by outcome: accepted (stored for the listener), then acked, rejected,"
-        + " expired (no answer after the last copy) or cancelled (stopped by the station), since the database was"
-        + " created.")
+        + " expired (no answer after the last copy), cancelled (stopped by the station) or completed (a bulletin or"
+        + " announcement whose schedule is over), since the database was created.")
     out.sample("aprs_cloud_sends_total", [("outcome", "accepted")], String(sends.accepted))
     for state in SendState.allCases where state != .pending {
       out.sample("aprs_cloud_sends_total", [("outcome", state.rawValue)], String(sends[state]))
@@ -18,6 +18,11 @@ extension APIHandler {
       "aprs_cloud_send_transmissions_total", "counter",
       "Copies of sent messages transmitted on APRS-IS (first copies and retries), since the database was created.",
       String(sends.transmissions))
+    out.single(
+      "aprs_cloud_bulletin_transmissions_total", "counter",
+      "Copies of bulletins and announcements sent through /v1/send transmitted on APRS-IS (unnumbered, on the"
+        + " bulletin schedule; also counted in aprs_cloud_send_transmissions_total), since the database was created.",
+      String(sends.bulletinTransmissions))
     out.single(
       "aprs_cloud_send_copies_delayed_total", "counter",
       "Copies of sent messages that waited for the listener's transmit budget ([send] transmitBudgetPerMinute)"
