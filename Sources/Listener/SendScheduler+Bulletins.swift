@@ -24,13 +24,15 @@ extension SendScheduler {
   }
 
   /// When `send` ends without another copy: a message's expiry (``expiry(createdAt:lastSentAt:budgetDelayMs:)``);
-  /// for a bulletin just after the last slot of its grid (or its last copy, if later), so a bulletin whose last
-  /// slot passed unsent (the link was down) ends without a late copy. Pure.
+  /// for a bulletin half an interval after the last slot of its grid (or its last copy, if later): the last
+  /// copy may go that late (a sender that wakes late still sends it), and a bulletin whose last slot passed
+  /// unsent for longer (the link was down) ends without a late copy. Its last copy ends it at once anyway. Pure.
   func expiry(of send: InFlightSend, lastSentAt: Int64?, budgetDelayMs: Int64) -> Int64 {
     guard let schedule = Self.bulletinSchedule(of: send) else {
       return expiry(createdAt: send.createdAt, lastSentAt: lastSentAt, budgetDelayMs: budgetDelayMs)
     }
-    return max(send.createdAt + budgetDelayMs + schedule.durationMs, lastSentAt ?? send.createdAt) + 1
+    let gridEnd = send.createdAt + budgetDelayMs + schedule.durationMs + schedule.intervalMs / 2
+    return max(gridEnd, lastSentAt ?? send.createdAt)
   }
 
   /// Why `send` must not go out (stored before its addressee was refused), nil when it may: a message to an

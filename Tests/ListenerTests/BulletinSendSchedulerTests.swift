@@ -87,6 +87,21 @@ import Testing
     #expect(ended?.change == .completed(id: 1) && (ended?.at ?? 0) > 14_400_000)
   }
 
+  @Test func aLastCopyDueALittleLateStillGoesOutAndEndsTheBulletin() {
+    var send = Self.bulletin("BLN3WX")
+    send.transmissions = 12
+    send.lastSentAt = Self.t0 + 13_200_000
+    send.nextAt = Self.t0 + 14_400_000
+    send.expiresAt = Self.t0 + 15_000_000
+    let now = Self.t0 + 14_405_000
+    let plan = Self.scheduler.plan([send], now: now, canTransmit: true)
+    #expect(
+      plan.changes == [
+        .transmitted(id: 1, at: now, nextAt: nil, expiresAt: Self.t0 + 15_000_000), .completed(id: 1),
+      ])
+    #expect(plan.lines[1] != nil)
+  }
+
   @Test func aCopyTheBudgetHoldsBackMovesTheRestOfTheGrid() {
     // No room between 20 and 25 minutes: the second copy goes at 25, the later ones 5 minutes later too.
     let (copies, _, ended) = Self.run(
