@@ -144,4 +144,23 @@ import Testing
     let trail = try api.database.auditTrail(of: "OH7LZB-9").filter { $0.action == .bulletin }
     #expect(trail.map(\.detail) == ["BLN3WX cancelled", "BLN3WX sent"])
   }
+
+  @Test func anExportedBulletinImportsAsAnEndedBulletin() throws {
+    let api = try SendEndpointTests.fixture()
+    #expect(api.post("/v1/send", Self.body(["clientId": "b1"])).status == 200)
+    #expect(api.post("/v1/send", SendEndpointTests.body()).status == 200)
+    let identity: [String: Any] = ["callsign": "OH7LZB", "ssid": 9, "auth": "20900"]
+    let exported = api.post("/v1/export", identity)
+    #expect(exported.status == 200, "\(exported.text)")
+    let fresh = try APIFixture()
+    fresh.clock.advance(ms: 1_000_000)
+    let archive = try StationArchive(document: Array(exported.text.utf8), retentionCap: 500)
+    #expect(try fresh.database.importStation(archive, withClaim: true, now: fresh.clock.now).entries == 2)
+    fresh.stationKey = api.stationKey
+    let sync = fresh.post("/v1/sync", ["callsign": "OH7LZB", "ssid": 9, "since": 0, "auth": "20900"])
+    let states = sync.messages.map { "\($0["peer"]?.stringValue ?? ""):\($0["state"]?.stringValue ?? "")" }
+    // A send in flight stays with the old server's schedule: here it ended (a bulletin completed).
+    #expect(states.sorted() == ["BLN3WX:completed", "KJ7ABC-7:expired"], "\(sync.text)")
+    #expect(try fresh.database.dueSends(now: .max, canTransmit: true).isEmpty)
+  }
 }
