@@ -12,8 +12,10 @@ import Testing
   /// One slot of a bulletin's grid, ms.
   static let slotMs = 1_200_000
 
-  /// Moves every send's schedule `ms` into the past, as if that much time had passed, and wakes the sender.
+  /// Moves every send's schedule `ms` into the past, as if that much time had passed, moves the fake's clock on
+  /// as far (so its 30 s duplicate filter passes the next copy, as aprsc's would), and wakes the sender.
   static func advance(_ rig: SendRig, ms: Int) throws {
+    try rig.aprsis.advance(ms / 1000)
     try rig.database.run(
       """
       UPDATE sends SET created_at = created_at - \(ms), last_sent_at = last_sent_at - \(ms),
@@ -55,7 +57,9 @@ import Testing
       #expect(
         try rig.aprsis.wait("transmitted", count: copy, timeout: 5), "copy \(copy):\n\(rig.listener.log)")
     }
-    #expect(try rig.aprsis.transmitted().map { $0.string("line") } == Array(repeating: Self.line, count: 4))
+    let copies = try rig.aprsis.transmitted()
+    #expect(copies.map { $0.string("line") } == Array(repeating: Self.line, count: 4))
+    #expect(copies.allSatisfy { $0.string("dropped") == nil }, "\(copies)")
     #expect(try rig.database.run("SELECT state, transmissions FROM sends") == "pending|4\n")
 
     let cancel = try rig.send(["cancel": "b1"])
@@ -145,5 +149,40 @@ import Testing
     #expect(accepted.status == 200, "\(accepted.text)")
     #expect(try rig.database.int("SELECT count(*) FROM sends WHERE kind = 'bulletin'") == 5)
     #expect(try rig.stack.metrics().text.contains(#"aprs_cloud_limit_hits_total{limit="bulletinsPerDay"} 2"#))
+  }
+
+  /// aprsc never echoes a client's own packets: the listener routes each copy as if APRS-IS had delivered it, so a
+  /// station here that subscribes to the bulletin gets it, once for all its copies (the subscription window).
+  @Test func aStationHereSubscribedToTheBulletinGetsItOnce() throws {
+    let rig = try SendRig()
+    defer { rig.stop() }
+    let identity = #""callsign":"OH7LZB","ssid":8,"auth":"20900""#
+    #expect(
+      try rig.stack.post("/v1/register", json: "{\(identity),\"wantHistory\":false,\"since\":0}").status
+        == 200)
+    let claim = try rig.stack.post("/v1/claim", json: "{\(identity)}")
+    let key = try #require(claim.jsonObject?.string("stationKey"), "\(claim.text)")
+    let settings = try rig.stack.post(
+      "/v1/settings", json: "{\(identity),\"subscriptions\":[{\"kind\":\"bulletin\",\"match\":\"BLN*\"}]}",
+      headers: ["Authorization: Bearer \(key)"])
+    #expect(settings.status == 200, "\(settings.text)")
+    // The listener has the subscription once its filter asks for the bulletins.
+    let widened = waitUntil(timeout: 10, interval: 0.05) {
+      (((try? rig.aprsis.currentFilter()) ?? nil) ?? "").contains("BLN*")
+    }
+    #expect(widened, "\(rig.listener.log)")
+    #expect(try rig.send(["to": "BLN3WX", "text": "Net tonight 20:00 on 145.500"]).status == 200)
+    #expect(try rig.aprsis.wait("transmitted", count: 1, timeout: 5), "\(rig.listener.log)")
+    try Self.advance(rig, ms: Self.slotMs)
+    #expect(try rig.aprsis.wait("transmitted", count: 2, timeout: 5), "\(rig.listener.log)")
+    #expect(
+      try rig.database.waitUntil {
+        try $0.run(
+          "SELECT peer, addressee, text FROM messages WHERE station = 'OH7LZB-8' AND kind = 'bulletin'")
+          == "OH7LZB-9|BLN3WX|Net tonight 20:00 on 145.500\n"
+      }, "\(rig.listener.log)")
+    #expect(
+      try rig.database.int("SELECT count(*) FROM messages WHERE station = 'OH7LZB-8' AND kind = 'bulletin'")
+        == 1)
   }
 }
