@@ -30,7 +30,8 @@ extension APIHandler {
       String(sends.budgetDelayed))
     out.single(
       "aprs_cloud_sends_in_flight", "gauge",
-      "Sent messages waiting for an answer (transmitted on their schedule until acked, rejected or expired).",
+      "Sent messages waiting for an answer (transmitted on their schedule until acked, rejected or expired), and"
+        + " bulletins and announcements whose schedule still runs.",
       String(sends.inFlight))
   }
 }
