@@ -290,6 +290,7 @@ extension APIHandler {
       Int64(SendLimits(globalPerMinute: config.send.sendsPerMinuteGlobal).share(SendLimits.networkShare))
     case .sendsPerStationPerMinute: Int64(config.send.perMinute)
     case .sendsInFlight: Int64(config.send.inFlight)
+    case .bulletinsPerDay: Int64(config.send.bulletinsPerDay)
     case .keylessDevicesPerStation: Int64(config.keylessDevicesPerStation)
     case .claimsPerAddressPerHour: Int64(config.claimsPerAddressPerHour)
     case .claimsPerNetworkPerHour: Int64(config.claimsPerNetworkPerHour)

@@ -24,15 +24,16 @@ extension APIHandler {
   func send(_ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64) throws(APIError)
     -> APIResponse
   {
-    if body.contains("cancel") { return try cancelSend(body, station: station, now: now) }
+    if body.contains("cancel") { return try cancelSend(body, station: station, client: client, now: now) }
     if body.contains("room") { return try roomSend(body, station: station, client: client, now: now) }
     let address = station.description
-    let request = try Self.sendRequest(
+    var request = try Self.sendRequest(
       body, station: station, logins: [config.listenerLogin].compactMap { $0 })
+    request.client = client.key
     guard config.send.enabled else { throw .notOffered("sending messages is turned off on this server") }
     let listener = try store { () throws(StoreError) in try database.listenerStatus() }
     // The login the running listener published (a responder whose config lacks [aprsis] still knows it).
-    if let login = listener.login,
+    if request.kind == .message, let login = listener.login,
       let problem = OutgoingMessage.addresseeProblem(request.addressee, login: login)
     {
       throw .badRequest("to: \(problem)")
@@ -67,7 +68,8 @@ extension APIHandler {
       perMinute: config.send.perMinute, inFlight: config.send.inFlight, address: client.key,
       perAddressPerMinute: config.send.sendsPerAddressPerMinute,
       globalPerMinute: config.send.sendsPerMinuteGlobal,
-      network: client.network?.description, wideNetwork: client.wideNetwork?.description)
+      network: client.network?.description, wideNetwork: client.wideNetwork?.description,
+      bulletinsPerDay: config.send.bulletinsPerDay)
   }
 
   /// Throws the 429 of a send the limits refused (`creation` one of the `tooMany…` cases; the others return).
@@ -77,6 +79,11 @@ extension APIHandler {
       return
     case .tooManyPerMinute(let retryAfterMs):
       throw .rateLimited(what: "messages sent this minute", retryAfterSeconds: Self.seconds(retryAfterMs))
+    case .tooManyBulletins(let retryAfterMs):
+      throw .rateLimited(
+        what:
+          "bulletins and announcements sent by this station in 24 h (at most \(config.bulletinsPerDay))",
+        retryAfterSeconds: Self.seconds(retryAfterMs))
     case .tooManyInFlight:
       throw .rateLimited(
         what: "messages waiting for an answer (at most \(config.inFlight))",
@@ -104,7 +111,9 @@ extension APIHandler {
   /// `{"message":{…},"serverTime":…}` like a send. `cancel` is a `clientId` (1–64 characters; 400 naming
   /// `cancel`), `to` and `text` must not come with it; an unknown one is a 404, an unregistered station too.
   /// Works whatever `[send] enabled` and the listener say: stopping never hurts.
-  func cancelSend(_ body: RequestBody, station: StationAddress, now: Int64) throws(APIError) -> APIResponse {
+  func cancelSend(_ body: RequestBody, station: StationAddress, client: ClientAddress, now: Int64)
+    throws(APIError) -> APIResponse
+  {
     let address = station.description
     for key in ["to", "text"] where body.contains(key) {
       throw .badRequest("cancel: a cancel takes no \(key); send either a message or a cancel")
@@ -117,7 +126,7 @@ extension APIHandler {
       throw .badRequest("cancel is longer than \(Self.maximumClientIdLength) characters (a clientId)")
     }
     let cancellation = try store { () throws(StoreError) in
-      try database.cancelSend(station: address, clientId: clientId, now: now)
+      try database.cancelSend(station: address, clientId: clientId, now: now, client: client.key)
     }
     switch cancellation {
     case .cancelled(let message, let serverTime), .finished(let message, let serverTime):
@@ -141,7 +150,9 @@ extension APIHandler {
     return .ok(writer, station: station)
   }
 
-  /// The validated send: `to` a station address other than the sender's and not a bulletin or weather address;
+  /// The validated send: `to` a bulletin or announcement address (`BLN0`–`BLN9`, `BLNA`–`BLNZ`, then at most 5
+  /// letters or digits of group, any case: a ``Store/SendKind/bulletin`` send; any other `BLN…` is a 400), or a
+  /// station address other than the sender's and not a weather address;
   /// `text` 1–67 printable characters without `{`, `|`, `~` that receivers read back as a message (trailing
   /// spaces dropped first: receivers drop them too); `clientId` at most 64 characters (empty counts as absent);
   /// and a sender APRS-IS passes. `logins`: this server's APRS-IS login(s), refused as addressees
@@ -151,17 +162,29 @@ extension APIHandler {
     -> NewSend
   {
     let toText = try body.requiredString("to", maxLength: 32)
-    let addressee: StationAddress
-    do {
-      addressee = try StationAddress(parsing: toText)
-    } catch {
-      throw .badRequest("to: must be a station address (CALL or CALL-SSID): \(error)")
-    }
-    guard addressee != station else { throw .badRequest("to: a station cannot send a message to itself") }
-    for login in logins.isEmpty ? [nil] : logins.map(Optional.some) {
-      if let problem = OutgoingMessage.addresseeProblem(addressee.description, login: login) {
+    let kind: SendKind
+    let addressee: String
+    if toText.uppercased().hasPrefix("BLN") {
+      if let problem = OutgoingMessage.bulletinAddresseeProblem(toText) {
         throw .badRequest("to: \(problem)")
       }
+      kind = .bulletin
+      addressee = toText.uppercased()
+    } else {
+      let address: StationAddress
+      do {
+        address = try StationAddress(parsing: toText)
+      } catch {
+        throw .badRequest("to: must be a station address (CALL or CALL-SSID): \(error)")
+      }
+      guard address != station else { throw .badRequest("to: a station cannot send a message to itself") }
+      for login in logins.isEmpty ? [nil] : logins.map(Optional.some) {
+        if let problem = OutgoingMessage.addresseeProblem(address.description, login: login) {
+          throw .badRequest("to: \(problem)")
+        }
+      }
+      kind = .message
+      addressee = address.description
     }
     var text = try body.requiredString("text", maxLength: 1024)
     while text.unicodeScalars.last == " " { text.unicodeScalars.removeLast() }
@@ -173,7 +196,7 @@ extension APIHandler {
           + " but never send)")
     }
     return NewSend(
-      station: station.description, addressee: addressee.description, text: text, clientId: clientId)
+      station: station.description, addressee: addressee, text: text, clientId: clientId, kind: kind)
   }
 
   /// `clientId` of a send: at most 64 characters, no control characters; empty counts as absent.

@@ -266,7 +266,7 @@ extension APIHandler {
     let state =
       switch membership.joinState {
       case .pending?: "joining"
-      case .acked?: lapsed ? "lapsed" : "joined"
+      case .acked?, .completed?: lapsed ? "lapsed" : "joined"
       case nil: lapsed ? "lapsed" : "joined"
       case .rejected?, .expired?, .cancelled?: "unanswered"
       }

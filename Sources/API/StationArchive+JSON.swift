@@ -257,10 +257,18 @@ extension StationArchive {
         throw .badRequest(
           "state must be one of \(SendState.allCases.map(\.rawValue).joined(separator: ", "))")
       }
-      guard let msgno, (1...5).contains(msgno.utf8.count),
-        msgno.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) })
+      // A bulletin or announcement (`/v1/send` to `BLN…`) has no number.
+      let bulletin = msgno == nil && BulletinSchedule(addressee: peer) != nil
+      guard
+        bulletin
+          || msgno.map({
+            (1...5).contains($0.utf8.count)
+              && $0.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }
+              )
+          }) == true
       else {
-        throw .badRequest("seqId of a sent message with a state must be 1 to 5 letters or digits")
+        throw .badRequest(
+          "seqId of a sent message with a state must be 1 to 5 letters or digits (null only for a bulletin)")
       }
       state = known
       // `/v1/send`'s rule: at most 64 characters (Unicode scalars).

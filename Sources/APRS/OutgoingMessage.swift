@@ -89,7 +89,8 @@ public enum OutgoingMessage {
   /// (`qA` and one letter: `qAC`, `qAR`, …), not a call starting with a ``reservedAddresseePrefixes`` entry,
   /// not a gateway or generic destination call (``ServiceCalls``: `EMAIL-2`, `SMSGTE`, `APRS`, `CQ`, …);
   /// and not a bulletin, announcement or weather address, which are never acknowledged, so a message to them
-  /// would only be repeated until it expires.
+  /// would only be repeated until it expires (a bulletin or announcement goes out as one instead:
+  /// ``bulletinAddresseeProblem(_:)``, ``unnumberedLine(from:to:text:)``).
   public static func addresseeProblem(_ addressee: String, login: String? = nil) -> String? {
     let upper = addressee.uppercased()
     let base =
@@ -124,10 +125,33 @@ public enum OutgoingMessage {
     }
   }
 
+  /// Why `addressee` cannot be sent a bulletin or announcement, as a sentence naming it, or nil when it can: it
+  /// must be `BLN`, one digit (a bulletin) or letter (an announcement), then at most 5 letters or digits of group
+  /// (``BulletinSchedule/init(addressee:)``; APRS101 ch. 14: `BLN3WX`, `BLNQ`), any case.
+  public static func bulletinAddresseeProblem(_ addressee: String) -> String? {
+    guard BulletinSchedule(addressee: addressee) == nil else { return nil }
+    return
+      "\(addressee) is not a bulletin or announcement address: BLN0-BLN9 (a bulletin) or BLNA-BLNZ (an"
+      + " announcement), then at most 5 letters or digits of group (BLN3WX, BLNQ)"
+  }
+
   /// `STATION>APRS,TCPIP*::ADDRESSEE:TEXT{MSGNO` + CR LF, the addressee padded with spaces to 9. Calls and the
   /// message number lose spaces and control bytes, the text its control bytes and CR/LF, so nothing can start a
   /// second line. The text goes as its UTF-8 bytes.
   public static func line(from station: String, to addressee: String, text: String, msgno: String) -> [UInt8]
+  {
+    build(from: station, to: addressee, text: text, msgno: msgno)
+  }
+
+  /// `STATION>APRS,TCPIP*::ADDRESSEE:TEXT` + CR LF: the unnumbered form, for a bulletin or announcement
+  /// (`BLN3WX`; docs/protocol.md "Bulletins and announcements"), which nobody acknowledges. The addressee is
+  /// padded to 9 and every input cleaned as for ``line(from:to:text:msgno:)``.
+  public static func unnumberedLine(from station: String, to addressee: String, text: String) -> [UInt8] {
+    build(from: station, to: addressee, text: text, msgno: nil)
+  }
+
+  private static func build(from station: String, to addressee: String, text: String, msgno: String?)
+    -> [UInt8]
   {
     var line: [UInt8] = []
     line.reserveCapacity(32 + text.utf8.count)
@@ -143,8 +167,10 @@ public enum OutgoingMessage {
     while line.count - start < OutgoingLine.addresseeWidth { line.append(ASCII.space) }
     line.append(ASCII.colon)
     for byte in text.utf8 where byte >= ASCII.space && byte != 0x7F { line.append(byte) }
-    line.append(ASCII.openBrace)
-    appendCall(msgno, to: &line)
+    if let msgno {
+      line.append(ASCII.openBrace)
+      appendCall(msgno, to: &line)
+    }
     line.append(ASCII.cr)
     line.append(ASCII.lf)
     return line

@@ -9,6 +9,7 @@
 /// inFlight = 20           ; sends of one station waiting for an answer at once (429 past it)
 /// sendsPerAddressPerMinute = 20   ; sends accepted per client address (IPv4, IPv6 /64) per minute (429)
 /// sendsPerMinuteGlobal = 30       ; sends accepted per minute from everyone together (429 past it)
+/// bulletinsPerDay = 4     ; bulletins and announcements accepted per station in any 24 h (429 past it)
 /// transmitBudgetPerMinute = 60    ; lines the listener transmits per minute, first copies and retries
 /// schedule = 0, 31, 62, 124, 248, 496, 992, 1984   ; seconds after the send at which a copy goes out
 /// ackWait = 60s           ; after the last copy, how long an answer may take before the message expires
@@ -42,6 +43,9 @@ public struct SendConfig: Sendable, Equatable {
   public var sendsPerAddressPerMinute = 20
   /// Sends accepted per minute over every station and address together.
   public var sendsPerMinuteGlobal = 30
+  /// Bulletins and announcements (`BLN…` sends) accepted per station in any 24 h; each also counts as a send
+  /// against the per-minute limits.
+  public var bulletinsPerDay = 4
   /// Lines of sent messages (first copies and retries together) the listener writes in any 60 s at most.
   public var transmitBudgetPerMinute = 60
   /// When each copy goes out, ms after the send: starts at 0 or later, strictly increasing, at least
@@ -67,6 +71,8 @@ public struct SendConfig: Sendable, Equatable {
       section, "sendsPerAddressPerMinute", default: defaults.sendsPerAddressPerMinute, range: 1...100_000)
     sendsPerMinuteGlobal = try config.int(
       section, "sendsPerMinuteGlobal", default: defaults.sendsPerMinuteGlobal, range: 1...1_000_000)
+    bulletinsPerDay = try config.int(
+      section, "bulletinsPerDay", default: defaults.bulletinsPerDay, range: 1...1000)
     transmitBudgetPerMinute = try config.int(
       section, "transmitBudgetPerMinute", default: defaults.transmitBudgetPerMinute, range: 1...10_000)
     if let value = config.value(section, "schedule") {
@@ -105,7 +111,7 @@ public struct SendConfig: Sendable, Equatable {
   public static let schema = ConfigSchema(sections: [
     "send": [
       "enabled", "perMinute", "inFlight", "sendsPerAddressPerMinute", "sendsPerMinuteGlobal",
-      "transmitBudgetPerMinute", "schedule", "ackWait", "poll",
+      "bulletinsPerDay", "transmitBudgetPerMinute", "schedule", "ackWait", "poll",
     ]
   ])
 }

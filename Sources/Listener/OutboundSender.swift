@@ -201,7 +201,7 @@ final class OutboundSender: @unchecked Sendable {
       log(
         sends, recorded: Set(recorded), finished: finished,
         newlyWaiting: plan.waiting.filter { !waiting.contains($0) })
-      let failed = finished.filter { $0.state != .acked && $0.state != .cancelled }.map(\.station)
+      let failed = finished.filter { $0.state == .rejected || $0.state == .expired }.map(\.station)
       if !failed.isEmpty { pushesQueued(Array(Set(failed)).sorted()) }
       if sends.count < Self.batchLimit || !plan.waiting.isEmpty { break }
     }
@@ -229,22 +229,25 @@ final class OutboundSender: @unchecked Sendable {
       logger.debug(
         "message copy waits for the transmit budget",
         [
-          "station": send.station, "to": send.addressee, "msgno": send.msgno,
+          "station": send.station, "to": send.addressee, "msgno": send.msgno ?? "-",
           "copy": String(send.transmissions + 1),
         ])
     }
     for send in sends where recorded.contains(send.id) {
+      let what = send.kind == .bulletin ? "bulletin" : "message"
       logger.info(
-        send.transmissions == 0 ? "message sent" : "message sent again",
+        send.transmissions == 0 ? "\(what) sent" : "\(what) sent again",
         [
-          "station": send.station, "to": send.addressee, "msgno": send.msgno,
+          "station": send.station, "to": send.addressee, "msgno": send.msgno ?? "-",
           "copy": String(send.transmissions + 1),
         ])
     }
     for done in finished {
       logger.info(
-        "message \(done.state.rawValue): no answer after the last copy",
-        ["station": done.station, "to": done.addressee, "msgno": done.msgno])
+        done.kind == .bulletin
+          ? "bulletin \(done.state.rawValue): its schedule is over"
+          : "message \(done.state.rawValue): no answer after the last copy",
+        ["station": done.station, "to": done.addressee, "msgno": done.msgno ?? "-"])
     }
   }
 }

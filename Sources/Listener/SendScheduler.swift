@@ -66,7 +66,9 @@ struct SendScheduler: Sendable, Equatable {
   /// held back before) keeps its place: it does not expire while its copy waits, and when the copy goes out the
   /// time it waited is added to the send's budget delay, so its later copies and its expiry move by as much and
   /// no copy of the schedule is lost. Otherwise a send past its expiry expires, and so does one due whose
-  /// addressee `OutgoingMessage.addresseeProblem` refuses (stored before it was refused); a due copy goes out
+  /// addressee `OutgoingMessage.addresseeProblem` refuses (stored before it was refused); a bulletin
+  /// (``Store/SendKind/bulletin``, `SendScheduler+Bulletins.swift`) follows its grid instead, goes out
+  /// unnumbered and ends `completed` with its last copy or when its grid is over; a due copy goes out
   /// with its next copy and expiry (offsets missed while the link was down collapse into this one copy, no
   /// burst); else its schedule is (re)written if it differs from the stored one (a new row, or a changed ack
   /// wait), so it is due again only when there is something to do.
@@ -79,17 +81,15 @@ struct SendScheduler: Sendable, Equatable {
     var plan = Plan()
     var room = allowance
     for send in Self.fairOrder(sends) {
-      let expiresAt = expiry(
-        createdAt: send.createdAt, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
-      let computed = nextCopy(
-        createdAt: send.createdAt, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
+      let expiresAt = expiry(of: send, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
+      let computed = nextCopy(of: send, lastSentAt: send.lastSentAt, budgetDelayMs: send.budgetDelayMs)
       let next = send.expiresAt == nil ? computed : send.nextAt
       let due = canTransmit && next.map { now >= $0 } == true
       let held = due && waiting.contains(send.id)
       // A send stored before its addressee was refused (an older server took `EMAIL-2`) never goes out.
-      let refused = due && OutgoingMessage.addresseeProblem(send.addressee) != nil
+      let refused = due && Self.refusal(of: send) != nil
       if (now >= expiresAt && !held) || refused {
-        plan.changes.append(.expired(id: send.id))
+        plan.changes.append(send.kind == .bulletin ? .completed(id: send.id) : .expired(id: send.id))
         continue
       }
       if due, let next {
@@ -100,14 +100,15 @@ struct SendScheduler: Sendable, Equatable {
         room -= 1
         let delay = held ? max(1, now - next) : 0
         let budgetDelayMs = send.budgetDelayMs + delay
+        let nextAt = nextCopy(of: send, lastSentAt: now, budgetDelayMs: budgetDelayMs)
         plan.changes.append(
           .transmitted(
-            id: send.id, at: now,
-            nextAt: nextCopy(createdAt: send.createdAt, lastSentAt: now, budgetDelayMs: budgetDelayMs),
-            expiresAt: expiry(createdAt: send.createdAt, lastSentAt: now, budgetDelayMs: budgetDelayMs),
+            id: send.id, at: now, nextAt: nextAt,
+            expiresAt: expiry(of: send, lastSentAt: now, budgetDelayMs: budgetDelayMs),
             budgetDelayMs: delay))
-        plan.lines[send.id] = OutgoingMessage.line(
-          from: send.station, to: send.addressee, text: send.text, msgno: send.msgno)
+        // A bulletin's last copy ends it at once (no answer to wait for).
+        if send.kind == .bulletin && nextAt == nil { plan.changes.append(.completed(id: send.id)) }
+        plan.lines[send.id] = Self.line(of: send)
       } else if next != send.nextAt || expiresAt != send.expiresAt {
         plan.changes.append(.scheduled(id: send.id, nextAt: next, expiresAt: expiresAt))
       }

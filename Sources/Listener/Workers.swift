@@ -264,7 +264,7 @@ final class WriterWorker: @unchecked Sendable {
     for send in result.sendsAnswered {
       logger.info(
         "message \(send.state.rawValue) by its addressee",
-        ["station": send.station, "to": send.addressee, "msgno": send.msgno])
+        ["station": send.station, "to": send.addressee, "msgno": send.msgno ?? "-"])
     }
     if result.stored > 0 || result.receipts > 0, logger.isEnabled(.debug) {
       logger.debug(

@@ -180,22 +180,25 @@ extension Database {
         station: station, direction: entry.direction, peer: entry.peer, text: entry.text, msgno: entry.msgno,
         dedupKey: "", dedupWindowMs: 0, to: entry.to, entry: entry.entry),
       station: station, timestamp: entry.timestamp)
-    guard entry.direction == .sent, let state = entry.state, let msgno = entry.msgno else { return }
-    let final: SendState = state == .pending ? .expired : state
+    guard entry.direction == .sent, let state = entry.state else { return }
+    // A sent entry without a number is a bulletin or announcement (`/v1/send` to `BLN…`): it never resumes either.
+    let kind: SendKind = entry.msgno == nil ? .bulletin : .message
+    let final: SendState = state == .pending ? (kind == .bulletin ? .completed : .expired) : state
     let send = try prepared(
       """
-      INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, finished_at)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+      INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, finished_at, kind)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
       """)
     defer { send.reset() }
     try send.bind(1, lastInsertRowID)
     try send.bind(2, station)
     try send.bind(3, entry.peer.canonicalAddress)
-    try send.bind(4, msgno)
+    try send.bind(4, entry.msgno)
     try send.bind(5, entry.clientId)
     try send.bind(6, final)
     try send.bind(7, entry.timestamp)
     try send.bind(8, state == .pending ? now : entry.timestamp)
+    try send.bind(9, kind)
     try send.run()
   }
 }

@@ -13,6 +13,8 @@ extension Database {
   static let globalSendRateKey = "sends global"
   /// The sends accepted past everyone's budget to wait for the next minute (at most as many as the budget).
   static let queuedSendRateKey = "sends global queued"
+  /// The window of `[send] bulletinsPerDay` (ms): a sliding 24 h.
+  public static let bulletinWindowMs: Int64 = 86_400_000
 
   /// Creates a send in ONE write transaction, in this order: the station must be registered; a `clientId` the
   /// station used before returns that message (nothing new, no limit counted); the station's sends in flight
@@ -26,6 +28,11 @@ extension Database {
   /// station's next free message number (unique among its sends in flight), is stored as a `sent` message with
   /// the cursor's next timestamp (the ring is trimmed, sparing sends in flight), and its `sends` row waits for the
   /// listener to schedule it.
+  ///
+  /// A bulletin (``SendKind/bulletin``) is never in flight waiting for an answer, so the in-flight limit does not
+  /// hold it; instead the station's bulletins accepted in the last 24 h must stay below `limits.bulletinsPerDay`
+  /// (``bulletinsToday(station:now:)``; past it, `.tooManyBulletins`), then the per-minute limits hold it as any
+  /// send. It gets no message number, is logged in `bulletin_log` and writes a `bulletin` audit entry.
   public func createSend(_ send: NewSend, limits: SendLimits, now: Int64) throws(StoreError) -> SendCreation {
     let station = send.station.canonicalAddress
     let addressee = send.addressee.canonicalAddress
@@ -38,9 +45,19 @@ extension Database {
         guard let message = try sentMessage(id: id) else { throw .corrupt("send \(id) has no message") }
         return .replayed(message, serverTime: try lastMessageTimestamp())
       }
-      guard try sendsInFlight(station: station) < limits.inFlight else {
-        try countLimitHit(.sendsInFlight)
-        return .tooManyInFlight
+      if send.kind == .bulletin {
+        let today = try bulletinsToday(station: station, now: now)
+        if today.count >= limits.bulletinsPerDay {
+          try countLimitHit(.bulletinsPerDay)
+          // The oldest of the day's that must leave the window before one more fits.
+          let oldest = today[today.count - limits.bulletinsPerDay]
+          return .tooManyBulletins(retryAfterMs: max(1, oldest + Self.bulletinWindowMs - now))
+        }
+      } else {
+        guard try sendsInFlight(station: station) < limits.inFlight else {
+          try countLimitHit(.sendsInFlight)
+          return .tooManyInFlight
+        }
       }
       // Narrowest first: the station, the address, its networks (each a share of everyone's), everyone.
       var rates: [(key: String, limit: Int, network: String?)] = [
@@ -90,7 +107,7 @@ extension Database {
       for rate in rates {
         _ = try consumeRate(key: rate.key, limit: rate.limit, windowMs: Self.sendRateWindowMs, now: now)
       }
-      let msgno = try nextSendNumber(station: station)
+      let msgno = send.kind == .bulletin ? nil : try nextSendNumber(station: station)
       let timestamp = try nextMessageTimestamp(now: now)
       let insert = try prepared(
         """
@@ -112,8 +129,9 @@ extension Database {
       let id = lastInsertRowID
       let row = try prepared(
         """
-        INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, budget_delay_ms)
-        VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)
+        INSERT INTO sends (message_id, station, addressee, msgno, client_id, state, created_at, budget_delay_ms,
+                           kind)
+        VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8)
         """)
       do {
         defer { row.reset() }
@@ -124,7 +142,14 @@ extension Database {
         try row.bind(5, send.clientId)
         try row.bind(6, now)
         try row.bind(7, queuedForMs)
+        try row.bind(8, send.kind)
         try row.run()
+      }
+      if send.kind == .bulletin {
+        try logBulletin(station: station, now: now)
+        try recordAudit(
+          AuditEntry(
+            station: station, at: now, action: .bulletin, client: send.client, detail: "\(addressee) sent"))
       }
       try trimRing(station, ring: .of(to: nil, entry: send.entry))
       try addToMetaCounter(SendStatus.acceptedKey, 1)
@@ -159,12 +184,43 @@ extension Database {
     return try statement.step() ? statement.int64(0) : nil
   }
 
-  /// How many of the station's (canonical) sends are in flight.
+  /// How many of the station's (canonical) messages are in flight (bulletins not counted: none waits for an
+  /// answer).
   func sendsInFlight(station: String) throws(StoreError) -> Int {
-    let statement = try prepared("SELECT count(*) FROM sends WHERE station = ?1 AND state = 'pending'")
+    let statement = try prepared(
+      "SELECT count(*) FROM sends WHERE station = ?1 AND state = 'pending' AND kind = 'message'")
     defer { statement.reset() }
     try statement.bind(1, station)
     return try statement.step() ? statement.int(0) : 0
+  }
+
+  /// When the station's (canonical) bulletins of the last 24 h (``bulletinWindowMs``) before `now` were accepted,
+  /// oldest first (epoch ms).
+  func bulletinsToday(station: String, now: Int64) throws(StoreError) -> [Int64] {
+    let statement = try prepared(
+      "SELECT accepted_at FROM bulletin_log WHERE station = ?1 AND accepted_at > ?2 ORDER BY accepted_at")
+    defer { statement.reset() }
+    try statement.bind(1, station)
+    try statement.bind(2, now - Self.bulletinWindowMs)
+    var times: [Int64] = []
+    while try statement.step() { times.append(statement.int64(0)) }
+    return times
+  }
+
+  /// Logs a bulletin of the station accepted at `now` and deletes every entry older than the window (inside the
+  /// caller's write transaction).
+  private func logBulletin(station: String, now: Int64) throws(StoreError) {
+    let prune = try prepared("DELETE FROM bulletin_log WHERE accepted_at <= ?1")
+    do {
+      defer { prune.reset() }
+      try prune.bind(1, now - Self.bulletinWindowMs)
+      try prune.run()
+    }
+    let insert = try prepared("INSERT INTO bulletin_log (station, accepted_at) VALUES (?1, ?2)")
+    defer { insert.reset() }
+    try insert.bind(1, station)
+    try insert.bind(2, now)
+    try insert.run()
   }
 
   /// The station's next message number: one past the last it was given (99999 wraps to 1), skipping numbers
@@ -215,7 +271,8 @@ extension Database {
     let statement = try prepared(
       """
       SELECT sends.message_id, sends.station, sends.addressee, messages.text, sends.msgno, sends.created_at,
-             sends.transmissions, sends.last_sent_at, sends.next_at, sends.expires_at, sends.budget_delay_ms
+             sends.transmissions, sends.last_sent_at, sends.next_at, sends.expires_at, sends.budget_delay_ms,
+             sends.kind
       FROM sends JOIN messages ON messages.id = sends.message_id
       WHERE sends.state = 'pending'
         AND (sends.expires_at IS NULL OR sends.expires_at <= ?1 OR (?2 AND sends.next_at <= ?1))
@@ -230,10 +287,10 @@ extension Database {
       sends.append(
         InFlightSend(
           id: statement.int64(0), station: statement.text(1), addressee: statement.text(2),
-          text: statement.text(3), msgno: statement.text(4), createdAt: statement.int64(5),
+          text: statement.text(3), msgno: statement.optionalText(4), createdAt: statement.int64(5),
           transmissions: statement.int(6), lastSentAt: statement.optionalInt64(7),
           nextAt: statement.optionalInt64(8), expiresAt: statement.optionalInt64(9),
-          budgetDelayMs: statement.int64(10)))
+          budgetDelayMs: statement.int64(10), kind: try statement.value(11)))
     }
     return sends
   }
@@ -267,7 +324,8 @@ extension Database {
   }
 
   /// Records the scheduler's decisions in ONE write transaction: copies about to be written (counted, with their
-  /// next copy and expiry, and the time the transmit budget held them back), new schedules, and expiries (each re-stamped, with a `sendFailed` push queued).
+  /// next copy and expiry, and the time the transmit budget held them back), new schedules, expiries (each
+  /// re-stamped, with a `sendFailed` push queued) and bulletins whose schedule is over (re-stamped, no push).
   /// Only rows still `pending` change (an answer may have ended one since it was read). Returns the sends that
   /// ended, and the ids of the copies that were recorded (write only those).
   public func recordSendSchedule(_ decisions: [SendScheduleChange], now: Int64) throws(StoreError)
@@ -276,6 +334,7 @@ extension Database {
     guard !decisions.isEmpty else { return ([], []) }
     return try writeBatch { () throws(StoreError) in
       var transmitted: [Int64] = []
+      var bulletins = 0
       var delayed = 0
       var finished: [FinishedSend] = []
       for decision in decisions {
@@ -285,7 +344,7 @@ extension Database {
             """
             UPDATE sends SET transmissions = transmissions + 1, last_sent_at = ?2, next_at = ?3, expires_at = ?4,
                              budget_delay_ms = budget_delay_ms + ?5
-            WHERE message_id = ?1 AND state = 'pending'
+            WHERE message_id = ?1 AND state = 'pending' RETURNING kind
             """)
           defer { statement.reset() }
           try statement.bind(1, id)
@@ -293,8 +352,9 @@ extension Database {
           try statement.bind(3, nextAt)
           try statement.bind(4, expiresAt)
           try statement.bind(5, max(0, budgetDelayMs))
-          try statement.run()
-          if changes > 0 {
+          if try statement.step() {
+            if statement.text(0) == SendKind.bulletin.rawValue { bulletins += 1 }
+            while try statement.step() {}
             transmitted.append(id)
             if budgetDelayMs > 0 { delayed += 1 }
           }
@@ -308,9 +368,12 @@ extension Database {
           try statement.run()
         case .expired(let id):
           if let done = try finishSend(id: id, state: .expired, now: now) { finished.append(done) }
+        case .completed(let id):
+          if let done = try finishSend(id: id, state: .completed, now: now) { finished.append(done) }
         }
       }
       try addToMetaCounter(SendStatus.transmissionsKey, transmitted.count)
+      try addToMetaCounter(SendStatus.bulletinTransmissionsKey, bulletins)
       try addToMetaCounter(SendStatus.budgetDelayedKey, delayed)
       return (transmitted, finished)
     }
@@ -349,8 +412,10 @@ extension Database {
   /// Cancels the station's send with this `clientId` (docs/protocol.md "Owned stations": `/v1/send` `cancel`) in ONE
   /// write transaction: a send in flight ends `cancelled` (its schedule cleared, the message re-stamped, counted;
   /// no push: the station itself stopped it), so the listener never transmits it again; a send that already
-  /// ended is answered as it is.
-  public func cancelSend(station: String, clientId: String, now: Int64) throws(StoreError) -> SendCancellation
+  /// ended is answered as it is. A bulletin cancelled writes a `bulletin` audit entry (`client`: the client as the
+  /// limits key it).
+  public func cancelSend(station: String, clientId: String, now: Int64, client: String = "")
+    throws(StoreError) -> SendCancellation
   {
     let station = station.canonicalAddress
     return try writeBatch { () throws(StoreError) -> SendCancellation in
@@ -362,6 +427,12 @@ extension Database {
         return .finished(message, serverTime: try lastMessageTimestamp())
       }
       guard let cancelled = try sentMessage(id: id) else { throw .corrupt("send \(id) has no message") }
+      if done.kind == .bulletin {
+        try recordAudit(
+          AuditEntry(
+            station: station, at: now, action: .bulletin, client: client,
+            detail: "\(done.addressee) cancelled"))
+      }
       return .cancelled(cancelled, serverTime: done.timestamp)
     }
   }
@@ -371,12 +442,14 @@ extension Database {
   /// pending (or is gone).
   func finishSend(id: Int64, state: SendState, now: Int64) throws(StoreError) -> FinishedSend? {
     let select = try prepared(
-      "SELECT station, addressee, msgno FROM sends WHERE message_id = ?1 AND state = 'pending'")
-    var found: (station: String, addressee: String, msgno: String)?
+      "SELECT station, addressee, msgno, kind FROM sends WHERE message_id = ?1 AND state = 'pending'")
+    var found: (station: String, addressee: String, msgno: String?, kind: SendKind)?
     do {
       defer { select.reset() }
       try select.bind(1, id)
-      if try select.step() { found = (select.text(0), select.text(1), select.text(2)) }
+      if try select.step() {
+        found = (select.text(0), select.text(1), select.optionalText(2), try select.value(3))
+      }
     }
     guard let found, state != .pending else { return nil }
     let update = try prepared(
@@ -404,8 +477,8 @@ extension Database {
       try queuePush(station: found.station, messageID: id, now: now)
     }
     return FinishedSend(
-      id: id, station: found.station, addressee: found.addressee, msgno: found.msgno, state: state,
-      timestamp: timestamp)
+      id: id, station: found.station, addressee: found.addressee, msgno: found.msgno, kind: found.kind,
+      state: state, timestamp: timestamp)
   }
 
   // MARK: Metrics

@@ -43,6 +43,8 @@ public enum LimitName: String, Sendable, CaseIterable {
   /// A third of `sendsPerMinuteGlobal` (half for an IPv6 /32): `/v1/send` messages one network (IPv4 /24, IPv6
   /// /48, IPv6 /32) may send per minute, so that no network spends everyone's budget (429).
   case sendsPerNetworkPerMinute
+  /// `[send] bulletinsPerDay`: `/v1/send` bulletins and announcements one station may send in any 24 h (429).
+  case bulletinsPerDay
 }
 
 /// How often each limit was hit since the database was created (`limits.*` rows of `meta`), and the

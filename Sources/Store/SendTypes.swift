@@ -11,9 +11,21 @@ public enum SendState: String, Sendable, CaseIterable {
   case expired
   /// The station stopped it (`/v1/send` `cancel`): no copy goes out any more.
   case cancelled
+  /// A bulletin or announcement whose schedule is over (``SendKind/bulletin``: nobody answers one, so it never
+  /// expires; no push follows).
+  case completed
 
   /// Whether the message is still in flight.
   public var isPending: Bool { self == .pending }
+}
+
+/// What a send is (`sends.kind`).
+public enum SendKind: String, Sendable, CaseIterable {
+  /// A message to a station: numbered (`{msgno`), retried until the addressee answers.
+  case message
+  /// A bulletin or announcement (`BLN0`–`BLN9`, `BLNA`–`BLNZ` and a group): unnumbered, sent on the bulletin
+  /// schedule (`APRS.BulletinSchedule`), never answered.
+  case bulletin
 }
 
 /// A send the responder asks the store to create (`Database.createSend`): every field already validated.
@@ -29,15 +41,22 @@ public struct NewSend: Sendable, Equatable {
   /// For a net's send (a join, renewal, leave or post to a room): the room entry it is shown as
   /// (``SubscriptionEntry/room(_:subscription:)``); nil for a message, shown as every send is.
   public var entry: SubscriptionEntry?
+  /// A message (numbered) or a bulletin (the addressee a bulletin or announcement address; no number).
+  public var kind: SendKind
+  /// The client as the limits key it (for a bulletin's audit entry); empty when unknown.
+  public var client: String
 
   public init(
-    station: String, addressee: String, text: String, clientId: String?, entry: SubscriptionEntry? = nil
+    station: String, addressee: String, text: String, clientId: String?, entry: SubscriptionEntry? = nil,
+    kind: SendKind = .message, client: String = ""
   ) {
     self.station = station
     self.addressee = addressee
     self.text = text
     self.clientId = clientId
     self.entry = entry
+    self.kind = kind
+    self.client = client
   }
 }
 
@@ -60,6 +79,8 @@ public struct SendLimits: Sendable, Equatable {
   /// ``globalPerMinute``.
   public var network: String?
   public var wideNetwork: String?
+  /// Bulletins and announcements accepted per station in any 24 h (`[send] bulletinsPerDay`).
+  public var bulletinsPerDay: Int
 
   /// The share of the global budget one network may send, and one IPv6 /32; one station at most
   /// ``networkShare`` too (the smaller of it and ``perMinute``).
@@ -68,8 +89,9 @@ public struct SendLimits: Sendable, Equatable {
 
   public init(
     perMinute: Int = 10, inFlight: Int = 20, address: String? = nil, perAddressPerMinute: Int = 20,
-    globalPerMinute: Int = 30, network: String? = nil, wideNetwork: String? = nil
+    globalPerMinute: Int = 30, network: String? = nil, wideNetwork: String? = nil, bulletinsPerDay: Int = 4
   ) {
+    self.bulletinsPerDay = bulletinsPerDay
     self.perMinute = perMinute
     self.inFlight = inFlight
     self.address = address
@@ -100,6 +122,9 @@ public enum SendCreation: Sendable, Equatable {
   case tooManyPerMinute(retryAfterMs: Int64)
   /// Past the in-flight limit (the station's pending sends).
   case tooManyInFlight
+  /// A bulletin past the station's `bulletinsPerDay`: retry when the oldest of the day's leaves the 24 h window,
+  /// after this many ms (counted as `bulletinsPerDay` hits).
+  case tooManyBulletins(retryAfterMs: Int64)
   /// Past the share of one network (IPv4 /24, IPv6 /48 or /32, named); retry after this many ms (counted as
   /// `sendsPerNetworkPerMinute` hits).
   case tooManyFromNetwork(retryAfterMs: Int64, network: String, limit: Int)
@@ -133,8 +158,10 @@ public struct InFlightSend: Sendable, Equatable {
   public var addressee: String
   /// The text.
   public var text: String
-  /// The message number.
-  public var msgno: String
+  /// The message number; nil for a bulletin.
+  public var msgno: String?
+  /// A message or a bulletin (its schedule: `[send] schedule`, or the bulletin schedule).
+  public var kind: SendKind
   /// When it was accepted, epoch ms (the schedule counts from here).
   public var createdAt: Int64
   /// Copies recorded so far.
@@ -149,15 +176,16 @@ public struct InFlightSend: Sendable, Equatable {
   public var budgetDelayMs: Int64
 
   public init(
-    id: Int64, station: String, addressee: String, text: String, msgno: String, createdAt: Int64,
+    id: Int64, station: String, addressee: String, text: String, msgno: String?, createdAt: Int64,
     transmissions: Int = 0, lastSentAt: Int64? = nil, nextAt: Int64? = nil, expiresAt: Int64? = nil,
-    budgetDelayMs: Int64 = 0
+    budgetDelayMs: Int64 = 0, kind: SendKind = .message
   ) {
     self.id = id
     self.station = station
     self.addressee = addressee
     self.text = text
     self.msgno = msgno
+    self.kind = kind
     self.createdAt = createdAt
     self.transmissions = transmissions
     self.lastSentAt = lastSentAt
@@ -177,6 +205,8 @@ public enum SendScheduleChange: Sendable, Equatable {
   case scheduled(id: Int64, nextAt: Int64?, expiresAt: Int64)
   /// No answer came: the message ends `expired` (re-stamped, with a `sendFailed` push).
   case expired(id: Int64)
+  /// A bulletin's schedule is over: it ends `completed` (re-stamped, no push).
+  case completed(id: Int64)
 }
 
 /// An answer from an addressee that may stop a send in flight.
@@ -218,8 +248,10 @@ public struct FinishedSend: Sendable, Equatable {
   public var station: String
   /// The addressee, upper case.
   public var addressee: String
-  /// The message number.
-  public var msgno: String
+  /// The message number; nil for a bulletin.
+  public var msgno: String?
+  /// A message or a bulletin.
+  public var kind: SendKind = .message
   /// The new state (never `pending`).
   public var state: SendState
   /// The message's new timestamp (the cursor rule).
@@ -233,6 +265,8 @@ public struct SendStatus: Sendable, Equatable {
   public var accepted = 0
   /// Copies recorded as transmitted.
   public var transmissions = 0
+  /// Of ``transmissions``, the copies of bulletins and announcements.
+  public var bulletinTransmissions = 0
   /// Sends that ended in each final state.
   public var finished: [SendState: Int] = [:]
   /// Copies that waited for the listener's transmit budget (`[send] transmitBudgetPerMinute`) before going out.
@@ -251,6 +285,7 @@ extension SendStatus {
   static let keyPrefix = "sends."
   static let acceptedKey = keyPrefix + "accepted"
   static let transmissionsKey = keyPrefix + "transmissions"
+  static let bulletinTransmissionsKey = keyPrefix + "bulletinTransmissions"
   static let budgetDelayedKey = keyPrefix + "budgetDelayed"
 
   /// The key counting sends that ended in `state`.
@@ -261,6 +296,7 @@ extension SendStatus {
     self.init()
     accepted = StatusText.count(rows[Self.acceptedKey])
     transmissions = StatusText.count(rows[Self.transmissionsKey])
+    bulletinTransmissions = StatusText.count(rows[Self.bulletinTransmissionsKey])
     budgetDelayed = StatusText.count(rows[Self.budgetDelayedKey])
     for state in SendState.allCases where state != .pending {
       finished[state] = StatusText.count(rows[Self.key(state)])

@@ -95,7 +95,8 @@ import Testing
     "every invalid field is a 400 naming it",
     arguments: [
       ("to", nil), ("to", #""not a call""#), ("to", #""KJ7ABC-16""#), ("to", "42"), ("to", #""OH7LZB-9""#),
-      ("to", #""BLN1""#), ("to", #""EMAIL-2""#), ("to", #""sms""#), ("to", #""SMSGTE""#), ("to", #""APRS""#),
+      ("to", #""BLN12345678""#), ("to", #""EMAIL-2""#), ("to", #""sms""#), ("to", #""SMSGTE""#),
+      ("to", #""APRS""#),
       ("to", #""CQ""#), ("to", #""BEACON""#), ("to", #""ID""#), ("text", nil), ("text", #""""#),
       ("text", "\"" + String(repeating: "x", count: 68) + "\""),
       ("text", #""a{b""#), ("text", #""a|b""#), ("text", #""a~b""#), ("text", #""line\nbreak""#),

@@ -125,7 +125,7 @@ import Testing
     arguments: [
       "N0CALL-10", "n0call-10", "SERVER", "TCPIP", "TCPXX", "NOCALL", "N0CALL", "N0CALL-3", "QAC", "qAR",
       "QAS",
-      "WIDE", "WIDE1-1", "WIDE2-2", "RELAY", "TRACE", "TRACE3-3", "RFONLY", "NOGATE", "BLN1", "BLNX", "NWS",
+      "WIDE", "WIDE1-1", "WIDE2-2", "RELAY", "TRACE", "TRACE3-3", "RFONLY", "NOGATE", "BLN", "BLNX-1", "NWS",
       "NWSALL", "W5AGO-15", "K1LOG-3", "k1log-3",
     ])
   func refusedAddressee(to: String) throws {

@@ -151,7 +151,7 @@ import Testing
 
 /// nginx + responder with OH7LZB-9 registered (sync-only), the APRS-IS fake, and a listener logged in with
 /// `[send]` set; `stop()` ends them all.
-private final class SendRig {
+final class SendRig {
   let stack: TestStack
   let aprsis: FakeAPRSIS
   let database: SQLiteFile

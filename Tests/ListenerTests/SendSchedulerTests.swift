@@ -32,7 +32,7 @@ import Testing
         case .scheduled(_, let nextAt, let expiresAt):
           send.nextAt = nextAt
           send.expiresAt = expiresAt
-        case .expired:
+        case .expired, .completed:
           return (copies, now)
         }
       }
@@ -164,7 +164,7 @@ import Testing
         case .scheduled(let id, let nextAt, let expiresAt):
           sends[Int(id)].nextAt = nextAt
           sends[Int(id)].expiresAt = expiresAt
-        case .expired(let id):
+        case .expired(let id), .completed(let id):
           expiredAt[Int(id)] = now
         }
       }

@@ -32,8 +32,8 @@ import Testing
       "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
     #expect(
       tables == [
-        "ack_state", "bans", "claim_codes", "claim_requests", "dedup", "device_acks", "devices",
-        "devices_seen", "drops",
+        "ack_state", "bans", "bulletin_log", "claim_codes", "claim_requests", "dedup", "device_acks",
+        "devices", "devices_seen", "drops",
         "forward_targets", "listener_lease",
         "messages", "meta", "net_memberships",
         "outbox", "rate_limits", "read_markers", "receipts", "send_numbers", "sends", "sqlite_sequence",
