@@ -1,0 +1,234 @@
+import Foundation
+import JSON
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Nets and rooms end to end (docs/protocol.md "Nets and rooms"), through nginx, the responder, the real
+/// `aprs-listener`, the APRS-IS fake and the push fake (``NetRig``):
+///
+/// - ANSRVR: a `net` subscription transmits the silent join `K HOTG` from the station, which ANSRVR's `ack` ends;
+///   a two-hour net replayed time-compressed with its ratio kept (the `digest` of 600 s as 1 s, the net's 200
+///   fan-out copies from 120 senders over about 11.9 s instead of 2 h, a few copies retransmitted 5–20 s later)
+///   becomes 200 room entries for `want:["rooms"]`, each copy ACKed once, at most 12 digest pushes; the shipping
+///   app's sync sees none of it; a membership due for renewal is renewed with `K HOTG`; removing the
+///   subscription transmits `U HOTG` within a second.
+/// - CQSRVR: a post join transmits `CQ MYTEST QRV`; the service's unnumbered copies become room entries, never
+///   ACKed; a post to the room within 30 minutes of the join is a 429 with `Retry-After`.
+@Suite(.serialized) struct NetEndToEndTests {
+  /// One of the net's fan-out copies as the replay sends it: when (s after the replay's start), the original
+  /// sender, its message number at ANSRVR and its text (without `N:HOTG `).
+  struct Copy {
+    var at: Double
+    var sender: String
+    var msgno: String
+    var text: String
+  }
+
+  /// The net's 200 posts from 120 senders (the first 120 posts one each, the other 80 by senders who post again),
+  /// spread evenly over 11.9 s (2 h at the ratio of `digest` 1 s to 600 s), each sender's copies numbered from 1.
+  static func netPosts() -> [Copy] {
+    let letters = Array("ABCDEFGHIJKL")
+    let senders = (0..<120).map { index in
+      let call = "K\(index % 10)N\(letters[index / 10])"
+      return index % 9 == 0 ? call + "-7" : call
+    }
+    var numbers: [String: Int] = [:]
+    return (0..<200).map { post in
+      let sender = post < 120 ? senders[post] : senders[(post * 37) % 120]
+      numbers[sender, default: 0] += 1
+      return Copy(
+        at: Double(post) * 11.9 / 199, sender: sender, msgno: String(numbers[sender] ?? 0),
+        text: "Checking in to HOTG, post \(post + 1) from \(sender)")
+    }
+  }
+
+  @Test func anANSRVRNetReplayedBecomesRoomEntriesAckedOnceAndDigestPushes() throws {
+    let rig = try NetRig()
+    defer { rig.stop() }
+    let member = rig.station
+    let joined = try rig.settings(
+      #""subscriptions":[{"kind":"net","server":"ANSRVR","group":"HOTG","digest":1}]"#)
+    #expect(joined.status == 200, "\(joined.text)")
+    let subscription = try #require(joined.jsonObject?.objects("subscriptions").first, "\(joined.text)")
+    #expect(
+      subscription.string("room") == "ANSRVR/HOTG" && subscription.int("digest") == 1, "\(subscription)")
+    let subscriptionID = try #require(subscription.string("id"))
+
+    // The join: numbered, from the station's call, to ANSRVR; ANSRVR's ack ends it.
+    let join = try #require(try rig.waitForCommand(to: "ANSRVR", "K HOTG{"), "no join:\n\(rig.listener.log)")
+    #expect(
+      join.line.hasPrefix("\(member)>") && join.line.hasSuffix(":K HOTG{\(NetRig.msgno(of: join.line) ?? "")")
+    )
+    let joinNumber = try #require(NetRig.msgno(of: join.line), "\(join.line)")
+    #expect(try rig.aprsis.inject([rig.line(from: "ANSRVR", path: "APRS,TCPIP*", "ack\(joinNumber)")]) == 1)
+    #expect(
+      try rig.database.waitUntil { try $0.run("SELECT state FROM sends;") == "acked\n" },
+      "the join did not end acked:\n\(rig.listener.log)")
+
+    // The replay. The fake's duplicate filter is off: a real ANSRVR retries a copy half a minute or more later,
+    // past APRS-IS's 30 s filter; time-compressed, the retries come 5–20 s later and must still reach the listener,
+    // whose own dedup is what is tested.
+    #expect(try rig.aprsis.command(["cmd": "set", "dup_window": 0]).bool("ok") == true)
+    let posts = Self.netPosts()
+    #expect(Set(posts.map(\.sender)).count == 120)
+    let retries = [(0, 20.0), (3, 5.0), (40, 9.0), (77, 14.0), (150, 5.0), (199, 8.0)].map { index, after in
+      var copy = posts[index]
+      copy.at += after
+      return copy
+    }
+    let schedule = (posts + retries).sorted { $0.at < $1.at }
+    let start = Date()
+    var delivered = 0
+    var next = 0
+    while next < schedule.count {
+      let now = Date().timeIntervalSince(start)
+      var due: [String] = []
+      while next < schedule.count, schedule[next].at <= now {
+        let copy = schedule[next]
+        due.append(rig.line(from: copy.sender, "N:HOTG \(copy.text){\(copy.msgno)"))
+        next += 1
+      }
+      if !due.isEmpty { delivered += try rig.aprsis.inject(due) }
+      // Pacing the replay (not waiting for a condition): sleep until the next copy is due.
+      if next < schedule.count {
+        Thread.sleep(forTimeInterval: max(0, schedule[next].at - Date().timeIntervalSince(start)))
+      }
+    }
+    #expect(delivered == schedule.count, "every copy reached the listener")
+
+    // 200 entries, each copy ACKed exactly once: the retries came within the 30 s rule.
+    #expect(
+      try rig.database.waitUntil(timeout: 10) {
+        try $0.int("SELECT count(*) FROM messages WHERE room = 'ANSRVR/HOTG' AND direction = 'received'")
+          == 200
+      }, "\(rig.listener.log)")
+    let ackLines = { try rig.transmitted().map(\.line).filter { $0.contains(":ack") } }
+    #expect(
+      try waitUntil(timeout: 10, interval: 0.05) { try ackLines().count >= 200 },
+      "\((try? ackLines())?.count ?? -1) ACK lines")
+    #expect(try !rig.aprsis.wait("transmitted", count: try rig.transmitted().count + 1, timeout: 1))
+    let acks = try ackLines()
+    for post in posts {
+      let wanted =
+        "\(member)>APZACL,TCPIP*::\(post.sender.padding(toLength: 9, withPad: " ", startingAt: 0)):ack\(post.msgno)"
+      let count = acks.filter { $0 == wanted }.count
+      #expect(count == 1, "\(wanted): \(count) ACKs")
+    }
+    #expect(acks.count == 200, "\(acks.count) ACK lines")
+
+    // The rooms' answer: the join (acked), then the 200 entries in order, each naming its real sender.
+    let entries = try rig.sync(want: ["rooms"])
+    let received = entries.filter { $0.string("direction") == "received" }
+    #expect(received.count == 200, "\(received.count) entries")
+    #expect(received.map { $0.string("peer") ?? "" } == posts.map(\.sender))
+    #expect(received.map { $0.string("text") ?? "" } == posts.map(\.text))
+    #expect(
+      received.allSatisfy {
+        $0.string("type") == "net" && $0.string("room") == "ANSRVR/HOTG"
+          && $0.string("subscription") == subscriptionID
+      })
+    let sent = entries.filter { $0.string("direction") == "sent" }
+    #expect(sent.count == 1, "\(sent)")
+    #expect(
+      sent.first?.string("type") == "net" && sent.first?.string("room") == "ANSRVR/HOTG"
+        && sent.first?.string("state") == "acked" && sent.first?.string("peer") == "ANSRVR"
+        && sent.first?.string("text") == "K HOTG", "\(sent)")
+
+    // The digest: at most one push a second over the 11.9 s (12), each naming the last sender of its window.
+    #expect(
+      try rig.database.waitUntil(timeout: 10) { try $0.int("SELECT count(*) FROM outbox") == 0 },
+      "\(rig.listener.log)")
+    let pushes = try rig.pushes()
+    #expect((1...12).contains(pushes.count), "\(pushes.count) pushes")
+    let stamped = received.map { (peer: $0.string("peer") ?? "", at: Int64($0.int("timestamp") ?? 0)) }
+    for push in pushes {
+      #expect(push.data.string("type") == "net" && push.data.string("subscription") == subscriptionID)
+      // The push is prepared when its window ends: its sender posted within the window before the request.
+      let window = stamped.filter { $0.at <= push.at && $0.at > push.at - 2_000 }.map(\.peer)
+      #expect(window.contains(push.data.string("fromCall") ?? ""), "\(push.data) \(window)")
+    }
+    #expect(pushes.last?.data.string("fromCall") == posts.last?.sender, "\(String(describing: pushes.last))")
+
+    // The shipping app's sync: none of the net.
+    #expect(try rig.sync().isEmpty)
+
+    // The renewal: `renew_at` moved into the past by SQL, as the operator's clock reaches it 11 hours after the
+    // join. The listener sleeps until the renewal it planned (11 hours away) or its 30 s fallback look; a settings
+    // read (the responder wakes the listener's sender after it, as after any settings answer) makes it look now,
+    // as its own timer would at `renew_at`. It transmits the silent join again within seconds.
+    let past = Int64(Date().timeIntervalSince1970 * 1000) - 1_000
+    try rig.database.run(
+      "UPDATE net_memberships SET renew_at = \(past) WHERE station = '\(member)' AND room = 'ANSRVR/HOTG';")
+    #expect(try rig.settings("").status == 200)
+    #expect(
+      try rig.waitForCommand(to: "ANSRVR", "K HOTG{", count: 2, timeout: 5) != nil,
+      "no renewal: \(Self.renewalState(rig))\n\(rig.listener.log)")
+    #expect(
+      try rig.database.int(
+        "SELECT count(*) FROM net_memberships WHERE station = '\(member)' AND renew_at > \(past + 3_600_000)")
+        == 1, "the next renewal is hours away")
+
+    // The leave: within a second of the settings' answer.
+    let removed = try rig.settings(#""subscriptions":[]"#)
+    let answeredAt = Date().timeIntervalSince1970
+    #expect(removed.status == 200 && removed.jsonObject?.objects("subscriptions").isEmpty == true)
+    let leave = try #require(
+      try rig.waitForCommand(to: "ANSRVR", "U HOTG{"), "no leave:\n\(rig.listener.log)")
+    #expect(leave.at - answeredAt < 1, "the leave came \(leave.at - answeredAt) s after the answer")
+    #expect(rig.listener.terminate() == 0)
+  }
+
+  /// The membership and the station's activity, for a failure's message.
+  static func renewalState(_ rig: NetRig) -> String {
+    let membership = (try? rig.database.run("SELECT * FROM net_memberships;")) ?? "?"
+    let activity = (try? rig.database.run("SELECT heartbeat_at, last_sync_at FROM stations;")) ?? "?"
+    return "memberships \(membership) activity \(activity) now \(Int64(Date().timeIntervalSince1970 * 1000))"
+  }
+
+  @Test func aCQSRVRPostJoinsUnnumberedCopiesAreEntriesNeverAckedAndASecondPostWaits() throws {
+    let rig = try NetRig()
+    defer { rig.stop() }
+    let joined = try rig.settings(#""subscriptions":[{"kind":"net","server":"CQSRVR","group":"mytest"}]"#)
+    #expect(joined.status == 200, "\(joined.text)")
+    let subscription = try #require(joined.jsonObject?.objects("subscriptions").first, "\(joined.text)")
+    #expect(subscription.string("room") == "CQSRVR/MYTEST" && subscription.string("join") == "post")
+
+    // The join posts: numbered, from the station's call.
+    let join = try #require(
+      try rig.waitForCommand(to: "CQSRVR", "CQ MYTEST QRV{"), "no join:\n\(rig.listener.log)")
+    #expect(join.line.hasPrefix("\(rig.station)>"))
+    let copies = [
+      rig.line(from: "AE5PL-10", path: "APJIC1,qAO,CQSRVR", "CQ MYTEST Listening on 146.52"),
+      rig.line(from: "W5EJL-1", path: "APJIC1,qAO,CQSRVR", "CQ MYTEST Good evening all"),
+    ]
+    #expect(try rig.aprsis.inject(copies) == 2)
+    #expect(
+      try rig.database.waitUntil {
+        try $0.int("SELECT count(*) FROM messages WHERE room = 'CQSRVR/MYTEST' AND direction = 'received'")
+          == 2
+      }, "\(rig.listener.log)")
+    let entries = try rig.sync(want: ["rooms"]).filter { $0.string("direction") == "received" }
+    #expect(entries.map { $0.string("peer") ?? "" } == ["AE5PL-10", "W5EJL-1"])
+    #expect(entries.map { $0.string("text") ?? "" } == ["Listening on 146.52", "Good evening all"])
+    #expect(entries.allSatisfy { $0.string("type") == "net" && $0.string("room") == "CQSRVR/MYTEST" })
+    // Unnumbered: never ACKed (a second gives the listener time it would have needed).
+    let before = try rig.transmitted().count
+    #expect(try !rig.aprsis.wait("transmitted", count: before + 1, timeout: 1))
+    #expect(
+      try rig.transmitted().allSatisfy { !$0.line.contains(":ack") },
+      "\(String(describing: try? rig.transmitted()))")
+    #expect(try rig.sync().isEmpty, "the shipping app sees none of it")
+
+    // One CQ a group per 30 minutes: a post now waits, and says how long.
+    let post = try rig.send(#""room":"CQSRVR/MYTEST","text":"Anyone on?""#)
+    #expect(post.status == 429, "\(post.text)")
+    let retryAfter = try #require(post.header("Retry-After").flatMap { Int($0) }, "\(post.headers)")
+    #expect((1_700...1_800).contains(retryAfter), "Retry-After \(retryAfter)")
+    #expect(try rig.commands(to: "CQSRVR", "CQ MYTEST").count == 1, "nothing more on air")
+    #expect(rig.listener.terminate() == 0)
+  }
+}
