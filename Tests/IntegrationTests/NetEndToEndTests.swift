@@ -143,7 +143,7 @@ import Testing
       try rig.database.waitUntil(timeout: 10) { try $0.int("SELECT count(*) FROM outbox") == 0 },
       "\(rig.listener.log)")
     let pushes = try rig.pushes()
-    #expect((1...12).contains(pushes.count), "\(pushes.count) pushes")
+    #expect((1...12).contains(pushes.count), "\(pushes.count) pushes: \(Self.pushState(rig))")
     let stamped = received.map { (peer: $0.string("peer") ?? "", at: Int64($0.int("timestamp") ?? 0)) }
     for push in pushes {
       #expect(push.data.string("type") == "net" && push.data.string("subscription") == subscriptionID)
@@ -180,6 +180,13 @@ import Testing
       try rig.waitForCommand(to: "ANSRVR", "U HOTG{"), "no leave:\n\(rig.listener.log)")
     #expect(leave.at - answeredAt < 1, "the leave came \(leave.at - answeredAt) s after the answer")
     #expect(rig.listener.terminate() == 0)
+  }
+
+  /// The devices and what the listener logged of pushes, for a failure's message.
+  static func pushState(_ rig: NetRig) -> String {
+    let devices = (try? rig.database.run("SELECT * FROM devices;")) ?? "?"
+    let lines = rig.listener.log.split(separator: "\n").filter { $0.contains("push") }
+    return "devices \(devices)\n\(lines.joined(separator: "\n"))"
   }
 
   /// The membership and the station's activity, for a failure's message.
