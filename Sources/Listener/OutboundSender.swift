@@ -116,7 +116,9 @@ final class OutboundSender: @unchecked Sendable {
     try pass(now: now, canTransmit: transmitting)
     let after = clock()
     var next = try database.nextSendEvent(now: after, canTransmit: transmitting)
-    if transmitting, renewalLimits != nil, let renewal = try database.nextNetRenewal() {
+    if transmitting, renewalLimits != nil,
+      let renewal = try database.nextNetRenewal(activeSince: after - Database.netActiveWindowMs)
+    {
       next = min(next ?? renewal, renewal)
     }
     if waiting.isEmpty {

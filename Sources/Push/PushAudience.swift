@@ -3,10 +3,11 @@ import Store
 /// Which entries of a station's batch a device sees, by what it opted into (docs/protocol.md "Opt-in answers
 /// (`want`)"): each entry is in a ring (``Store/EntryRing``); messages to the station itself reach every device,
 /// messages to other SSIDs of its call only devices registered with `want:["ssids"]`, subscription entries only
-/// devices registered with `want:["subscriptions"]`. Pure.
+/// devices registered with `want:["subscriptions"]`, room entries only devices registered with `want:["rooms"]`.
+/// Pure.
 enum PushAudience {
   /// The wants that change what a push holds: the key its content is built (and cached) under.
-  static let relevant: Wants = [.ssids, .subscriptions]
+  static let relevant: Wants = [.ssids, .subscriptions, .rooms]
 
   /// What of `device`'s wants shapes its pushes.
   static func wants(of device: DeviceRecord) -> Wants { device.wants.intersection(relevant) }

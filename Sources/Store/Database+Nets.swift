@@ -281,10 +281,20 @@ extension Database {
     try statement.run()
   }
 
-  /// The earliest renewal due, epoch ms; nil when none is (the listener's clock sleeps until then).
-  public func nextNetRenewal() throws(StoreError) -> Int64? {
-    let statement = try prepared("SELECT min(renew_at) FROM net_memberships WHERE renew_at IS NOT NULL")
+  /// The earliest renewal due, epoch ms; nil when none is (the listener's clock sleeps until then). With
+  /// `activeSince`, only memberships of stations active since then (as ``dueNetRenewals(now:activeSince:limit:)``
+  /// takes them): a due membership of an inactive station is no event to wake for (it would be due at once, again
+  /// and again), and is renewed at the sender's next look after the station is active again.
+  public func nextNetRenewal(activeSince: Int64? = nil) throws(StoreError) -> Int64? {
+    let statement = try prepared(
+      """
+      SELECT min(net_memberships.renew_at) FROM net_memberships
+      JOIN stations ON stations.address = net_memberships.station
+      WHERE net_memberships.renew_at IS NOT NULL
+        AND (?1 IS NULL OR max(stations.heartbeat_at, coalesce(stations.last_sync_at, 0)) >= ?1)
+      """)
     defer { statement.reset() }
+    try statement.bind(1, activeSince)
     guard try statement.step() else { return nil }
     return statement.optionalInt64(0)
   }

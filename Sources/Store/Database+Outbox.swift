@@ -2,7 +2,7 @@
 /// of what it did with them.
 extension Database {
   /// Pending pushes due at `now` (next attempt not in the future), oldest first, with their
-  /// messages. Pushes whose message rolled off the ring are gone with it.
+  /// messages (a room entry with its room). Pushes whose message rolled off the ring are gone with it.
   public func dueOutbox(now: Int64, limit: Int = 100) throws(StoreError) -> [OutboxEntry] {
     let statement = try prepared(
       """
@@ -10,7 +10,7 @@ extension Database {
              outbox.next_attempt_at, messages.direction, messages.peer, messages.text,
              messages.msgno, messages.timestamp, sends.state, messages.addressee, messages.kind,
              messages.subscription, messages.event, messages.latitude, messages.longitude,
-             messages.answered_by
+             messages.answered_by, messages.room
       FROM outbox JOIN messages ON messages.id = outbox.message_id
       LEFT JOIN sends ON sends.message_id = outbox.message_id
       WHERE outbox.state = 'pending' AND outbox.next_attempt_at <= ?1
@@ -29,7 +29,7 @@ extension Database {
           message: StoredMessage(
             direction: try statement.value(6), peer: statement.text(7), text: statement.text(8),
             msgno: statement.optionalText(9), timestamp: statement.int64(10), state: state,
-            to: statement.optionalText(12), entry: Self.subscriptionEntry(statement, from: 13),
+            to: statement.optionalText(12), entry: Self.subscriptionEntry(statement, from: 13, room: 19),
             answeredBy: statement.optionalValue(18)),
           createdAt: statement.int64(3), attempts: statement.int(4), nextAttemptAt: statement.int64(5)))
     }
