@@ -233,6 +233,9 @@ extension Database {
     try statement.run()
   }
 
+  /// How many times the ring size a station's room entries keep (``EntryRing/rooms``): 200 at the default 50.
+  public static let roomRingFactor = 4
+
   /// Deletes the station's messages older than its newest `ringSize` (their pushes cascade), except its sends
   /// still in flight: those stay until they end (and then, re-stamped, are among the newest), in one of its
   /// rings (``EntryRing``: each is trimmed on its own). For the messages to the station itself, its
@@ -246,7 +249,9 @@ extension Database {
     _ station: String, ring: EntryRing = .direct, storing: Int64 = 0, recordingDrops: Bool = true
   ) throws(StoreError) -> Int {
     var keepAfter = Int64.max
-    var cap = options.ringSize
+    // A net's room entries: a ring of their own, larger (a two-hour net fans out a couple of hundred posts).
+    let size = ring == .rooms ? options.ringSize * Self.roomRingFactor : options.ringSize
+    var cap = size
     // Only the station's own ring has a retention and records what it dropped.
     var cursor = Int64.max
     if ring == .direct {
@@ -259,10 +264,10 @@ extension Database {
     // One statement: each deleted row says whether it was a received message the station had not pulled.
     let statement = try prepared(
       """
-      DELETE FROM messages WHERE station = ?1 AND ring = ?3 AND (
-          (timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
+      DELETE FROM messages WHERE station = ?1 AND ring = ?3 AND (room IS NOT NULL) = ?7 AND (
+          (timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3 AND (room IS NOT NULL) = ?7
                         ORDER BY timestamp DESC LIMIT 1 OFFSET ?2) AND timestamp <= ?4)
-          OR timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3
+          OR timestamp < (SELECT timestamp FROM messages WHERE station = ?1 AND ring = ?3 AND (room IS NOT NULL) = ?7
                           ORDER BY timestamp DESC LIMIT 1 OFFSET ?5))
         AND NOT EXISTS (SELECT 1 FROM sends WHERE sends.message_id = messages.id AND sends.state = 'pending')
       RETURNING direction = 'received' AND timestamp > ?6
@@ -272,11 +277,12 @@ extension Database {
     do {
       defer { statement.reset() }
       try statement.bind(1, station)
-      try statement.bind(2, options.ringSize - 1)
+      try statement.bind(2, size - 1)
       try statement.bind(3, ring.storedRing.rawValue)
       try statement.bind(4, keepAfter)
       try statement.bind(5, cap - 1)
       try statement.bind(6, cursor)
+      try statement.bind(7, ring == .rooms)
       while try statement.step() {
         deleted += 1
         if statement.bool(0) { unpulled += 1 }

@@ -63,12 +63,13 @@ public enum EntryRing: Int, Sendable, CaseIterable {
   case otherSSIDs = 1
   /// Subscription entries (`want:["subscriptions"]`).
   case subscriptions = 2
-  /// Room entries (`want:["rooms"]`): kept in the subscription ring, seen as a ring of their own. The store's
-  /// queries read it as `messages.ring + (messages.room IS NOT NULL)`.
+  /// Room entries (`want:["rooms"]`): stored with the subscription ring's number, seen and trimmed as a ring of
+  /// their own (``Database/roomRingFactor`` times the ring size). The store's queries read it as
+  /// `messages.ring + (messages.room IS NOT NULL)`.
   case rooms = 3
 
-  /// The ring its rows are stored and trimmed in (`messages.ring`): room entries are kept with the subscription
-  /// entries.
+  /// The ring number its rows are stored with (`messages.ring`): room entries carry the subscription ring's (and
+  /// `room`).
   public var storedRing: EntryRing { self == .rooms ? .subscriptions : self }
 
   /// The ring an entry with these fields is seen in.

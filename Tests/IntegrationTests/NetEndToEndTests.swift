@@ -163,6 +163,10 @@ import Testing
     }
     #expect(pushes.last?.data.string("fromCall") == posts.last?.sender, "\(String(describing: pushes.last))")
     #expect(pushes.last?.data.string("count") == "200")
+    // Each digest names its room and how many entries it announces: together, every post once.
+    #expect(pushes.allSatisfy { $0.data.string("room") == "ANSRVR/HOTG" })
+    let announced = pushes.map { Int($0.data.string("roomCount") ?? "") ?? 0 }
+    #expect(announced.reduce(0, +) == 200, "\(announced)")
 
     // The shipping app's sync: none of the net.
     #expect(try rig.sync().isEmpty)

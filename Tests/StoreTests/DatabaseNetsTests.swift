@@ -164,4 +164,35 @@ import Testing
       station: "N0CALL-7", since: 0, now: Self.t0, countsAsPull: false, wants: .subscriptions)
     #expect(subscriptions.messages.isEmpty, "room entries are for want rooms only")
   }
+
+  @Test func roomEntriesHaveARingOfTheirOwnFourTimesTheSize() throws {
+    let directory = try TempDirectory()
+    defer { directory.remove() }
+    let database = try openStore(directory.database, options: StoreOptions(ringSize: 3))
+    defer { database.close() }
+    try register(database, "N0CALL-7")
+    _ = try change(database, to: [net(), SubscriptionDraft(rule: .group(call: "SLCARES"))], now: Self.t0)
+    let id = try #require(try database.subscriptions(of: "N0CALL-7").first?.id)
+    _ = try database.storeMessages(
+      [
+        IncomingMessage(
+          station: "N0CALL-7", peer: "K1ABC", text: "group", msgno: nil, dedupKey: "g", dedupWindowMs: 60_000,
+          to: "SLCARES", entry: SubscriptionEntry(kind: .group, subscription: "s2"))
+      ], now: Self.t0)
+    for n in 1...20 {
+      _ = try database.storeMessages(
+        [
+          IncomingMessage(
+            station: "N0CALL-7", peer: "K\(n)ABC", text: "post \(n)", msgno: "\(n)", dedupKey: "k\(n)",
+            dedupWindowMs: 3_600_000, entry: .room(Self.hotg, subscription: id))
+        ], now: Self.t0 + Int64(n))
+    }
+    let rooms = try database.sync(
+      station: "N0CALL-7", since: 0, now: Self.t0, countsAsPull: false, wants: .rooms
+    ).messages.filter { $0.direction == .received }
+    #expect(rooms.count == 3 * Database.roomRingFactor && rooms.last?.text == "post 20")
+    let subscriptions = try database.sync(
+      station: "N0CALL-7", since: 0, now: Self.t0, countsAsPull: false, wants: .subscriptions)
+    #expect(subscriptions.messages.map(\.text) == ["group"], "a net's traffic never pushes out other entries")
+  }
 }
