@@ -53,6 +53,11 @@ extension APIHandler {
           + " \(NetService.maximumTextLength) characters")
     }
     let clientId = try Self.sendClientId(body)
+    guard !OutgoingMessage.isDisallowedSource(address) else {
+      throw .badRequest(
+        "callsign: APRS-IS drops every packet from \(address) (N0CALL, NOCALL and SERVER can receive but never send)"
+      )
+    }
     guard config.send.enabled else { throw .notOffered("sending messages is turned off on this server") }
     let listener = try store { () throws(StoreError) in try database.listenerStatus() }
     guard !listener.receiveOnly else {

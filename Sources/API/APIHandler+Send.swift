@@ -115,7 +115,7 @@ extension APIHandler {
     throws(APIError) -> APIResponse
   {
     let address = station.description
-    for key in ["to", "text"] where body.contains(key) {
+    for key in ["to", "text", "room"] where body.contains(key) {
       throw .badRequest("cancel: a cancel takes no \(key); send either a message or a cancel")
     }
     let clientId = try body.string("cancel", maxLength: 1024) ?? ""

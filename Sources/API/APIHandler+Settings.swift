@@ -262,7 +262,9 @@ extension APIHandler {
   static func writeMembership(
     _ membership: NetMembership, service: NetService, now: Int64, to writer: inout JSONWriter
   ) {
-    let lapsed = service.membershipMs.map { lapse in (membership.joinedAt ?? now) + lapse <= now } ?? false
+    // The service counts its lapse from the last join, renewal or post.
+    let since = max(membership.joinedAt ?? now, membership.lastPostAt ?? 0)
+    let lapsed = service.membershipMs.map { lapse in since + lapse <= now } ?? false
     let state =
       switch membership.joinState {
       case .pending?: "joining"

@@ -210,8 +210,10 @@ final class RegistrationWatcher: @unchecked Sendable {
     let version = try database.subscriptionsVersion()
     guard force || version != subscriptionsVersion else { return false }
     subscriptionsVersion = version
+    // The live subscriptions first (an index keeps a station's first net of a room), then the rooms left lately.
+    let left = try database.recentlyLeftNets(since: clock() - Database.netLeaveGraceMs)
     return registry.replaceSubscriptions(
-      with: SubscriptionIndex(try database.liveSubscriptions(heardSince: boundary)))
+      with: SubscriptionIndex(try database.liveSubscriptions(heardSince: boundary) + left))
   }
 
   /// Moves the expiry boundary to `boundary`, removing the stations last heard before it and at or after the

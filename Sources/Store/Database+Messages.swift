@@ -218,12 +218,14 @@ extension Database {
     return lastInsertRowID
   }
 
-  /// Queues the push of a message, due at `now` or, with `holdMs`, that much later (``IncomingMessage/pushHoldMs``).
+  /// Queues the push of a message, due at `now` or, with `holdMs`, that much later (``IncomingMessage/pushHoldMs``,
+  /// a room's digest). A held push counts as queued when its hold ends (`created_at`): `[messaging] maxAge` and
+  /// the coalescing window run from then, so a digest longer than `maxAge` is not dropped as too old.
   func queuePush(station: String, messageID: Int64, now: Int64, holdMs: Int64 = 0) throws(StoreError) {
     let statement = try prepared(
       """
       INSERT INTO outbox (station, message_id, created_at, state, attempts, next_attempt_at)
-      VALUES (?1, ?2, ?3, 'pending', 0, ?3 + ?4)
+      VALUES (?1, ?2, ?3 + ?4, 'pending', 0, ?3 + ?4)
       """)
     defer { statement.reset() }
     try statement.bind(1, station)

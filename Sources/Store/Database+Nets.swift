@@ -194,8 +194,8 @@ extension Database {
     }
     let statement = try prepared(
       """
-      UPDATE net_memberships SET left_at = ?3, renew_at = NULL, subscription = NULL
-      WHERE station = ?1 AND room = ?2
+      INSERT INTO net_memberships (station, room, left_at) VALUES (?1, ?2, ?3)
+      ON CONFLICT (station, room) DO UPDATE SET left_at = excluded.left_at, renew_at = NULL, subscription = NULL
       """)
     defer { statement.reset() }
     try statement.bind(1, station)
@@ -206,8 +206,9 @@ extension Database {
 
   // MARK: The listener
 
-  /// The memberships due for renewal at `now` whose station was active since `activeSince` (a register,
-  /// heartbeat or sync), at most `limit`, oldest due first. A membership of a station not active stays due: it
+  /// The memberships due for renewal at `now` of claimed stations active since `activeSince` (a register,
+  /// heartbeat or sync), at most `limit`, oldest due first. A station whose claim ended renews nothing: no key
+  /// holder is left to stop it. A membership of a station not active stays due: it
   /// lapses at the service, and is renewed as soon as the station is active again.
   public func dueNetRenewals(now: Int64, activeSince: Int64, limit: Int = 100) throws(StoreError)
     -> [NetRenewal]
@@ -222,6 +223,7 @@ extension Database {
       JOIN subscriptions ON subscriptions.station = net_memberships.station
         AND subscriptions.id = net_memberships.subscription
       WHERE net_memberships.renew_at IS NOT NULL AND net_memberships.renew_at <= ?1
+        AND net_memberships.left_at IS NULL AND stations.claim_key_hash IS NOT NULL
         AND max(stations.heartbeat_at, coalesce(stations.last_sync_at, 0)) >= ?2
       ORDER BY net_memberships.renew_at LIMIT ?3
       """)
@@ -249,6 +251,20 @@ extension Database {
   {
     let room = NetRoom(service: renewal.rule.service, group: renewal.rule.group)
     return try writeBatch { () throws(StoreError) -> SendCreation? in
+      // Still due and still this subscription's (a leave or a change may have committed since it was read).
+      let due = try prepared(
+        """
+        SELECT 1 FROM net_memberships
+        WHERE station = ?1 AND room = ?2 AND subscription = ?3 AND left_at IS NULL AND renew_at <= ?4
+        """)
+      do {
+        defer { due.reset() }
+        try due.bind(1, renewal.station)
+        try due.bind(2, room.description)
+        try due.bind(3, renewal.subscription.id)
+        try due.bind(4, now)
+        guard try due.step() else { return nil }
+      }
       guard let text = room.service.silentJoinText(group: room.group) else {
         try setRenewAt(renewal.station, room: room, nil)
         return nil
@@ -290,7 +306,10 @@ extension Database {
       """
       SELECT min(net_memberships.renew_at) FROM net_memberships
       JOIN stations ON stations.address = net_memberships.station
-      WHERE net_memberships.renew_at IS NOT NULL
+      JOIN subscriptions ON subscriptions.station = net_memberships.station
+        AND subscriptions.id = net_memberships.subscription
+      WHERE net_memberships.renew_at IS NOT NULL AND net_memberships.left_at IS NULL
+        AND stations.claim_key_hash IS NOT NULL
         AND (?1 IS NULL OR max(stations.heartbeat_at, coalesce(stations.last_sync_at, 0)) >= ?1)
       """)
     defer { statement.reset() }
@@ -307,6 +326,7 @@ extension Database {
       SELECT net_memberships.joined_at, net_memberships.renew_at, sends.state, net_memberships.last_post_at
       FROM net_memberships LEFT JOIN sends ON sends.message_id = net_memberships.join_message_id
       WHERE net_memberships.station = ?1 AND net_memberships.room = ?2 AND net_memberships.left_at IS NULL
+        AND net_memberships.joined_at IS NOT NULL
       """)
     defer { statement.reset() }
     try statement.bind(1, station.canonicalAddress)
@@ -452,5 +472,30 @@ extension Database {
       if let service = NetService(rawValue: statement.text(0)) { counts[service] = Int(statement.int64(1)) }
     }
     return counts
+  }
+}
+
+extension Database {
+  /// How long after a leave the service's answers and late copies are still read as the room's entries (ms): the
+  /// 12 hours of ANSRVR's lapse, the longest a service may still fan out to a member that left.
+  public static let netLeaveGraceMs: Int64 = 12 * 3_600_000
+
+  /// The rooms stations left at or after `since` (epoch ms), as net subscriptions without an id, for the
+  /// listener's index beside the live ones: the service's answer to a leave (`Removed from MYTEST`, `N:HOTG …`)
+  /// and copies still in flight are then the room's entries, not direct messages the shipping app would show.
+  public func recentlyLeftNets(since: Int64) throws(StoreError) -> [(station: String, Subscription)] {
+    let statement = try prepared(
+      "SELECT station, room FROM net_memberships WHERE left_at IS NOT NULL AND left_at >= ?1 ORDER BY station"
+    )
+    defer { statement.reset() }
+    try statement.bind(1, since)
+    var found: [(station: String, Subscription)] = []
+    while try statement.step() {
+      guard let room = NetRoom(statement.text(1)) else { continue }
+      let join: NetRule.Join = room.service.silentJoinText(group: room.group) == nil ? .post : .silent
+      let rule = NetRule(service: room.service, group: room.group, join: join, renew: false)
+      found.append((statement.text(0), Subscription(id: "", rule: .net(rule))))
+    }
+    return found
   }
 }

@@ -26,7 +26,7 @@ import Testing
     // transmit, so no `send` either; GET, POST and HEAD answer.
     let early = try #require(try stack.get("/v1/info").jsonObject)
     #expect(early.string("server") == "aprs-cloud")
-    #expect(early.string("protocolVersion") == "1.5", "\(early)")
+    #expect(early.string("protocolVersion") == "1.6", "\(early)")
     #expect(
       early["features"] == .array([.string("longpoll"), .string("settings"), .string("claim")]), "\(early)")
     #expect(early["vapidPublicKey"] == nil)

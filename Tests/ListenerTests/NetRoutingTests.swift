@@ -29,7 +29,10 @@ import Testing
 
     func process(_ lines: [String], now: Int64) throws -> BatchResult {
       var set = try test.stations(now: now)
-      set.subscriptions = SubscriptionIndex(try test.database.liveSubscriptions(heardSince: 0))
+      // As the registration watcher loads it: the live subscriptions, then the rooms left lately.
+      set.subscriptions = SubscriptionIndex(
+        try test.database.liveSubscriptions(heardSince: 0)
+          + test.database.recentlyLeftNets(since: now - Database.netLeaveGraceMs))
       return try writer.process(lines.map(bytes), stations: set, canTransmit: true, now: now)
     }
 
@@ -86,5 +89,25 @@ import Testing
     #expect(try rig.sync("OH7AA", wants: []).map(\.text) == ["N:HOTG hello"])
     let other = try rig.process(["K1ABC>APWW11,TCPIP*::N0CALL-7 :N:OTHER not our group{6"], now: Self.t0)
     #expect(other.stored == 1, "a group the station is not in is a message")
+  }
+
+  @Test func theServicesAnswerToALeaveIsStillTheRoomsEntry() throws {
+    let rig = try Rig()
+    defer { rig.test.remove() }
+    let before = try rig.test.database.subscriptions(of: "N0CALL-7")
+    let limits = SendLimits(perMinute: 10, inFlight: 20, perAddressPerMinute: 20, globalPerMinute: 30)
+    _ = try rig.test.database.writeBatch { () throws(StoreError) -> NetSettlement in
+      let after = try rig.test.database.replaceSubscriptions(of: "N0CALL-7", with: [], now: Self.t0) ?? []
+      return try rig.test.database.settleNets(
+        "N0CALL-7", before: before, after: after, limits: limits, client: "x", now: Self.t0)
+    }
+    let result = try rig.process(
+      ["CQSRVR>APJIC1,TCPIP*::N0CALL-7 :Removed from MYTEST{01"], now: Self.t0 + 5_000)
+    #expect(
+      result.storedEntries[.net] == 1 && result.stored == 0, "not a direct message the shipping app shows")
+    #expect(try rig.sync("N0CALL-7", wants: []).isEmpty)
+    let late = try rig.process(
+      ["CQSRVR>APJIC1,TCPIP*::N0CALL-7 :Removed from MYTEST{02"], now: Self.t0 + Database.netLeaveGraceMs + 1)
+    #expect(late.stored == 1, "after the grace, the packet is the message it always was")
   }
 }

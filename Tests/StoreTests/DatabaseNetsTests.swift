@@ -117,11 +117,16 @@ import Testing
         == .tooSoon(room: room, retryAfterMs: 19 * 60_000))
   }
 
-  @Test func aMembershipIsRenewedOnlyWhileTheStationIsActive() throws {
+  @Test func aMembershipIsRenewedOnlyWhileTheStationIsActiveAndClaimed() throws {
     let (database, directory) = try temporaryStore(registering: "N0CALL-7")
     defer { directory.remove() }
     _ = try change(database, to: [net()], now: Self.t0)
     let due = Self.t0 + 11 * 3_600_000
+    #expect(
+      try database.dueNetRenewals(now: due, activeSince: 0).isEmpty, "nobody holds a key: nothing renews")
+    #expect(try database.nextNetRenewal() == nil)
+    _ = try database.claimStation(
+      "N0CALL-7", keyHash: String(repeating: "a", count: 64), client: "x", now: Self.t0)
     #expect(try database.nextNetRenewal() == due)
     #expect(try database.dueNetRenewals(now: due - 1, activeSince: 0).isEmpty)
     #expect(try database.dueNetRenewals(now: due, activeSince: due).isEmpty, "not active in the last day")
@@ -133,6 +138,16 @@ import Testing
     #expect(try sent(database).map(\.text) == ["K HOTG", "K HOTG"])
     #expect(try database.nextNetRenewal() == due + 11 * 3_600_000)
     #expect(try database.auditTrail(of: "N0CALL-7").first?.detail == "ANSRVR/HOTG renew: K HOTG")
+    // A renewal read before a leave committed sends nothing and brings nothing back.
+    let later = try #require(try database.dueNetRenewals(now: due + 11 * 3_600_000, activeSince: 0).first)
+    _ = try change(database, to: [], now: due + 11 * 3_600_000)
+    #expect(try database.renewNet(later, limits: Self.limits, now: due + 11 * 3_600_000) == nil)
+    #expect(try sent(database).map(\.text) == ["K HOTG", "K HOTG", "U HOTG"])
+    #expect(try database.netMembership(of: "N0CALL-7", room: Self.hotg) == nil)
+    #expect(try database.nextNetRenewal() == nil)
+    // The room left lately is still read as a room (its service's answer to the leave).
+    #expect(try database.recentlyLeftNets(since: due).map(\.station) == ["N0CALL-7"])
+    #expect(try database.recentlyLeftNets(since: due + 12 * 3_600_000).isEmpty)
   }
 
   @Test func aRoomPushesOneDigestPerWindow() throws {
@@ -153,6 +168,9 @@ import Testing
     try post(3, at: Self.t0 + 600_000)
     try post(4, at: Self.t0 + 600_001)
     #expect(try database.dueOutbox(now: Self.t0 + 599_999).isEmpty, "the first entry opens the window")
+    #expect(
+      try database.dueOutbox(now: Self.t0 + 600_000).allSatisfy { $0.createdAt == Self.t0 + 600_000 },
+      "a held push counts as queued when its window ends ([messaging] maxAge runs from then)")
     #expect(try database.dueOutbox(now: Self.t0 + 600_000).map(\.message.text) == ["hi 1", "hi 2", "hi 3"])
     #expect(try database.dueOutbox(now: Self.t0 + 1_200_000).count == 3, "the fourth opened the next window")
     #expect(try database.dueOutbox(now: Self.t0 + 1_200_001).count == 4)
