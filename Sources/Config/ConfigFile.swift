@@ -264,6 +264,15 @@ public struct ConfigFile: Sendable {
   /// Whether the file has a `[section]` header.
   public func hasSection(_ section: String) -> Bool { sections[section] != nil }
 
+  /// The sections named `<prefix>.<name>` (one name, no further dot), in the file's order: the `[apps.<id>]` an
+  /// operator wrote.
+  public func sections(under prefix: String) -> [String] {
+    sections.keys.filter {
+      $0.hasPrefix(prefix + ".") && !$0.dropFirst(prefix.count + 1).contains(".")
+        && $0.count > prefix.count + 1
+    }.sorted { sectionLines[$0, default: 0] < sectionLines[$1, default: 0] }
+  }
+
   private func invalid(_ section: String, _ key: String, _ value: Value, _ reason: String) -> ConfigError {
     .invalidValue(
       key: "\(section).\(key)", value: value.text, source: value.source.description, reason: reason)

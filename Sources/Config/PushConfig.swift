@@ -219,7 +219,7 @@ public struct PushConfig: Sendable, Equatable {
 
   // MARK: Validation helpers
 
-  private static func invalid(_ config: ConfigFile, _ section: String, _ key: String, _ reason: String)
+  static func invalid(_ config: ConfigFile, _ section: String, _ key: String, _ reason: String)
     -> ConfigError
   {
     let value = config.value(section, key)
@@ -228,7 +228,7 @@ public struct PushConfig: Sendable, Equatable {
       reason: reason)
   }
 
-  private static func missing(_ config: ConfigFile, _ section: String, _ key: String, because: String)
+  static func missing(_ config: ConfigFile, _ section: String, _ key: String, because: String)
     -> ConfigError
   {
     .invalidValue(
@@ -236,7 +236,7 @@ public struct PushConfig: Sendable, Equatable {
       reason: "required when \(because) is on (set it, or set enabled = false)")
   }
 
-  private static func nonEmptyPath(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
+  static func nonEmptyPath(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
     -> String?
   {
     guard let path = try config.path(section, key) else { return nil }
@@ -246,7 +246,7 @@ public struct PushConfig: Sendable, Equatable {
 
   /// A CA bundle path that must exist and be readable now (a typo here would only show later as
   /// TLS failures).
-  private static func readableFile(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
+  static func readableFile(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
     -> String?
   {
     guard let path = try nonEmptyPath(config, section, key) else { return nil }
@@ -257,7 +257,7 @@ public struct PushConfig: Sendable, Equatable {
   }
 
   /// An `https://host[:port][/path]` base URL, without its trailing slash.
-  private static func url(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
+  static func url(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
     -> String?
   {
     guard var text = try config.string(section, key) else { return nil }
@@ -271,7 +271,7 @@ public struct PushConfig: Sendable, Equatable {
   }
 
   /// A key or team id: letters and digits.
-  private static func identifier(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
+  static func identifier(_ config: ConfigFile, _ section: String, _ key: String) throws(ConfigError)
     -> String?
   {
     guard let text = try config.string(section, key) else { return nil }
@@ -282,7 +282,7 @@ public struct PushConfig: Sendable, Equatable {
   }
 
   /// A bundle id: letters, digits, `.`, `-` and `_`.
-  private static func bundleIdentifier(_ config: ConfigFile, _ section: String, _ key: String)
+  static func bundleIdentifier(_ config: ConfigFile, _ section: String, _ key: String)
     throws(ConfigError) -> String?
   {
     guard let text = try config.string(section, key) else { return nil }
