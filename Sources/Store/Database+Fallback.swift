@@ -36,7 +36,7 @@ extension Database {
     }
     let release = try prepared(
       """
-      UPDATE outbox SET next_attempt_at = ?2
+      UPDATE outbox SET next_attempt_at = ?2, created_at = min(created_at, ?2)
       WHERE message_id = ?1 AND state = 'pending' AND attempts = 0 AND next_attempt_at >= ?2
       """)
     defer { release.reset() }

@@ -219,8 +219,9 @@ extension Database {
   }
 
   /// Queues the push of a message, due at `now` or, with `holdMs`, that much later (``IncomingMessage/pushHoldMs``,
-  /// a room's digest). A held push counts as queued when its hold ends (`created_at`): `[messaging] maxAge` and
-  /// the coalescing window run from then, so a digest longer than `maxAge` is not dropped as too old.
+  /// a room's digest). A held push counts as queued when its hold ends (`created_at`; or when it is released
+  /// earlier, `decideHeldMessage`): `[messaging] maxAge` and the coalescing window run from then, so a digest
+  /// longer than `maxAge` is not dropped as too old.
   func queuePush(station: String, messageID: Int64, now: Int64, holdMs: Int64 = 0) throws(StoreError) {
     let statement = try prepared(
       """
