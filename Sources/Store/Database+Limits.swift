@@ -57,7 +57,8 @@ extension Database {
   /// Keeps at most `limit` (at least 1) devices of `station`, and `sparing` (the token just registered) whatever
   /// its times. With `freshSince` (epoch ms), the devices refreshed since then are kept first, the oldest
   /// registered among them first (then the stale ones, the most recently refreshed first), so a burst of new tokens pushes out stale devices and then each other, never
-  /// the phone that has been there longest and still checks in (docs/design.md "Who may do what"); without it,
+  /// the phone that has been there longest and still checks in (docs/design.md "Who may do what"; of two registered
+  /// in the same millisecond, the first); without it,
   /// the most recently refreshed are kept. With `keyed`, only that class of
   /// devices is counted and trimmed (a claimed station's owner's devices, or its keyless pool), so the
   /// other class is never pushed out. With `registeredSince` (epoch ms), only devices registered then or later
@@ -80,7 +81,7 @@ extension Database {
           ORDER BY token IS ?3 DESC,
             CASE WHEN ?6 IS NULL THEN 0 ELSE refreshed_at >= ?6 END DESC,
             CASE WHEN ?6 IS NOT NULL AND refreshed_at >= ?6 THEN registered_at ELSE -refreshed_at END ASC,
-            id DESC LIMIT ?2)
+            CASE WHEN ?6 IS NOT NULL AND refreshed_at >= ?6 THEN id ELSE -id END ASC LIMIT ?2)
         """)
       defer { statement.reset() }
       try statement.bind(1, station.canonicalAddress)

@@ -102,6 +102,21 @@ import Testing
     #expect(throws: StoreError.self) { try database.trimDevices(of: "W5AGO", keeping: 0, sparing: nil) }
   }
 
+  /// A flood registered within one millisecond: the live devices that came first stay, the flood's own
+  /// newcomers go (ties of `registered_at` go by arrival, never the other way).
+  @Test func liveDevicesRegisteredInTheSameMillisecondKeepTheirArrivalOrder() throws {
+    let dir = try TempDirectory()
+    defer { dir.remove() }
+    let database = try openStore(dir.database)
+    defer { database.close() }
+    for index in 0..<12 { try register(database, "N0CALL-7", token: "device-\(index)", now: 5_000) }
+    #expect(
+      try database.trimDevices(of: "N0CALL-7", keeping: 10, sparing: "device-11", freshSince: 1_000) == 2)
+    #expect(
+      Set(try database.devices(of: "N0CALL-7").map(\.token))
+        == Set((0..<9).map { "device-\($0)" } + ["device-11"]))
+  }
+
   @Test func stationsAreCountedAndHitsAddUp() throws {
     let dir = try TempDirectory()
     defer { dir.remove() }
