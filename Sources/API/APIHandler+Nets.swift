@@ -9,11 +9,12 @@ extension APIHandler {
   func checkNetJoins(_ drafts: [SubscriptionDraft], station: String) throws(APIError) {
     let wanted = drafts.compactMap { draft -> NetRoom? in
       guard case .net(let rule) = draft.rule else { return nil }
-      return NetRoom(service: rule.service, group: rule.group)
+      return rule.room
     }
     guard !wanted.isEmpty else { return }
-    let current = try store { () throws(StoreError) in try database.subscriptions(of: station) }
-    let joining = wanted.filter { Database.netRules(current)[$0] == nil }
+    let current = Database.netRules(
+      try store { () throws(StoreError) in try database.subscriptions(of: station) })
+    let joining = wanted.filter { current[$0] == nil }
     guard let first = joining.first else { return }
     guard config.send.enabled else {
       throw .notOffered("joining \(first) sends a message, and sending messages is turned off on this server")

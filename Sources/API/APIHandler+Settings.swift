@@ -181,7 +181,7 @@ extension APIHandler {
     var found: [String: NetMembership] = [:]
     for subscription in subscriptions {
       guard case .net(let rule) = subscription.rule else { continue }
-      let room = NetRoom(service: rule.service, group: rule.group)
+      let room = rule.room
       if let membership = try store({ () throws(StoreError) in
         try database.netMembership(of: station, room: room)
       }) {
@@ -232,7 +232,7 @@ extension APIHandler {
         writer.key("group")
         writer.string(net.group)
         writer.key("room")
-        writer.string(net.room)
+        writer.string(net.room.description)
         writer.key("join")
         writer.string(net.join.rawValue)
         if let text = net.text {

@@ -46,7 +46,7 @@ public struct NetRule: Hashable, Sendable {
   }
 
   /// The room, `SERVICE/GROUP` (`ANSRVR/HOTG`).
-  public var room: String { NetRoom(service: service, group: group).description }
+  public var room: NetRoom { NetRoom(service: service, group: group) }
 
   /// The text of the join: the silent join, or the post.
   public var joinText: String? {

@@ -60,7 +60,7 @@ public struct SubscriptionIndex: Sendable, Equatable {
         }
       case .watch(let rule): watched[rule.call, default: []].append(match)
       case .net(let rule):
-        let room = NetRoom(service: rule.service, group: rule.group)
+        let room = rule.room
         if nets[station]?[room] == nil { nets[station, default: [:]][room] = match }
       }
     }

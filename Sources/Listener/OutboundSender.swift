@@ -137,7 +137,7 @@ final class OutboundSender: @unchecked Sendable {
     guard let limits = renewalLimits else { return }
     for renewal in try database.dueNetRenewals(now: now, activeSince: now - Database.netActiveWindowMs) {
       let creation = try database.renewNet(renewal, limits: limits, now: now)
-      let room = NetRoom(service: renewal.rule.service, group: renewal.rule.group)
+      let room = renewal.rule.room
       switch creation {
       case .created?:
         logger.info("net membership renewed", ["station": renewal.station, "room": room.description])

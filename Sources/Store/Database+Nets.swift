@@ -104,7 +104,7 @@ extension Database {
     var rules: [NetRoom: (Subscription, NetRule)] = [:]
     for subscription in subscriptions {
       guard case .net(let rule) = subscription.rule else { continue }
-      let room = NetRoom(service: rule.service, group: rule.group)
+      let room = rule.room
       if rules[room] == nil { rules[room] = (subscription, rule) }
     }
     return rules
@@ -249,7 +249,7 @@ extension Database {
   public func renewNet(_ renewal: NetRenewal, limits: SendLimits, now: Int64) throws(StoreError)
     -> SendCreation?
   {
-    let room = NetRoom(service: renewal.rule.service, group: renewal.rule.group)
+    let room = renewal.rule.room
     return try writeBatch { () throws(StoreError) -> SendCreation? in
       // Still due and still this subscription's (a leave or a change may have committed since it was read).
       let due = try prepared(

@@ -109,7 +109,7 @@ extension Database {
     case .group(let call): (.group, call, nil)
     case .nws(let zones): (.nws, zones.sorted().joined(separator: " "), nil)
     case .watch(let watch): (.watch, watch.call, watch)
-    case .net(let net): (.net, net.room, nil)
+    case .net(let net): (.net, net.room.description, nil)
     }
   }
 

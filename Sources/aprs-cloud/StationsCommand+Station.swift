@@ -174,7 +174,7 @@ extension StationsCommand {
         if watch.emergency { parts.append("emergencies") }
         what = parts.joined(separator: ", ")
       case .net(let net):
-        var parts = [net.room, net.join == .silent ? "silent join" : "joined by posting"]
+        var parts = [net.room.description, net.join == .silent ? "silent join" : "joined by posting"]
         if net.renew { parts.append("renewed") }
         parts.append(net.digestSeconds == 0 ? "every entry pushed" : "digest \(net.digestSeconds) s")
         what = parts.joined(separator: ", ")
